@@ -1,0 +1,455 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { type Finding, lint } from './spectral.js';
+
+// Each case breaks the valid fixture in one way and names the one svc-* rule that must fire, and the
+// JSON path where it must fire. Paths are where Spectral reports, i.e. where the broken value is
+// written: a finding inside a $ref'd component is reported at the component. Spectral reports array
+// indices as strings, so paths are compared as strings.
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/valid.yaml', import.meta.url));
+// Reported under a .json name: the documents are linted as JSON, like the bundle.
+const SOURCE = FIXTURE.replace(/\.yaml$/, '.json');
+
+// biome-ignore lint/suspicious/noExplicitAny: a test document is mutated freely, path by path.
+type Doc = Record<string, any>;
+const base = (): Doc => parse(readFileSync(FIXTURE, 'utf8'));
+
+const MEMBER = '/workspaces/{workspace}/members/{member}';
+const START = '/workspaces/{workspace}/computers/{computer}/start';
+const JSON_TYPE = 'application/json';
+
+interface Case {
+  mutate: (doc: Doc) => void;
+  code: string;
+  path: (string | number)[];
+}
+
+const cases: [string, Case][] = [
+  // svc-id-pattern
+  [
+    'an `id` property that is a bare string',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.id = { type: 'string', maxLength: 27 };
+      },
+      code: 'svc-id-pattern',
+      path: ['components', 'schemas', 'Workspace', 'properties', 'id'],
+    },
+  ],
+  [
+    'a `*_id` property (through allOf) without minLength',
+    {
+      mutate: (d) => {
+        d.components.schemas.Operation.properties.target_id = {
+          type: 'string',
+          pattern: '^[0-9a-hjkmnp-tv-z]{27}$',
+          maxLength: 27,
+        };
+      },
+      code: 'svc-id-pattern',
+      path: ['components', 'schemas', 'Operation', 'properties', 'target_id'],
+    },
+  ],
+  [
+    'an id with the wrong alphabet (uppercase allowed)',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.id = {
+          type: 'string',
+          pattern: '^[0-9A-Za-z]{27}$',
+          minLength: 27,
+          maxLength: 27,
+        };
+      },
+      code: 'svc-id-pattern',
+      path: ['components', 'schemas', 'Workspace', 'properties', 'id'],
+    },
+  ],
+  [
+    'an id-only path parameter (`member`) that accepts names',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].parameters[1].schema = { $ref: '#/components/schemas/IdOrName' };
+      },
+      code: 'svc-id-pattern',
+      path: ['paths', MEMBER, 'parameters', 1],
+    },
+  ],
+
+  // svc-name-dns-label
+  [
+    'a `name` without the DNS-label pattern',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.name = { type: 'string', maxLength: 63 };
+      },
+      code: 'svc-name-dns-label',
+      path: ['components', 'schemas', 'Workspace', 'properties', 'name'],
+    },
+  ],
+  [
+    'a `name` longer than 63',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.name = { ...d.components.schemas.Name, maxLength: 64 };
+      },
+      code: 'svc-name-dns-label',
+      path: ['components', 'schemas', 'Workspace', 'properties', 'name'],
+    },
+  ],
+
+  // svc-single-resource-envelope
+  [
+    'a single resource returned bare, without its noun',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get.responses['200'].content[JSON_TYPE].schema = {
+          $ref: '#/components/schemas/Identity',
+        };
+      },
+      code: 'svc-single-resource-envelope',
+      path: ['components', 'schemas', 'Identity'],
+    },
+  ],
+  [
+    'a single-resource envelope with a second key',
+    {
+      mutate: (d) => {
+        d.components.schemas.WorkspaceEnvelope.properties.meta = { type: 'object' };
+      },
+      code: 'svc-single-resource-envelope',
+      path: ['components', 'schemas', 'WorkspaceEnvelope'],
+    },
+  ],
+  [
+    'a single resource under a plural noun',
+    {
+      mutate: (d) => {
+        const schema = d.paths['/me'].get.responses['200'].content[JSON_TYPE].schema;
+        schema.properties = { identities: schema.properties.identity };
+        schema.required = ['identities'];
+        d.paths['/me'].get.responses['200'].content[JSON_TYPE].examples = {
+          me: { value: { identities: { id: '01jd5x3k2m4n6p7q8r9s0t1v2w3', name: 'ada' } } },
+        };
+      },
+      code: 'svc-single-resource-envelope',
+      path: ['paths', '/me', 'get', 'responses', '200', 'content', JSON_TYPE, 'schema'],
+    },
+  ],
+  [
+    'a single-resource noun that is not required',
+    {
+      mutate: (d) => {
+        d.components.schemas.WorkspaceEnvelope.required = [];
+      },
+      code: 'svc-single-resource-envelope',
+      path: ['components', 'schemas', 'WorkspaceEnvelope'],
+    },
+  ],
+
+  // svc-list-envelope
+  [
+    'a list without `has_more`',
+    {
+      mutate: (d) => {
+        const media = d.paths['/workspaces'].get.responses['200'].content[JSON_TYPE];
+        delete media.schema.properties.has_more;
+        media.schema.required = ['workspaces', 'next_cursor'];
+        delete media.examples['last-page'].value.has_more;
+      },
+      code: 'svc-list-envelope',
+      path: ['paths', '/workspaces', 'get', 'responses', '200', 'content', JSON_TYPE, 'schema'],
+    },
+  ],
+  [
+    'a list whose `next_cursor` cannot be null',
+    {
+      mutate: (d) => {
+        const media = d.paths['/workspaces'].get.responses['200'].content[JSON_TYPE];
+        media.schema.properties.next_cursor.type = 'string';
+        media.examples['last-page'].value.next_cursor = 'abc';
+      },
+      code: 'svc-list-envelope',
+      path: ['paths', '/workspaces', 'get', 'responses', '200', 'content', JSON_TYPE, 'schema'],
+    },
+  ],
+  [
+    'a list that takes no `cursor`',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].get.parameters.pop();
+      },
+      code: 'svc-list-envelope',
+      path: ['paths', '/workspaces', 'get'],
+    },
+  ],
+
+  // svc-long-running-202
+  [
+    'a 202 whose `operations` is optional',
+    {
+      mutate: (d) => {
+        d.paths[START].post.responses['202'].content[JSON_TYPE].schema.required = [];
+      },
+      code: 'svc-long-running-202',
+      path: ['paths', START, 'post', 'responses', '202', 'content', JSON_TYPE, 'schema'],
+    },
+  ],
+  [
+    'a 202 whose operations lack `state`',
+    {
+      mutate: (d) => {
+        const op = d.components.schemas.Operation;
+        delete op.properties.state;
+        op.required = ['id', 'type', 'target_id'];
+        delete d.paths[START].post.responses['202'].content[JSON_TYPE].examples.started.value.operations[0]
+          .state;
+      },
+      code: 'svc-long-running-202',
+      path: ['paths', START, 'post', 'responses', '202', 'content', JSON_TYPE, 'schema'],
+    },
+  ],
+
+  // svc-error-envelope
+  [
+    'an error whose `request_id` is optional',
+    {
+      mutate: (d) => {
+        d.components.schemas.ErrorEnvelope.properties.error.required = ['code', 'message', 'details'];
+      },
+      code: 'svc-error-envelope',
+      path: ['components', 'schemas', 'ErrorEnvelope'],
+    },
+  ],
+  [
+    'an error response without a body',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get.responses['404'] = {
+          description: 'Not found.',
+          headers: d.paths['/me'].get.responses['200'].headers,
+        };
+      },
+      code: 'svc-error-envelope',
+      path: ['paths', '/me', 'get', 'responses', '404'],
+    },
+  ],
+
+  // svc-bearer-auth
+  [
+    'an operation that opts out of security',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get.security = [];
+      },
+      code: 'svc-bearer-auth',
+      path: ['paths', '/me', 'get', 'security'],
+    },
+  ],
+  [
+    'an anonymous alternative in the global security',
+    {
+      mutate: (d) => {
+        d.security.push({});
+      },
+      code: 'svc-bearer-auth',
+      path: ['security', 1],
+    },
+  ],
+  [
+    'a non-bearer scheme',
+    {
+      mutate: (d) => {
+        d.components.securitySchemes.basicAuth = { type: 'http', scheme: 'digest', description: 'Digest.' };
+        d.paths['/me'].get.security = [{ basicAuth: [] }];
+      },
+      code: 'svc-bearer-auth',
+      path: ['paths', '/me', 'get', 'security', 0],
+    },
+  ],
+  [
+    'the health route that does not declare `security: []`',
+    {
+      mutate: (d) => {
+        delete d.paths['/health'].get.security;
+      },
+      code: 'svc-bearer-auth',
+      path: ['paths', '/health', 'get'],
+    },
+  ],
+
+  // svc-idempotency-key
+  [
+    'a POST without `Idempotency-Key`',
+    {
+      mutate: (d) => {
+        d.paths[START].post.parameters = [];
+      },
+      code: 'svc-idempotency-key',
+      path: ['paths', START, 'post', 'parameters'],
+    },
+  ],
+  [
+    'a create where `Idempotency-Key` is optional',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].post.parameters = [{ $ref: '#/components/parameters/IdempotencyKey' }];
+      },
+      code: 'svc-idempotency-key',
+      path: ['components', 'parameters', 'IdempotencyKey'],
+    },
+  ],
+
+  // svc-server-v1
+  [
+    'a server URL with a trailing slash',
+    {
+      mutate: (d) => {
+        d.servers[0].url = 'https://api.example.com/v1/';
+      },
+      code: 'svc-server-v1',
+      path: ['servers', 0, 'url'],
+    },
+  ],
+  [
+    'a server URL without the version prefix',
+    {
+      mutate: (d) => {
+        d.servers[0].url = 'https://api.example.com';
+      },
+      code: 'svc-server-v1',
+      path: ['servers', 0, 'url'],
+    },
+  ],
+
+  // svc-operation-examples
+  [
+    'a request body without a named example',
+    {
+      mutate: (d) => {
+        delete d.paths['/workspaces'].post.requestBody.content[JSON_TYPE].examples;
+      },
+      code: 'svc-operation-examples',
+      path: ['paths', '/workspaces', 'post', 'requestBody', 'content', JSON_TYPE],
+    },
+  ],
+  [
+    'a response with `example` but no named `examples`',
+    {
+      mutate: (d) => {
+        const media = d.paths['/health'].get.responses['200'].content[JSON_TYPE];
+        media.example = media.examples.ok.value;
+        delete media.examples;
+      },
+      code: 'svc-operation-examples',
+      path: ['paths', '/health', 'get', 'responses', '200', 'content', JSON_TYPE],
+    },
+  ],
+
+  // svc-snake-case-properties
+  [
+    'a camelCase property',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.displayName = {
+          type: 'string',
+          maxLength: 63,
+          pattern: '^.*$',
+        };
+      },
+      code: 'svc-snake-case-properties',
+      path: ['components', 'schemas', 'Workspace', 'properties', 'displayName'],
+    },
+  ],
+];
+
+const show = (findings: Finding[]) => findings.map((f) => `${f.code} at ${f.path.join(' > ')}: ${f.message}`);
+
+describe('the valid fixture', () => {
+  it('passes the whole ruleset (oas, OWASP and svc-*) without a single finding', async () => {
+    expect(show(await lint(base(), SOURCE))).toEqual([]);
+  });
+});
+
+describe('each svc-* rule fires where its convention is broken', () => {
+  it.each(cases)('%s', async (_name, { mutate, code, path }) => {
+    const doc = base();
+    mutate(doc);
+    const findings = await lint(doc, SOURCE);
+    const svc = findings.filter((f) => f.code.startsWith('svc-'));
+    // The rule fires at the expected place...
+    expect(
+      svc.filter((f) => f.code === code).map((f) => f.path.map(String)),
+      show(findings).join('\n'),
+    ).toContainEqual(path.map(String));
+    // ...as an error, and no other svc-* rule fires: each case isolates one convention.
+    expect(svc.every((f) => f.severity === 0)).toBe(true);
+    expect([...new Set(svc.map((f) => f.code))], show(svc).join('\n')).toEqual([code]);
+  });
+
+  it('covers every svc-* rule in the ruleset', async () => {
+    const ruleset = readFileSync(new URL('./spectral.yaml', import.meta.url), 'utf8');
+    const declared = [...ruleset.matchAll(/^ {2}(svc-[a-z0-9-]+):/gm)].map((m) => m[1]).sort();
+    expect([...new Set(cases.map(([, c]) => c.code))].sort()).toEqual(declared);
+  });
+});
+
+// The ruleset switches some OWASP rules off for single locations (see `overrides` in spectral.yaml).
+// These cases prove each exemption is that narrow: the same rule still fires one route over.
+const owaspCases: [string, Case][] = [
+  [
+    'a GET other than /health without security still needs it',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get.security = [];
+      },
+      code: 'owasp:api2:2023-read-restricted',
+      path: ['paths', '/me', 'get', 'security'],
+    },
+  ],
+  [
+    'an operation that takes input still documents its 400',
+    {
+      mutate: (d) => {
+        delete d.paths['/workspaces'].get.responses['400'];
+      },
+      code: 'owasp:api8:2023-define-error-validation',
+      path: ['paths', '/workspaces', 'get', 'responses'],
+    },
+  ],
+  [
+    'an authenticated operation without a 401',
+    {
+      mutate: (d) => {
+        delete d.paths['/me'].get.responses['401'];
+      },
+      code: 'owasp:api8:2023-define-error-responses-401',
+      path: ['paths', '/me', 'get', 'responses'],
+    },
+  ],
+  [
+    'a response without Access-Control-Allow-Origin',
+    {
+      mutate: (d) => {
+        delete d.paths['/me'].get.responses['200'].headers['Access-Control-Allow-Origin'];
+      },
+      code: 'owasp:api8:2023-define-cors-origin',
+      path: ['paths', '/me', 'get', 'responses', '200', 'headers'],
+    },
+  ],
+];
+
+describe('OWASP rules still fire next to their narrow exemptions', () => {
+  it.each(owaspCases)('%s', async (_name, { mutate, code, path }) => {
+    const doc = base();
+    mutate(doc);
+    const findings = await lint(doc, SOURCE);
+    expect(
+      findings.filter((f) => f.code === code).map((f) => f.path.map(String)),
+      show(findings).join('\n'),
+    ).toContainEqual(path.map(String));
+  });
+});
