@@ -1,0 +1,28 @@
+import { SignJWT } from 'jose';
+import type { KeyFile } from '../key-file.js';
+
+/** Assertions live 5 minutes; the server accepts at most 10 (API.md §7). */
+const LIFETIME_SECONDS = 300;
+
+/**
+ * Signs an RFC 7523 assertion for POST /auth/token: `kid` = key id, `iss` = `sub` = principal id,
+ * `aud` = the exact token URL, a fresh `jti` so that every attempt (retries included) is a new assertion
+ * and never trips the server's replay check.
+ */
+export async function signAssertion(
+  keyFile: KeyFile,
+  key: CryptoKey,
+  audience: string,
+  nowMs: number,
+): Promise<string> {
+  const iat = Math.floor(nowMs / 1000);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: keyFile.algorithm, kid: keyFile.key_id, typ: 'JWT' })
+    .setIssuer(keyFile.principal_id)
+    .setSubject(keyFile.principal_id)
+    .setAudience(audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + LIFETIME_SECONDS)
+    .setJti(globalThis.crypto.randomUUID())
+    .sign(key);
+}

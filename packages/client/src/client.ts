@@ -1,0 +1,124 @@
+import type { Client } from 'openapi-fetch';
+import createFetchClient from 'openapi-fetch';
+import {
+  callbackToken,
+  type GetToken,
+  keyFileToken,
+  noToken,
+  staticToken,
+  type TokenSource,
+} from './auth/tokens.js';
+import type { ApiPaths, WithOptionalIdempotencyKey } from './contract.js';
+import type { KeyFile } from './key-file.js';
+import { DEFAULT_RETRY, type RetryOptions, realSleep, type Sleep } from './retry.js';
+import { createTransport } from './transport.js';
+
+/**
+ * The client's version, sent in `User-Agent` (browsers may drop that header; that is fine).
+ *
+ * @example
+ * import { CLIENT_VERSION } from '@svc/client';
+ * const userAgent = `my-tool/1.0 svc-client/${CLIENT_VERSION}`;
+ */
+export const CLIENT_VERSION = '0.1.0';
+
+/**
+ * Options of {@link createClient}. Give at most one of `token`, `getToken`, `keyFile`; none makes an
+ * anonymous client, enough for `GET /health`.
+ *
+ * @example
+ * import type { ClientOptions } from '@svc/client';
+ * const options: ClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...', retry: { maxAttempts: 2 } };
+ */
+export interface ClientOptions {
+  /** Base address, ending in `/v1` for the real server (`http://127.0.0.1:4010` for the Prism mock). Default: `keyFile.base_url`. */
+  baseUrl?: string;
+  /** A bearer access token used as is; it is not renewed. */
+  token?: string;
+  /** Called before every request (cache inside it); with `forceRefresh: true` once after a 401. */
+  getToken?: GetToken;
+  /** A service account key: the client signs assertions, exchanges them at POST /auth/token and renews the token. */
+  keyFile?: KeyFile;
+  /** The fetch to send requests with. Default `globalThis.fetch`. Tests pass a handler here. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Makes `Idempotency-Key` values for mutating calls that bring none. `false`: send none (such calls are then never retried). Default `crypto.randomUUID`. */
+  idempotencyKey?: (() => string) | false;
+  /** Retry policy for 429, 503, network errors and 409 `idempotency_key_in_use`; `false` sends each request once. */
+  retry?: RetryOptions | false;
+  /** Waits between attempts. Default: a real, abortable timer. */
+  sleep?: Sleep;
+  /** Default `svc-client/<version>`. */
+  userAgent?: string;
+  /** Renew a key-file token this long before it expires. Default 60 000 ms. */
+  renewBeforeMs?: number;
+  /** Clock for token expiry and `Retry-After` dates. Default `Date.now`. */
+  now?: () => number;
+  /** Jitter source. Default `Math.random`. */
+  random?: () => number;
+}
+
+/**
+ * The typed client: openapi-fetch's `GET`/`POST`/`PUT`/`PATCH`/`DELETE` (typed by the spec's `paths`,
+ * resolving to `{data, error, response}`), plus the base URL and the current access token. A required
+ * `Idempotency-Key` header is optional here: the client generates one unless you pass your own.
+ *
+ * @example
+ * import { createClient, type SvcClient } from '@svc/client';
+ * const client: SvcClient = createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' });
+ */
+export interface SvcClient<Paths extends {} = ApiPaths> extends Client<WithOptionalIdempotencyKey<Paths>> {
+  /** The base address, without a trailing slash. */
+  readonly baseUrl: string;
+  /** The access token the next request would carry (exchanging or renewing it if needed); undefined for an anonymous client. */
+  accessToken(): Promise<string | undefined>;
+}
+
+/**
+ * Creates a client. Raw calls return openapi-fetch's `{data, error, response}` for every HTTP status
+ * and reject only for a {@link NetworkError} (after retries), an abort, or a failed token exchange
+ * ({@link ApiError}); wrap them in {@link unwrap} to get the body or an {@link ApiError}.
+ *
+ * @example
+ * import { createClient, unwrap } from '@svc/client';
+ * const client = createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' });
+ * const { workspaces } = await unwrap(client.GET('/workspaces', { params: { query: { limit: 10 } } }));
+ */
+export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions = {}): SvcClient<Paths> {
+  const given = [options.token, options.getToken, options.keyFile].filter((x) => x !== undefined);
+  if (given.length > 1) throw new TypeError('createClient: give at most one of token, getToken, keyFile');
+  const baseUrl = (options.baseUrl ?? options.keyFile?.base_url ?? '').replace(/\/+$/, '');
+  if (!baseUrl) throw new TypeError('createClient: baseUrl is required (or a keyFile with base_url)');
+
+  const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const userAgent = options.userAgent ?? `svc-client/${CLIENT_VERSION}`;
+  const loop = {
+    policy:
+      options.retry === false ? { ...DEFAULT_RETRY, maxAttempts: 1 } : { ...DEFAULT_RETRY, ...options.retry },
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+    now: options.now ?? Date.now,
+  };
+  let tokens: TokenSource = noToken;
+  if (options.token !== undefined) tokens = staticToken(options.token);
+  else if (options.getToken) tokens = callbackToken(options.getToken);
+  else if (options.keyFile) {
+    tokens = keyFileToken({
+      keyFile: options.keyFile,
+      tokenUrl: `${baseUrl}/auth/token`,
+      fetch,
+      loop,
+      renewBeforeMs: options.renewBeforeMs ?? 60_000,
+      userAgent,
+    });
+  }
+
+  const transport = createTransport({
+    fetch,
+    tokens,
+    loop,
+    idempotencyKey: options.idempotencyKey ?? (() => globalThis.crypto.randomUUID()),
+    userAgent,
+  });
+  const raw = createFetchClient<WithOptionalIdempotencyKey<Paths>>({ baseUrl, fetch: transport });
+  return Object.assign(raw, { baseUrl, accessToken: () => tokens.token({}) });
+}

@@ -1,0 +1,106 @@
+import type { ErrorCode, Operation } from './contract.js';
+
+/** Fields every error of this package carries (STYLE.md: status, code, requestId, cause). */
+interface ErrorFields<Code extends string> {
+  status: number;
+  code: Code;
+  requestId?: string | undefined;
+  cause?: unknown;
+}
+
+/**
+ * The server answered with a non-2xx status. `code`, `message`, `details` and `requestId` come from the
+ * error envelope `{error: {code, message, details, request_id}}`; a body that is not that envelope (a
+ * proxy's HTML page, an empty 502) gets `code: "unknown"` and the raw text in `details.body`.
+ *
+ * @example
+ * import { ApiError } from '@svc/client';
+ * try { await somethingThatCalls(); } catch (err) {
+ *   if (err instanceof ApiError && err.code === 'not_found') console.log('gone', err.requestId);
+ * }
+ * declare function somethingThatCalls(): Promise<void>;
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly requestId: string | undefined;
+  /** Milliseconds the server asked us to wait (`Retry-After`), when it said so. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    fields: ErrorFields<ErrorCode> & { details?: unknown; retryAfterMs?: number | undefined },
+  ) {
+    super(message, { cause: fields.cause });
+    this.status = fields.status;
+    this.code = fields.code;
+    this.details = fields.details ?? null;
+    this.requestId = fields.requestId;
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+}
+
+/**
+ * No HTTP response was received (DNS, refused connection, reset, TLS) after all allowed retries. It is a
+ * separate family from {@link ApiError} because no server decision exists: the call may or may not have
+ * taken effect, so repeat a mutation only with the same `Idempotency-Key`. `status` is always 0.
+ *
+ * @example
+ * import { NetworkError } from '@svc/client';
+ * const isOffline = (err: unknown) => err instanceof NetworkError && err.code === 'network_error';
+ */
+export class NetworkError extends Error {
+  override readonly name = 'NetworkError';
+  readonly status = 0;
+  readonly code = 'network_error' as const;
+  readonly requestId: string | undefined = undefined;
+  /** How many attempts were made before giving up. */
+  readonly attempts: number;
+
+  constructor(message: string, fields: { cause: unknown; attempts: number }) {
+    super(message, { cause: fields.cause });
+    this.attempts = fields.attempts;
+  }
+}
+
+/**
+ * `waitForOperations` ran out of time. `operations` holds the last state seen of every operation, so
+ * the caller can report progress or keep waiting.
+ *
+ * @example
+ * import { TimeoutError } from '@svc/client';
+ * const pending = (err: unknown) => (err instanceof TimeoutError ? err.operations.map((op) => op.id) : []);
+ */
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+  readonly status = 0;
+  readonly code = 'timeout' as const;
+  readonly requestId: string | undefined = undefined;
+  readonly operations: readonly Operation[];
+
+  constructor(message: string, fields: { operations: readonly Operation[]; cause?: unknown }) {
+    super(message, { cause: fields.cause });
+    this.operations = fields.operations;
+  }
+}
+
+/**
+ * A key file (API.md §7) is missing, unreadable or not of the expected shape. Nothing was sent.
+ *
+ * @example
+ * import { KeyFileError, parseKeyFile } from '@svc/client';
+ * try { parseKeyFile({}); } catch (err) { if (err instanceof KeyFileError) console.log(err.code); }
+ */
+export class KeyFileError extends Error {
+  override readonly name = 'KeyFileError';
+  readonly status = 0;
+  readonly code: 'invalid_key_file' | 'key_file_unreadable' | 'key_file_not_configured';
+  readonly requestId: string | undefined = undefined;
+
+  constructor(message: string, fields: { code: KeyFileError['code']; cause?: unknown }) {
+    super(message, { cause: fields.cause });
+    this.code = fields.code;
+  }
+}

@@ -1,0 +1,131 @@
+import { NetworkError } from './errors.js';
+
+/**
+ * How hard to retry a call that failed with 429, 503, a network error, or 409 `idempotency_key_in_use`.
+ * Delays grow as `baseDelayMs * 2^(attempt-1)` capped at `maxDelayMs`, with full jitter; a `Retry-After`
+ * from the server replaces the computed delay, and one longer than `maxDelayMs` ends the retries (the
+ * caller gets the response, and {@link ApiError.retryAfterMs} says how long to wait).
+ *
+ * @example
+ * import type { RetryOptions } from '@svc/client';
+ * const patient: RetryOptions = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 60_000 };
+ */
+export interface RetryOptions {
+  /** Total attempts, the first included. 1 disables retries. Default 4. */
+  maxAttempts?: number;
+  /** Default 250. */
+  baseDelayMs?: number;
+  /** Default 30 000. */
+  maxDelayMs?: number;
+}
+
+/**
+ * Waits `ms`, rejecting with `signal.reason` as soon as the signal aborts. Injectable so tests can
+ * record delays instead of waiting.
+ *
+ * @example
+ * import type { Sleep } from '@svc/client';
+ * const delays: number[] = [];
+ * const recordOnly: Sleep = async (ms) => { delays.push(ms); };
+ */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The default {@link Sleep}: a timer that an AbortSignal cancels. */
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 30_000 };
+
+/**
+ * `Retry-After` as milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent
+ * or unparsable. A date in the past means "now".
+ *
+ * @example
+ * import { parseRetryAfter } from '@svc/client';
+ * parseRetryAfter('2'); // 2000
+ */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Full-jitter exponential backoff for the attempt that just failed (1-based). */
+export function backoffDelay(attempt: number, policy: Required<RetryOptions>, random: () => number): number {
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random() * cap);
+}
+
+export interface RetryLoop {
+  policy: Required<RetryOptions>;
+  sleep: Sleep;
+  random: () => number;
+  now: () => number;
+}
+
+/**
+ * Sends a request until it succeeds, fails for good, or the attempts run out. `prepare` builds a fresh
+ * Request for every attempt (a body can be read once; a token or an assertion may change), and errors
+ * it throws are not retried. `canRetry` false sends exactly once.
+ */
+export async function sendWithRetries(
+  prepare: (attempt: number) => Promise<Request>,
+  send: (request: Request) => Promise<Response>,
+  { canRetry, loop }: { canRetry: boolean; loop: RetryLoop },
+): Promise<Response> {
+  const maxAttempts = canRetry ? Math.max(1, loop.policy.maxAttempts) : 1;
+  for (let attempt = 1; ; attempt++) {
+    const request = await prepare(attempt);
+    let response: Response;
+    try {
+      response = await send(request);
+    } catch (cause) {
+      // An abort is the caller's decision, not a network failure: pass it through untouched.
+      if (request.signal.aborted) throw request.signal.reason ?? cause;
+      if (attempt >= maxAttempts) {
+        const reason = cause instanceof Error ? cause.message : String(cause);
+        throw new NetworkError(
+          `${request.method} ${request.url} failed after ${attempt} attempt(s): ${reason}`,
+          {
+            cause,
+            attempts: attempt,
+          },
+        );
+      }
+      await loop.sleep(backoffDelay(attempt, loop.policy, loop.random), request.signal);
+      continue;
+    }
+    if (attempt >= maxAttempts || !(await isRetryableResponse(response, request))) return response;
+    const retryAfter = parseRetryAfter(response.headers.get('Retry-After'), loop.now());
+    if (retryAfter !== undefined && retryAfter > loop.policy.maxDelayMs) return response;
+    await response.body?.cancel();
+    await loop.sleep(retryAfter ?? backoffDelay(attempt, loop.policy, loop.random), request.signal);
+  }
+}
+
+async function isRetryableResponse(response: Response, request: Request): Promise<boolean> {
+  if (response.status === 429 || response.status === 503) return true;
+  // The first request with this key is still running (API.md §10): asking again with the same key
+  // returns its stored result once it is done.
+  if (response.status === 409 && request.headers.has('Idempotency-Key')) {
+    const body: unknown = await response
+      .clone()
+      .json()
+      .catch(() => undefined);
+    return (body as { error?: { code?: unknown } } | undefined)?.error?.code === 'idempotency_key_in_use';
+  }
+  return false;
+}

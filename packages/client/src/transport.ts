@@ -1,0 +1,54 @@
+import type { TokenSource } from './auth/tokens.js';
+import { type RetryLoop, sendWithRetries } from './retry.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface TransportOptions {
+  fetch: (request: Request) => Promise<Response>;
+  tokens: TokenSource;
+  loop: RetryLoop;
+  idempotencyKey: (() => string) | false;
+  userAgent: string;
+}
+
+/**
+ * The fetch handed to openapi-fetch. Middleware cannot re-send a request (openapi-typescript #1558,
+ * #2075), so auth, idempotency keys and retries live here: each attempt sends a copy of the original
+ * Request, whose body therefore stays readable.
+ */
+export function createTransport(options: TransportOptions): (input: Request) => Promise<Response> {
+  const { tokens, loop } = options;
+  return async (input) => {
+    const base = input;
+    if (!base.headers.has('User-Agent')) base.headers.set('User-Agent', options.userAgent);
+    const safe = SAFE_METHODS.has(base.method);
+    // Generated once per call, before the first attempt, so every retry carries the same key.
+    if (!safe && options.idempotencyKey && !base.headers.has('Idempotency-Key')) {
+      base.headers.set('Idempotency-Key', options.idempotencyKey());
+    }
+    const canRetry = safe || base.headers.has('Idempotency-Key');
+    const callerAuth = base.headers.has('Authorization');
+
+    let sentToken: string | undefined;
+    let rejected: string | undefined;
+    const prepare = async () => {
+      // Not just base.clone(): in Node's undici a clone's signal follows the original only through a
+      // WeakRef, so after a GC an abort (the caller's, or waitForOperations' deadline) is silently lost.
+      // A Request constructed with an explicit signal keeps its link alive.
+      const request = new Request(base.clone(), { signal: base.signal });
+      if (!callerAuth) {
+        sentToken = await tokens.token({ rejected, signal: base.signal });
+        if (sentToken !== undefined) request.headers.set('Authorization', `Bearer ${sentToken}`);
+      }
+      return request;
+    };
+
+    const response = await sendWithRetries(prepare, options.fetch, { canRetry, loop });
+    if (response.status !== 401 || callerAuth || !tokens.renewable || sentToken === undefined)
+      return response;
+    // One more round with a fresh token, never more: a second 401 is the answer.
+    rejected = sentToken;
+    await response.body?.cancel();
+    return sendWithRetries(prepare, options.fetch, { canRetry, loop });
+  };
+}
