@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** A running Prism mock started by {@link startPrism}. */
+export interface PrismMock {
+  /** `http://127.0.0.1:<port>`: Prism serves the spec's paths without the `/v1` server prefix. */
+  readonly baseUrl: string;
+  readonly pid: number;
+  /** Stops this Prism (by its pid, never by name) and removes its copy of the document. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startPrism}. */
+export interface PrismOptions {
+  /** The bundled OpenAPI document to mock. Default: `@svc/contract`'s copy of `spec/dist/openapi.json`. */
+  document?: string;
+  /** Default: a free port. */
+  port?: number;
+  /** Give up waiting for Prism to listen after this long. Default 60 000 ms. */
+  timeoutMs?: number;
+}
+
+const require = createRequire(import.meta.url);
+
+/** A free TCP port on 127.0.0.1, found by binding port 0. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * Starts `prism mock` in static mode (answers from the spec's examples, no `-d`), validating requests
+ * (`--errors`) with CORS on, on 127.0.0.1. The document is copied first: Prism watches its file and
+ * restarts when it changes, and a rebuild of the spec must not restart a mock in the middle of a run.
+ *
+ * @example
+ * import { startPrism } from '@svc/contract-tests/prism';
+ * const prism = await startPrism();
+ * const res = await fetch(`${prism.baseUrl}/health`);
+ * await prism.stop();
+ */
+export async function startPrism(options: PrismOptions = {}): Promise<PrismMock> {
+  const source = options.document ?? require.resolve('@svc/contract/openapi.json');
+  const dir = mkdtempSync(join(tmpdir(), 'svc-prism-'));
+  const document = join(dir, 'openapi.json');
+  copyFileSync(source, document);
+  const port = options.port ?? (await freePort());
+  const cli = join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'mock',
+      document,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--cors',
+      '--errors',
+      '-v',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  const stop = () => stopChild(child).finally(() => rmSync(dir, { recursive: true, force: true }));
+  try {
+    await waitUntilListening(baseUrl, child, options.timeoutMs ?? 60_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`Prism did not start on ${baseUrl}: ${(error as Error).message}\n${output}`);
+  }
+  if (child.pid === undefined) throw new Error('Prism has no pid');
+  return { baseUrl, pid: child.pid, stop };
+}
+
+async function waitUntilListening(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${baseUrl}/health`);
+      await response.body?.cancel();
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  }, 3000);
+  await exited;
+  clearTimeout(timer);
+}

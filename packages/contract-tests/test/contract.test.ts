@@ -1,0 +1,33 @@
+// One contract suite for the Prism mock and a real server (CONTRACT_TARGET). The files in suites/ run in
+// this order, in one module, so that the coverage check below sees every call the suite made.
+import { afterEach, describe, expect, it } from 'vitest';
+import { accessSuite } from './suites/access.js';
+import { catalogSuite } from './suites/catalog.js';
+import { cleanupSuite } from './suites/cleanup.js';
+import { computersSuite } from './suites/computers.js';
+import { serverOnlySuite } from './suites/server-only.js';
+import { workspacesSuite } from './suites/workspaces.js';
+import { exercised, takeViolations } from './support/harness.js';
+import { OPERATIONS, uncovered } from './support/spec-index.js';
+
+afterEach(() => {
+  // Every response of every test was validated against the spec by the client's fetch.
+  expect(takeViolations()).toEqual([]);
+});
+
+describe('access: health, tokens, identity', accessSuite);
+describe('catalog', catalogSuite);
+describe('workspaces, service accounts, keys, members', workspacesSuite);
+describe('computers and operations', computersSuite);
+describe('needs a stateful server', serverOnlySuite);
+describe('cleanup: deletes', cleanupSuite);
+
+describe('coverage', () => {
+  it('exercises every operation of the bundled spec with a 2xx answer', () => {
+    const missing = uncovered(exercised);
+    process.stdout.write(
+      `\ncontract coverage: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations\n`,
+    );
+    expect(missing, `operations without a contract test: ${missing.join(', ')}`).toEqual([]);
+  });
+});

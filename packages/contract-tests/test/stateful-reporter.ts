@@ -1,0 +1,33 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+const PREFIX = '[stateful]';
+
+/**
+ * Prints which stateful tests did not run (against the mock they are declared but skipped), so the
+ * gap is visible in every run's output and not only in vitest's skip count.
+ */
+export default class StatefulReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const skipped: string[] = [];
+    for (const module of testModules) {
+      for (const test of module.children.allTests()) {
+        if (test.name.startsWith(PREFIX) && test.result().state === 'skipped') {
+          skipped.push(test.name.slice(PREFIX.length).trim());
+        }
+      }
+    }
+    const target = process.env.CONTRACT_TARGET ?? 'mock';
+    if (target === 'mock' && process.env.CONTRACT_CROSS_CHECKS !== '1') {
+      process.stdout.write(
+        '\nCross-checks off against the mock (Request-Id = error.request_id; Location names the 202 operation or the 201 resource): ' +
+          'Prism takes headers and bodies from separate examples. CONTRACT_CROSS_CHECKS=1 turns them on.\n',
+      );
+    }
+    if (skipped.length === 0) return;
+    const where = target === 'mock' ? 'against the mock' : `against the ${target}`;
+    process.stdout.write(
+      `\n${skipped.length} stateful tests not run ${where}:\n${skipped.map((n) => `  - ${n}`).join('\n')}\n` +
+        'Run them with CONTRACT_TARGET=server CONTRACT_BASE_URL=... CONTRACT_KEY_FILE=...\n\n',
+    );
+  }
+}

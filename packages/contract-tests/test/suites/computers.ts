@@ -1,0 +1,96 @@
+import { unwrap, waitForOperations } from '@svc/client';
+import { expect, it } from 'vitest';
+import { fx, key } from '../support/fixtures.js';
+import { contractClient, mockPrefer, uniqueName } from '../support/harness.js';
+
+const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
+
+export function computersSuite(): void {
+  const client = () => contractClient();
+  const at = () => ({ workspace: fx.workspace, computer: fx.computer });
+
+  it('createComputer answers 202 with the computer and its operation, which finishes', async () => {
+    const created = await unwrap(
+      client().POST('/workspaces/{workspace}/computers', {
+        params: { path: { workspace: fx.workspace }, header: { 'Idempotency-Key': key() } },
+        body: { name: uniqueName('box'), size: fx.size, image: fx.image, labels: { suite: 'contract' } },
+      }),
+    );
+    fx.computer = created.computer.id;
+    fx.operation = created.operations[0]!.id;
+    expect(created.operations[0]!.type).toBe('computer.create');
+    const [done] = await waitForOperations(client(), created.operations, WAIT);
+    expect(done!.state).toBe('succeeded');
+  });
+
+  it('listComputers filters by state', async () => {
+    const { computers } = await unwrap(
+      client().GET('/workspaces/{workspace}/computers', {
+        params: { path: { workspace: fx.workspace }, query: { state: 'running', limit: 10 } },
+        headers: mockPrefer('example=two_computers'),
+      }),
+    );
+    expect(computers.length).toBeGreaterThan(0);
+  });
+
+  it('getComputer and updateComputer (labels)', async () => {
+    const { computer } = await unwrap(
+      client().GET('/workspaces/{workspace}/computers/{computer}', { params: { path: at() } }),
+    );
+    expect(computer.id).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
+    const updated = await unwrap(
+      client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+        params: { path: at(), header: {} },
+        body: { labels: { suite: 'contract', round: 'two' } },
+      }),
+    );
+    expect(updated.computer.labels).toBeTypeOf('object');
+  });
+
+  it('getComputer of an unknown computer is 404 not_found', async () => {
+    const { error, response } = await client().GET('/workspaces/{workspace}/computers/{computer}', {
+      params: { path: { workspace: fx.workspace, computer: uniqueName('no-such') } },
+      headers: mockPrefer('code=404'),
+    });
+    expect(response.status).toBe(404);
+    expect(error?.error.code).toBe('not_found');
+  });
+
+  for (const action of ['restart', 'stop', 'start'] as const) {
+    it(`${action}Computer answers 202 with a computer.${action} operation, which finishes`, async () => {
+      const { operations } = await unwrap(
+        client().POST(`/workspaces/{workspace}/computers/{computer}/${action}`, {
+          params: { path: at(), header: {} },
+        }),
+      );
+      expect(operations[0]!.type).toBe(`computer.${action}`);
+      const [done] = await waitForOperations(client(), operations, WAIT);
+      expect(done!.state).toBe('succeeded');
+    });
+  }
+
+  it('startComputer of a running computer is 409 invalid_state with allowed_from', async () => {
+    const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/start', {
+      params: { path: at(), header: {} },
+      headers: mockPrefer('code=409, example=start_invalid_state'),
+    });
+    expect(response.status).toBe(409);
+    expect(error?.error.code).toBe('invalid_state');
+    expect(error?.error.details).toMatchObject({ allowed_from: ['stopped', 'failed'] });
+  });
+
+  it('listOperations filters by target and getOperation long-polls', async () => {
+    const { operations } = await unwrap(
+      client().GET('/workspaces/{workspace}/operations', {
+        params: { path: { workspace: fx.workspace }, query: { target_id: fx.computer } },
+      }),
+    );
+    expect(operations.length).toBeGreaterThan(0);
+    const { operation } = await unwrap(
+      client().GET('/operations/{operation}', {
+        params: { path: { operation: fx.operation }, query: { wait: 0 } },
+      }),
+    );
+    expect(['pending', 'running', 'succeeded', 'failed', 'canceled']).toContain(operation.state);
+  });
+}

@@ -1,0 +1,20 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * What earlier tests created and later ones use, by id as the target returned it. On the mock these are
+ * the spec's example ids; on a server, the run's own resources (deleted again at the end).
+ */
+export const fx = {
+  workspace: '',
+  otherWorkspace: '',
+  serviceAccount: '',
+  key: '',
+  member: '',
+  computer: '',
+  operation: '',
+  size: '',
+  image: '',
+};
+
+/** A fresh Idempotency-Key: the create types require one, and a test that replays one picks its own. */
+export const key = (): string => randomUUID();

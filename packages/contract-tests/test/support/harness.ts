@@ -1,0 +1,111 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type ClientOptions, createClient, type KeyFile, parseKeyFile, type SvcClient } from '@svc/client';
+import { it } from 'vitest';
+import { matchOperation } from './spec-index.js';
+import { baseUrl, onMock } from './target.js';
+import { responseViolations } from './validate.js';
+
+/** operationIds that answered 2xx during this run: the coverage test compares them with the spec. */
+export const exercised = new Set<string>();
+/** Contract violations seen since the last {@link takeViolations}. */
+let violations: string[] = [];
+
+/** Returns and clears the violations recorded so far. */
+export function takeViolations(): string[] {
+  const taken = violations;
+  violations = [];
+  return taken;
+}
+
+/**
+ * Cross-checks tie a header to the body of the same response. Prism answers headers and bodies from
+ * separate examples, so on the mock they hold only if the spec's examples agree; CONTRACT_CROSS_CHECKS=1
+ * turns them on there too (to check a fix of the examples).
+ */
+export const crossChecks = !onMock || process.env.CONTRACT_CROSS_CHECKS === '1';
+
+/**
+ * The fetch every contract client sends through: it matches each request to its spec operation,
+ * validates the response against the spec, and records 2xx answers as coverage.
+ */
+export function recordingFetch(base: string) {
+  const basePath = new URL(base).pathname.replace(/\/+$/, '');
+  return async (request: Request): Promise<Response> => {
+    const response = await globalThis.fetch(request);
+    const path = new URL(request.url).pathname.slice(basePath.length) || '/';
+    const op = matchOperation(request.method, path);
+    if (!op) return response;
+    const text = await response.clone().text();
+    let body: unknown;
+    if (text !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    for (const problem of responseViolations(op, response, body, { crossChecks })) {
+      violations.push(`${op.operationId} ${request.method} ${path} -> ${response.status}: ${problem}`);
+    }
+    if (response.ok) exercised.add(op.operationId);
+    return response;
+  };
+}
+
+/** A throwaway Ed25519 key file: enough for the mock, which accepts any assertion. */
+export function mockKeyFile(base: string): KeyFile {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return parseKeyFile({
+    type: 'service_account_key',
+    key_id: '01m6k2hq7xk3m9qg8w5e4r2t1ya',
+    principal_id: '01m6hxnz3nys41pjh1sacmtn86c',
+    algorithm: 'EdDSA',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    base_url: base,
+  });
+}
+
+/** Credentials of the target: any token for the mock; CONTRACT_KEY_FILE or CONTRACT_TOKEN for a server. */
+export function credentials(): Pick<ClientOptions, 'token' | 'keyFile'> {
+  if (onMock) return { token: 'mock-access-token' };
+  if (process.env.CONTRACT_KEY_FILE) {
+    return { keyFile: parseKeyFile(JSON.parse(readFileSync(process.env.CONTRACT_KEY_FILE, 'utf8'))) };
+  }
+  if (process.env.CONTRACT_TOKEN) return { token: process.env.CONTRACT_TOKEN };
+  throw new Error('CONTRACT_TARGET=server needs CONTRACT_KEY_FILE or CONTRACT_TOKEN');
+}
+
+/** A client of the target whose every response is validated. No retries: the contract is what answers first. */
+export function contractClient(options: Partial<ClientOptions> = {}): SvcClient {
+  const base = baseUrl();
+  const auth = 'token' in options || 'keyFile' in options || 'getToken' in options ? {} : credentials();
+  return createClient({ baseUrl: base, fetch: recordingFetch(base), retry: false, ...auth, ...options });
+}
+
+/**
+ * `Prefer` headers that make Prism answer with a given example or status. Sent to the mock only: the
+ * server must be brought to that answer for real by the same test.
+ */
+export function mockPrefer(prefer: string): Record<string, string> {
+  return onMock ? { Prefer: prefer } : {};
+}
+
+/** Names of the stateful tests declared in this run (for the summary line). */
+export const STATEFUL_PREFIX = '[stateful]';
+
+/**
+ * Declares a test that needs a stateful server (read-your-writes, transitions, replays, real cursors).
+ * Against the mock it is registered as skipped, so vitest counts it and the reporter lists it; it is
+ * never dropped silently.
+ */
+export function statefulIt(name: string, fn: () => Promise<void>, timeout?: number): void {
+  const title = `${STATEFUL_PREFIX} ${name}`;
+  if (onMock) it.skip(title, fn);
+  else it(title, fn, timeout);
+}
+
+/** A unique, valid resource name for this run. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4).toString(36)}`;
+}

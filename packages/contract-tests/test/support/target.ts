@@ -1,0 +1,27 @@
+import { inject } from 'vitest';
+
+/** Where the suite runs: `CONTRACT_TARGET=mock` (default; Prism from the bundle) or `server`. */
+export type Target = 'mock' | 'server';
+
+function readTarget(): Target {
+  const value = process.env.CONTRACT_TARGET ?? 'mock';
+  if (value !== 'mock' && value !== 'server')
+    throw new Error(`CONTRACT_TARGET must be mock or server, not ${value}`);
+  return value;
+}
+
+export const TARGET: Target = readTarget();
+export const onMock = TARGET === 'mock';
+
+/** The base URL: the global setup's Prism, or CONTRACT_BASE_URL (required for a server, ending in /v1). */
+export function baseUrl(): string {
+  const url = process.env.CONTRACT_BASE_URL || (onMock ? inject('contractBaseUrl') : undefined);
+  if (!url) throw new Error('CONTRACT_TARGET=server needs CONTRACT_BASE_URL (e.g. http://127.0.0.1:8080/v1)');
+  return url.replace(/\/+$/, '');
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    contractBaseUrl: string;
+  }
+}

@@ -1,0 +1,147 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { document, type IndexedOperation } from './spec-index.js';
+
+// ajv-formats is CommonJS with a default export; under NodeNext its default arrives as the module object.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
+const DOC_ID = 'https://svc.invalid/openapi.json';
+
+const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
+addFormats(ajv);
+ajv.addSchema(document as object, DOC_ID);
+
+const compiled = new Map<string, ValidateFunction>();
+
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function resolve(node: unknown): { value: Record<string, unknown>; pointer: string | undefined } {
+  let value = node as Record<string, unknown>;
+  let pointer: string | undefined;
+  while (value && typeof value.$ref === 'string') {
+    pointer = value.$ref.slice(1);
+    value = pointer
+      .split('/')
+      .slice(1)
+      .reduce<unknown>(
+        (at, key) => (at as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+        document,
+      ) as Record<string, unknown>;
+  }
+  return { value, pointer };
+}
+
+/** The response object the spec declares for an operation and status, and a JSON pointer to it. */
+export function declaredResponse(op: IndexedOperation, status: number) {
+  const responses = op.operation.responses as Record<string, unknown>;
+  const key = String(status) in responses ? String(status) : 'default' in responses ? 'default' : undefined;
+  if (key === undefined) return undefined;
+  const { value, pointer } = resolve(responses[key]);
+  return {
+    response: value,
+    pointer: pointer ?? `/paths/${escapePointer(op.path)}/${op.method}/responses/${key}`,
+  };
+}
+
+function schemaValidator(op: IndexedOperation, status: number): ValidateFunction | undefined | null {
+  const declared = declaredResponse(op, status);
+  if (!declared) return undefined;
+  const content = declared.response.content as Record<string, unknown> | undefined;
+  if (!content?.['application/json']) return null;
+  const ref = `${DOC_ID}#${declared.pointer}/content/application~1json/schema`;
+  let validate = compiled.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    compiled.set(ref, validate);
+  }
+  return validate;
+}
+
+/** Checks whose outcome on the mock depends on examples agreeing with each other (see README). */
+export interface CheckOptions {
+  /** Request-Id header = error.request_id; Location names the first operation (202) or the new resource (201). */
+  crossChecks: boolean;
+}
+
+/**
+ * Every way a response breaks the contract: an undeclared status, a body that fails the spec's schema
+ * for that status (Draft 2020-12), and the envelope conventions of PUBLISHED.md and API.md §2.
+ */
+export function responseViolations(
+  op: IndexedOperation,
+  response: { status: number; headers: Headers },
+  body: unknown,
+  options: CheckOptions,
+): string[] {
+  const problems: string[] = [];
+  const { status, headers } = response;
+  const validate = schemaValidator(op, status);
+  if (validate === undefined) return [`status ${status} is not declared`];
+
+  const requestId = headers.get('Request-Id');
+  if (!requestId || !ID.test(requestId))
+    problems.push(`Request-Id header missing or not an id: ${requestId}`);
+
+  if (validate === null) {
+    if (body !== undefined) problems.push(`status ${status} declares no body but one was sent`);
+    return problems;
+  }
+  if (!(headers.get('Content-Type') ?? '').toLowerCase().startsWith('application/json')) {
+    problems.push(`Content-Type is ${headers.get('Content-Type')}, not application/json`);
+  }
+  if (!validate(body)) {
+    for (const e of validate.errors ?? [])
+      problems.push(`body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return [...problems, 'body is not an object'];
+  const record = body as Record<string, unknown>;
+  const keys = Object.keys(record);
+
+  if (status >= 400) {
+    if (keys.length !== 1 || keys[0] !== 'error') problems.push(`error envelope has keys ${keys.join(',')}`);
+    const error = record.error as Record<string, unknown> | undefined;
+    for (const field of ['code', 'message', 'details', 'request_id']) {
+      if (!error || !(field in error)) problems.push(`error.${field} is missing`);
+    }
+    if (options.crossChecks && error?.request_id !== requestId) {
+      problems.push(`error.request_id ${String(error?.request_id)} differs from Request-Id ${requestId}`);
+    }
+    return problems;
+  }
+  if (op.tag === 'health') return problems; // health is a probe, not a resource: no envelope
+  if (status === 202) {
+    const operations = record.operations;
+    if (!Array.isArray(operations) || operations.length === 0)
+      problems.push('202 without a non-empty operations[]');
+    if (keys.filter((k) => k !== 'operations').length > 1) problems.push(`202 has keys ${keys.join(',')}`);
+    const location = headers.get('Location') ?? '';
+    if (!/^\/v1\/operations\/[0-9a-hjkmnp-tv-z]{27}$/.test(location))
+      problems.push(`202 Location is ${location}`);
+    if (headers.get('Retry-After') !== '1') problems.push(`202 Retry-After is ${headers.get('Retry-After')}`);
+    const first = Array.isArray(operations) ? (operations[0] as { id?: string } | undefined) : undefined;
+    if (options.crossChecks && location !== `/v1/operations/${first?.id}`) {
+      problems.push(`202 Location ${location} does not name the first operation ${first?.id}`);
+    }
+    return problems;
+  }
+  if ('has_more' in record || 'next_cursor' in record) {
+    const lists = keys.filter((k) => Array.isArray(record[k]));
+    if (keys.length !== 3 || lists.length !== 1) problems.push(`list envelope has keys ${keys.join(',')}`);
+    if ((record.next_cursor === null) !== (record.has_more === false)) {
+      problems.push(`next_cursor ${String(record.next_cursor)} with has_more ${String(record.has_more)}`);
+    }
+    return problems;
+  }
+  if (keys.length !== 1) problems.push(`single-resource envelope has keys ${keys.join(',')}`);
+  if (status === 201) {
+    const location = headers.get('Location') ?? '';
+    const resource = record[keys[0] ?? ''] as { id?: string } | undefined;
+    if (!location.startsWith('/v1/')) problems.push(`201 Location is ${location}`);
+    if (options.crossChecks && !location.endsWith(`/${resource?.id}`)) {
+      problems.push(`201 Location ${location} does not name the new resource ${resource?.id}`);
+    }
+  }
+  return problems;
+}
