@@ -30,16 +30,10 @@ export interface Finding {
 
 /**
  * `@stoplight/spectral-ruleset-bundler` is what spectral-cli uses to turn a YAML ruleset with
- * `extends` and `functions` into a Ruleset. It is a dependency of spectral-cli, not (yet) a direct
- * devDependency of this package, so fall back to resolving it from spectral-cli's own location.
+ * `extends` and `functions` into a Ruleset; the same version is pinned here so tests and CLI agree.
  */
 function requireBundler(subpath: string) {
-  const id = `@stoplight/spectral-ruleset-bundler/${subpath}`;
-  try {
-    return require(id);
-  } catch {
-    return createRequire(require.resolve('@stoplight/spectral-cli'))(id);
-  }
+  return require(`@stoplight/spectral-ruleset-bundler/${subpath}`);
 }
 
 let ruleset: Promise<unknown> | undefined;
