@@ -1,0 +1,74 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { JWK } from 'jose';
+import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
+
+/** The algorithms a service-account key may use (API.md §3). */
+export const KEY_ALGORITHMS = ['EdDSA', 'ES256'] as const;
+export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
+
+/** A freshly generated key pair: the public half is stored, the private half is shown once. */
+export interface GeneratedKeyPair {
+  algorithm: KeyAlgorithm;
+  publicJwk: JWK;
+  /** PKCS#8 PEM. Never stored by the server. */
+  privateKeyPem: string;
+}
+
+/**
+ * Generates a service-account key pair: Ed25519 for `EdDSA`, P-256 for `ES256`.
+ *
+ * @example
+ * const { publicJwk, privateKeyPem } = await generateServiceAccountKey('EdDSA');
+ */
+export async function generateServiceAccountKey(algorithm: KeyAlgorithm): Promise<GeneratedKeyPair> {
+  const { publicKey, privateKey } = await generateKeyPair(algorithm, {
+    extractable: true,
+    ...(algorithm === 'EdDSA' ? { crv: 'Ed25519' } : {}),
+  });
+  const publicJwk = await exportJWK(publicKey);
+  return { algorithm, publicJwk, privateKeyPem: await exportPKCS8(privateKey) };
+}
+
+/** The key file (`SVC_KEY_FILE`) of API.md §7. */
+export interface KeyFile {
+  type: 'service_account_key';
+  key_id: string;
+  principal_id: string;
+  algorithm: KeyAlgorithm;
+  private_key: string;
+  base_url: string;
+}
+
+/**
+ * Builds the key-file object for a new key.
+ *
+ * @example
+ * const file = keyFile({ keyId, principalId, baseUrl: config.baseUrl, pair });
+ */
+export function keyFile(input: {
+  keyId: string;
+  principalId: string;
+  baseUrl: string;
+  pair: GeneratedKeyPair;
+}): KeyFile {
+  return {
+    type: 'service_account_key',
+    key_id: input.keyId,
+    principal_id: input.principalId,
+    algorithm: input.pair.algorithm,
+    private_key: input.pair.privateKeyPem,
+    base_url: input.baseUrl,
+  };
+}
+
+/**
+ * Writes a key file with mode 0600 (owner read/write only), creating its directory.
+ *
+ * @example
+ * await writeKeyFile(config.bootstrapKeyFile, file);
+ */
+export async function writeKeyFile(path: string, file: KeyFile): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'w' });
+}

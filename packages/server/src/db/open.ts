@@ -1,0 +1,36 @@
+import type { Database } from './database.js';
+import { migrate } from './migrate.js';
+import { openPglite } from './pglite.js';
+import { openPostgres } from './postgres.js';
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL when set (`DATABASE_URL`). */
+  databaseUrl: string | undefined;
+  /** PGlite files when PostgreSQL is not configured; `undefined` keeps PGlite in memory. */
+  dataDir: string | undefined;
+  /** Pool size on PostgreSQL. */
+  poolSize?: number;
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+}
+
+/**
+ * Opens the configured engine and migrates it: PostgreSQL when `databaseUrl` is set, otherwise
+ * PGlite (files under `dataDir`, or in memory).
+ *
+ * @example
+ * const config = loadConfig();
+ * const db = await openDatabase(config);
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const db = options.databaseUrl
+    ? await openPostgres(options.databaseUrl, options.poolSize === undefined ? {} : { max: options.poolSize })
+    : await openPglite(options.dataDir);
+  try {
+    if (options.migrate !== false) await migrate(db);
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+  return db;
+}

@@ -1,0 +1,60 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { Database, Queryable, QueryResult } from './database.js';
+
+interface PgliteLike {
+  query<Row>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: Row[]; affectedRows?: number; command?: string }>;
+  exec(sql: string): Promise<unknown>;
+}
+
+const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+function wrap(target: PgliteLike): Queryable {
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      const result = await target.query<Row>(sql, params as unknown[]);
+      const changed = result.command !== undefined && CHANGES.has(result.command);
+      return { rows: result.rows, rowCount: changed ? (result.affectedRows ?? 0) : result.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      await target.exec(sql);
+    },
+  };
+}
+
+/**
+ * Opens PGlite (PostgreSQL compiled to WASM, in this process): files under `dataDir`, or in memory
+ * when `dataDir` is undefined. One connection: statements run one at a time, and a transaction holds
+ * the database until it ends. Start-up takes a few seconds (WASM), so tests open one per file.
+ *
+ * @example
+ * const db = await openPglite(undefined); // in memory
+ */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  return wrapPglite(await PGlite.create(dataDir ? { dataDir } : {}));
+}
+
+/**
+ * The `Database` view of an open PGlite instance (tests clone a migrated template and wrap the clone).
+ *
+ * @example
+ * const db = wrapPglite(await PGlite.create());
+ */
+export function wrapPglite(pg: PGlite): Database {
+  const outer = wrap(pg);
+  return {
+    engine: 'pglite',
+    query: outer.query,
+    exec: outer.exec,
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    listen: async (channel, listener) => {
+      const unsubscribe = await pg.listen(channel, listener);
+      return async () => unsubscribe();
+    },
+    close: () => pg.close(),
+  };
+}

@@ -1,0 +1,120 @@
+import pg from 'pg';
+import type { Database, NotificationListener, Queryable, QueryResult } from './database.js';
+
+// Both engines hand back numbers for integer columns: counts are int8, and none of ours exceed 2^53.
+const INT8 = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8
+      ? (value: string) => Number.parseInt(value, 10)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+interface PgLike {
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+}
+
+function wrap(target: PgLike): Queryable {
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      const result = await target.query(sql, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      // No parameters: pg uses the simple protocol, which runs several statements.
+      await target.query(sql);
+    },
+  };
+}
+
+/**
+ * Opens a PostgreSQL pool (`pg`). Several replicas can share one database: everything that must
+ * happen once (migrations, operation claims, idempotency records, jti replay) is guarded in SQL.
+ *
+ * @example
+ * const db = await openPostgres('postgres://postgres@127.0.0.1:5432/svc', { max: 10 });
+ */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  await pool.query('SELECT 1');
+  const outer = wrap(pool);
+  const listeners = new Map<string, Set<NotificationListener>>();
+  let listenClient: Promise<pg.Client> | undefined;
+  let closed = false;
+
+  const connectListener = async (): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString: url, types });
+    client.on('notification', (message) => {
+      for (const listener of listeners.get(message.channel) ?? []) listener(message.payload ?? '');
+    });
+    client.on('error', () => {
+      // Waiters also poll the database, so losing notifications only slows them; reconnect later.
+      listenClient = undefined;
+      if (!closed && listeners.size > 0) {
+        setTimeout(() => {
+          if (closed || listenClient) return;
+          listenClient = connectListener();
+          listenClient.catch(() => {
+            listenClient = undefined;
+          });
+        }, 1000).unref();
+      }
+    });
+    await client.connect();
+    for (const channel of listeners.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    return client;
+  };
+
+  return {
+    engine: 'postgres',
+    query: outer.query,
+    exec: outer.exec,
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, listener) {
+      listenClient ??= connectListener();
+      let client: pg.Client;
+      try {
+        client = await listenClient;
+      } catch (error) {
+        listenClient = undefined;
+        throw error;
+      }
+      let set = listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        listeners.set(channel, set);
+        // Registered first: a reconnect in between re-LISTENs every channel in the map.
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
+      set.add(listener);
+      return async () => {
+        set.delete(listener);
+      };
+    },
+    async close() {
+      closed = true;
+      const client = listenClient;
+      listenClient = undefined;
+      if (client) await (await client).end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

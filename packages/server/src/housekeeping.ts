@@ -1,0 +1,33 @@
+import { purgeExpiredJtis } from './auth/assertion.js';
+import type { Database } from './db/database.js';
+import { purgeExpiredIdempotencyKeys } from './idempotency.js';
+
+/** API.md §4: a deleted computer answers GET for 7 days, then is gone. */
+export const DELETED_COMPUTER_RETENTION_DAYS = 7;
+
+/** What one housekeeping pass removed. */
+export interface HousekeepingReport {
+  jtis: number;
+  idempotencyKeys: number;
+  computers: number;
+}
+
+/**
+ * Deletes what has outlived its purpose: assertion jtis past their expiry, idempotency records older
+ * than 24 h, and computers deleted more than 7 days ago (their operations stay). Safe to run on
+ * every replica at once; the server runs it every few minutes.
+ *
+ * @example
+ * const report = await housekeeping(db); // { jtis: 3, idempotencyKeys: 0, computers: 1 }
+ */
+export async function housekeeping(db: Database): Promise<HousekeepingReport> {
+  const jtis = await purgeExpiredJtis(db);
+  const idempotencyKeys = await purgeExpiredIdempotencyKeys(db);
+  const computers = (
+    await db.query(
+      `DELETE FROM computers WHERE state = 'deleted' AND deleted_at < now() - make_interval(days => $1)`,
+      [DELETED_COMPUTER_RETENTION_DAYS],
+    )
+  ).rowCount;
+  return { jtis, idempotencyKeys, computers };
+}

@@ -1,0 +1,169 @@
+import type { OpenApiDocument, OperationId } from '@svc/contract';
+import { createCors } from './cors.js';
+import { newRequestId } from './request-id.js';
+import type { Router } from './router.js';
+import { compileRouter } from './router.js';
+import type { FieldViolation, RequestFailureKind, Validator, ValidRequest } from './validation.js';
+import { compileValidator } from './validation.js';
+
+/** The server core: web-standard, so tests call it without a socket (STYLE.md). */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/** What a handler gets for one validated request. */
+export interface HandlerContext {
+  operationId: OperationId;
+  request: Request;
+  /** The id sent back as `Request-Id` (and as `error.request_id`). */
+  requestId: string;
+  /** Validated, coerced parameters and body. */
+  input: ValidRequest;
+  /**
+   * Headers added to whatever this request answers, success or error, e.g. `RateLimit`. Plain
+   * lower-case keys: building the `Response` once with all headers keeps the adapter's fast path.
+   */
+  headers: Record<string, string>;
+  /** A JSON response carrying `headers`, `Request-Id` and CORS. `body` undefined sends no body (204). */
+  json(status: number, body?: unknown, headers?: Record<string, string>): Response;
+  /** The error envelope of API.md §2, same headers. */
+  error(
+    status: number,
+    code: string,
+    message: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Response;
+}
+
+export interface HttpCoreOptions {
+  document: OpenApiDocument;
+  /** Dispatches one validated request (by `ctx.operationId`) to its handler. */
+  handle(ctx: HandlerContext): Promise<Response> | Response;
+  /** Turns an error thrown by `handle` into a response; by default a 500 `internal` without detail. */
+  onError?(error: unknown, ctx: HandlerContext): Promise<Response> | Response;
+  /** Dev and test mode: called when a JSON response breaks the spec (costs a body copy per response). */
+  onResponseViolation?(ctx: HandlerContext, status: number, violations: FieldViolation[]): void;
+  /** Reuse compiled parts (tests compile once per file). */
+  router?: Router;
+  validator?: Validator;
+}
+
+const FAILURES: Record<RequestFailureKind, [number, string]> = {
+  invalid_argument: [400, 'one or more fields are invalid'],
+  invalid_request: [400, 'the request body is not valid JSON'],
+  idempotency_key_required: [400, 'this request creates a resource and needs an Idempotency-Key header'],
+  unsupported_media_type: [415, 'the request body must be application/json'],
+  payload_too_large: [413, 'the request body is larger than 1 MiB'],
+};
+
+/**
+ * Builds the `(Request) => Promise<Response>` core: Request-Id and CORS on every response, OPTIONS
+ * preflight, routing (404 `not_found`, 405 `method_not_allowed` with `Allow`), request validation
+ * (400/413/415 with the codes of API.md §9), then `handle`. HEAD runs the GET operation and drops the body.
+ *
+ * @example
+ * import { loadDocument } from '@svc/contract';
+ * const core = createHttpCore({ document: loadDocument(), handle: (ctx) => ctx.json(200, { status: 'ok' }) });
+ * const response = await core(new Request('http://localhost/v1/health'));
+ */
+export function createHttpCore(options: HttpCoreOptions): FetchHandler {
+  const router = options.router ?? compileRouter(options.document);
+  const validator = options.validator ?? compileValidator(options.document);
+  const cors = createCors(options.document);
+  const base = cors.responseHeaders;
+
+  return async (request) => {
+    const requestId = newRequestId();
+    const extra: Record<string, string> = {};
+    const json = (status: number, body?: unknown, headers?: Record<string, string>): Response =>
+      new Response(body === undefined ? null : JSON.stringify(body), {
+        status,
+        headers: {
+          ...base,
+          ...extra,
+          ...headers,
+          'request-id': requestId,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+      });
+    const error = (
+      status: number,
+      code: string,
+      message: string,
+      details: Record<string, unknown> = {},
+      headers?: Record<string, string>,
+    ) => json(status, { error: { code, message, details, request_id: requestId } }, headers);
+
+    const url = request.url;
+    const start = url.indexOf('/', url.indexOf('//') + 2);
+    const end = url.indexOf('?', start);
+    const pathname = end === -1 ? url.slice(start) : url.slice(start, end);
+    if (request.method === 'OPTIONS') {
+      const allow = router.allowed(pathname);
+      if (!allow) return error(404, 'not_found', 'no such route');
+      return cors.preflight(allow, { 'request-id': requestId });
+    }
+    const found = router.match(request.method, pathname);
+    if (found.kind === 'not_found') return error(404, 'not_found', 'no such route');
+    if (found.kind === 'method_not_allowed') {
+      return error(
+        405,
+        'method_not_allowed',
+        `${request.method} is not allowed here`,
+        {},
+        { allow: found.allow.join(', ') },
+      );
+    }
+    if (found.kind === 'malformed_path') {
+      return error(400, 'invalid_argument', FAILURES.invalid_argument[1], {
+        field_violations: [
+          { field: found.field, description: 'is not a valid percent-encoded path segment' },
+        ],
+      });
+    }
+    const checked = await validator.validateRequest(found.operationId, request, found.pathParams);
+    if (!checked.ok) {
+      const [status, message] = FAILURES[checked.kind];
+      const details = checked.kind === 'invalid_argument' ? { field_violations: checked.violations } : {};
+      return error(status, checked.kind, message, details);
+    }
+    const ctx: HandlerContext = {
+      operationId: found.operationId,
+      request,
+      requestId,
+      input: checked,
+      headers: extra,
+      json,
+      error,
+    };
+    let response: Response;
+    try {
+      response = await options.handle(ctx);
+    } catch (thrown) {
+      response = options.onError
+        ? await options.onError(thrown, ctx)
+        : error(500, 'internal', 'internal error');
+    }
+    if (options.onResponseViolation)
+      await checkResponse(validator, ctx, response, options.onResponseViolation);
+    if (found.head && response.body !== null)
+      return new Response(null, { status: response.status, headers: response.headers });
+    return response;
+  };
+}
+
+async function checkResponse(
+  validator: Validator,
+  ctx: HandlerContext,
+  response: Response,
+  report: NonNullable<HttpCoreOptions['onResponseViolation']>,
+): Promise<void> {
+  const text = await response.clone().text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  const violations = validator.validateResponse(ctx.operationId, response.status, body, response.headers);
+  if (violations.length > 0) report(ctx, response.status, violations);
+}

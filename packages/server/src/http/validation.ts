@@ -1,0 +1,449 @@
+import type { OpenApiDocument, OperationId } from '@svc/contract';
+import { listOperations } from '@svc/contract';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { MAX_BODY_BYTES, parseJson, readBody } from './body.js';
+import type { FieldViolation } from './violations.js';
+import { fieldPath, toViolations } from './violations.js';
+
+export type { FieldViolation } from './violations.js';
+
+/** Why a request was refused before any handler ran; each maps to one error code of API.md §9. */
+export type RequestFailureKind =
+  | 'invalid_argument'
+  | 'invalid_request'
+  | 'idempotency_key_required'
+  | 'unsupported_media_type'
+  | 'payload_too_large';
+
+/** Parameters and body of a request that passed validation, coerced to their schema types. */
+export interface ValidRequest {
+  ok: true;
+  /** Path parameters, percent-decoded. */
+  params: Record<string, unknown>;
+  /** Query parameters the spec declares, coerced (`limit` is a number) and with schema defaults filled in. */
+  query: Record<string, unknown>;
+  /** Header parameters the spec declares, under their spec names (e.g. `Idempotency-Key`). */
+  headers: Record<string, string>;
+  /** The parsed JSON body, or `undefined` when the operation takes none or an optional one was left out. */
+  body: unknown;
+}
+
+/** A request refused by validation; `violations` is empty for the kinds that carry none. */
+export interface InvalidRequest {
+  ok: false;
+  kind: RequestFailureKind;
+  violations: FieldViolation[];
+}
+
+export type RequestValidation = ValidRequest | InvalidRequest;
+
+/** The parts of a request validation looks at, so tests and callers need no `Request`. */
+export interface RequestParts {
+  pathParams: Record<string, string>;
+  query: URLSearchParams;
+  headers: Headers;
+  /** The raw body; `undefined` or empty means no body was sent. */
+  body?: Uint8Array | undefined;
+}
+
+/** What the spec says about an operation's inputs, for callers that branch on it (e.g. idempotency). */
+export interface OperationShape {
+  operationId: OperationId;
+  method: string;
+  path: string;
+  requestBody: 'none' | 'optional' | 'required';
+  idempotencyKey: 'none' | 'optional' | 'required';
+}
+
+/** Request and response validators for every operation of the document. */
+export interface Validator {
+  /** Validates parameters, then content type, size, JSON syntax and schema of the body. */
+  validateRequest(
+    operationId: OperationId,
+    request: Request,
+    pathParams: Record<string, string>,
+  ): Promise<RequestValidation>;
+  /** The same checks on already-read parts (no size check: the caller read the bytes). */
+  validateParts(operationId: OperationId, parts: RequestParts): RequestValidation;
+  /**
+   * Violations of the spec by a response (`[]` when it conforms): an undocumented status, a body that
+   * breaks the status's schema, a body where none is documented, and (when `headers` is given) a
+   * missing required header or a header value that breaks its schema. For tests and dev mode.
+   */
+  validateResponse(
+    operationId: OperationId,
+    status: number,
+    body: unknown,
+    headers?: Headers,
+  ): FieldViolation[];
+  shape(operationId: OperationId): OperationShape;
+}
+
+type Json = Record<string, unknown>;
+type Coerce = 'integer' | 'number' | 'boolean' | 'string' | 'array' | 'other';
+
+interface ParamSpec {
+  name: string;
+  required: boolean;
+  coerce: Coerce;
+  itemCoerce: Coerce;
+  default: unknown;
+}
+
+interface CompiledOperation {
+  shape: OperationShape;
+  path: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
+  query: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
+  header: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
+  body: ValidateFunction | undefined;
+  responses: Json;
+}
+
+const SCHEMAS_ID = 'urn:svc:schemas';
+const NO_QUERY = new URLSearchParams();
+const NO_HEADERS = new Headers();
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+/**
+ * Compiles JSON Schema validators (Ajv, draft 2020-12, strict mode, formats) for the request side of
+ * every operation at start-up, and for responses lazily on first use (they serve tests and dev mode).
+ * The component schemas are registered once under their own `$id`; the document's `#/components/schemas/X`
+ * references are pointed there, so nothing is copied by hand.
+ *
+ * Decisions: query parameters the spec does not declare are ignored; a declared non-array query
+ * parameter given twice is a violation; a body sent to an operation without `requestBody` is ignored
+ * (not read); a missing required `Idempotency-Key` is `idempotency_key_required`, an invalid one
+ * `invalid_argument`. Check order: idempotency key, content type (415), size (413), JSON syntax
+ * (`invalid_request`), then every parameter and body violation together (`invalid_argument`).
+ *
+ * @example
+ * import { loadDocument } from '@svc/contract';
+ * const validator = compileValidator(loadDocument());
+ * const checked = validator.validateParts('listWorkspaces', {
+ *   pathParams: {}, query: new URLSearchParams('limit=10'), headers: new Headers(),
+ * });
+ * // { ok: true, query: { limit: 10 }, ... }
+ */
+export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_BODY_BYTES): Validator {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
+  addFormats(ajv);
+  const schemas = (document.components.schemas ?? {}) as Json;
+  ajv.addSchema({ $id: SCHEMAS_ID, $defs: pointRefs(schemas) });
+  const resolve = (value: unknown): Json => resolveRef(document, value);
+
+  const operations = new Map<string, CompiledOperation>();
+  for (const op of listOperations(document)) {
+    const parameters = ((op.operation.parameters as unknown[]) ?? []).map(resolve);
+    const requestBody = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
+    const bodySchema = (requestBody?.content as Json | undefined)?.['application/json'] as Json | undefined;
+    const idempotency = parameters.find(
+      (p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key',
+    );
+    operations.set(op.operationId, {
+      shape: {
+        operationId: op.operationId as OperationId,
+        method: op.method.toUpperCase(),
+        path: op.path,
+        requestBody: requestBody ? (requestBody.required ? 'required' : 'optional') : 'none',
+        idempotencyKey: idempotency ? (idempotency.required ? 'required' : 'optional') : 'none',
+      },
+      path: compileParams(ajv, schemas, parameters, 'path'),
+      query: compileParams(ajv, schemas, parameters, 'query'),
+      header: compileParams(ajv, schemas, parameters, 'header'),
+      body: bodySchema?.schema ? ajv.compile(pointRefs(bodySchema.schema)) : undefined,
+      responses: (op.operation.responses ?? {}) as Json,
+    });
+  }
+
+  const compiledResponses = new WeakMap<object, ValidateFunction>();
+  const compileOnce = (schema: Json): ValidateFunction => {
+    const validate = compiledResponses.get(schema) ?? ajv.compile(pointRefs(schema));
+    compiledResponses.set(schema, validate);
+    return validate;
+  };
+  const get = (operationId: string): CompiledOperation => {
+    const compiled = operations.get(operationId);
+    if (!compiled) throw new Error(`unknown operationId ${operationId}`);
+    return compiled;
+  };
+
+  const validateParams = (compiled: CompiledOperation, parts: RequestParts) => {
+    const violations: FieldViolation[] = [];
+    const params = checkParams(compiled.path, 'path', (n) => single(parts.pathParams[n]), violations);
+    const query = checkParams(compiled.query, 'query', (n) => parts.query.getAll(n), violations);
+    const headers = checkParams(
+      compiled.header,
+      'header',
+      (n) => single(parts.headers.get(n)),
+      violations,
+    ) as Record<string, string>;
+    return { params, query, headers, violations };
+  };
+  const missingIdempotencyKey = (compiled: CompiledOperation, headers: Headers): boolean =>
+    compiled.shape.idempotencyKey === 'required' && !headers.has('idempotency-key');
+
+  const finish = (
+    compiled: CompiledOperation,
+    base: ReturnType<typeof validateParams>,
+    bytes: Uint8Array | undefined,
+  ): RequestValidation => {
+    let body: unknown;
+    const violations = base.violations;
+    if (bytes && bytes.byteLength > 0) {
+      const parsed = parseJson(bytes);
+      if (!parsed.ok)
+        return {
+          ok: false,
+          kind: 'invalid_request',
+          violations: [{ field: 'body', description: parsed.description }],
+        };
+      body = parsed.value;
+      if (compiled.body && !compiled.body(body))
+        violations.push(...toViolations(compiled.body.errors, body, 'body'));
+    } else if (compiled.shape.requestBody === 'required') {
+      violations.push({ field: 'body', description: 'a JSON body is required' });
+    }
+    if (violations.length > 0)
+      return { ok: false, kind: 'invalid_argument', violations: violations.slice(0, 100) };
+    return { ok: true, params: base.params, query: base.query, headers: base.headers, body };
+  };
+
+  return {
+    async validateRequest(operationId, request, pathParams) {
+      const compiled = get(operationId);
+      if (missingIdempotencyKey(compiled, request.headers)) return idempotencyKeyRequired();
+      // Touch `url` and `headers` only when the operation has such parameters: on the Node adapter's
+      // lazy Request each costs an allocation, and GET /me (the hot path) has neither.
+      const base = validateParams(compiled, {
+        pathParams,
+        query: compiled.query ? new URL(request.url).searchParams : NO_QUERY,
+        headers: compiled.header ? request.headers : NO_HEADERS,
+      });
+      if (compiled.shape.requestBody === 'none') return finish(compiled, base, undefined);
+      const contentType = request.headers.get('content-type');
+      if (contentType !== null && !isJson(contentType)) return unsupportedMediaType(contentType);
+      const read = await readBody(request, maxBodyBytes);
+      if (!read.ok) return { ok: false, kind: 'payload_too_large', violations: [] };
+      if (contentType === null && read.bytes.byteLength > 0) return unsupportedMediaType(null);
+      return finish(compiled, base, read.bytes);
+    },
+    validateParts(operationId, parts) {
+      const compiled = get(operationId);
+      if (missingIdempotencyKey(compiled, parts.headers)) return idempotencyKeyRequired();
+      const base = validateParams(compiled, parts);
+      if (compiled.shape.requestBody === 'none') return finish(compiled, base, undefined);
+      const contentType = parts.headers.get('content-type');
+      const hasBody = parts.body !== undefined && parts.body.byteLength > 0;
+      if ((contentType !== null || hasBody) && !isJson(contentType ?? ''))
+        return unsupportedMediaType(contentType);
+      return finish(compiled, base, parts.body);
+    },
+    validateResponse(operationId, status, body, headers) {
+      const compiled = get(operationId);
+      const declared =
+        compiled.responses[String(status)] ??
+        compiled.responses[`${String(status)[0]}XX`] ??
+        compiled.responses.default;
+      if (!declared)
+        return [{ field: 'status', description: `${status} is not a documented response of ${operationId}` }];
+      const response = resolve(declared);
+      const violations: FieldViolation[] = [];
+      const media = (response.content as Json | undefined)?.['application/json'] as Json | undefined;
+      if (media?.schema) {
+        const validate = compileOnce(media.schema as Json);
+        if (!validate(body)) violations.push(...toViolations(validate.errors, body, 'body'));
+      } else if (body !== undefined && body !== null && body !== '') {
+        violations.push({ field: 'body', description: `${status} has no documented body` });
+      }
+      if (headers) {
+        for (const [name, def] of Object.entries((response.headers ?? {}) as Json)) {
+          const header = resolve(def);
+          const value = headers.get(name);
+          if (value === null) {
+            if (header.required) violations.push({ field: `header.${name}`, description: 'is required' });
+            continue;
+          }
+          const schema = header.schema as Json | undefined;
+          if (!schema) continue;
+          const validate = compileOnce(schema);
+          const coerced = coerceScalar(value, coercionOf(schemas, schema));
+          if (!validate(coerced))
+            violations.push(...toViolations(validate.errors, coerced, `header.${name}`));
+        }
+      }
+      return violations;
+    },
+    shape(operationId) {
+      return get(operationId).shape;
+    },
+  };
+}
+
+function idempotencyKeyRequired(): InvalidRequest {
+  return {
+    ok: false,
+    kind: 'idempotency_key_required',
+    violations: [
+      {
+        field: 'header.Idempotency-Key',
+        description: 'this request creates a resource and needs an Idempotency-Key',
+      },
+    ],
+  };
+}
+
+function unsupportedMediaType(contentType: string | null): InvalidRequest {
+  return {
+    ok: false,
+    kind: 'unsupported_media_type',
+    violations: [
+      {
+        field: 'header.Content-Type',
+        description: `must be application/json, not ${contentType ?? 'absent'}`,
+      },
+    ],
+  };
+}
+
+/** `application/json`, optionally with `charset=utf-8` (any case, any spacing); nothing else. */
+export function isJson(contentType: string): boolean {
+  const [type, ...params] = contentType.split(';');
+  if (type?.trim().toLowerCase() !== 'application/json') return false;
+  return params.every((param) => {
+    const [key, value] = param.split('=');
+    if (key?.trim().toLowerCase() !== 'charset') return param.trim() === '';
+    return value?.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
+  });
+}
+
+function single(value: string | null | undefined): string[] {
+  return value === null || value === undefined ? [] : [value];
+}
+
+function checkParams(
+  compiled: CompiledOperation['query'],
+  location: 'path' | 'query' | 'header',
+  read: (name: string) => string[],
+  violations: FieldViolation[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  if (!compiled) return values;
+  let repeated = false;
+  for (const spec of compiled.specs) {
+    const raw = read(spec.name);
+    if (raw.length === 0) {
+      if (spec.default !== undefined) values[spec.name] = spec.default;
+      continue;
+    }
+    if (spec.coerce === 'array') {
+      values[spec.name] = raw.map((item) => coerceScalar(item, spec.itemCoerce));
+    } else {
+      if (raw.length > 1) {
+        violations.push({
+          field: fieldPath(location, [spec.name]),
+          description: 'must be given at most once',
+        });
+        repeated = true;
+      }
+      values[spec.name] = coerceScalar(raw[0] as string, spec.coerce);
+    }
+  }
+  if (!compiled.validate(values))
+    violations.push(...toViolations(compiled.validate.errors, values, location));
+  return repeated ? {} : values;
+}
+
+function coerceScalar(value: string, coerce: Coerce): unknown {
+  switch (coerce) {
+    case 'integer':
+      return /^-?(0|[1-9][0-9]*)$/.test(value) ? Number(value) : value;
+    case 'number':
+      return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    case 'boolean':
+      return value === 'true' ? true : value === 'false' ? false : value;
+    default:
+      return value;
+  }
+}
+
+function compileParams(ajv: Ajv2020, schemas: Json, parameters: Json[], location: string) {
+  const here = parameters.filter((p) => p.in === location);
+  if (here.length === 0) return undefined;
+  const properties: Json = {};
+  const specs: ParamSpec[] = [];
+  for (const p of here) {
+    const name = String(p.name);
+    const schema = (p.schema ?? {}) as Json;
+    properties[name] = pointRefs(schema);
+    const coerce = coercionOf(schemas, schema);
+    const items = coerce === 'array' ? ((follow(schemas, schema).items ?? {}) as Json) : {};
+    specs.push({
+      name,
+      required: p.required === true,
+      coerce,
+      itemCoerce: coercionOf(schemas, items),
+      default: follow(schemas, schema).default,
+    });
+  }
+  const required = specs.filter((s) => s.required && s.default === undefined).map((s) => s.name);
+  const validate = ajv.compile({ type: 'object', properties, required });
+  return { specs, validate };
+}
+
+function follow(schemas: Json, schema: Json): Json {
+  let current = schema;
+  for (let hops = 0; typeof current.$ref === 'string' && hops < 16; hops++) {
+    current = (schemas[current.$ref.replace('#/components/schemas/', '')] ?? {}) as Json;
+  }
+  return current;
+}
+
+function coercionOf(schemas: Json, schema: Json): Coerce {
+  const type = follow(schemas, schema).type;
+  return type === 'integer' ||
+    type === 'number' ||
+    type === 'boolean' ||
+    type === 'string' ||
+    type === 'array'
+    ? type
+    : 'other';
+}
+
+/** A deep copy whose `#/components/schemas/X` references point at the registered `$defs`. */
+function pointRefs(schema: unknown): Json {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Json = {};
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') {
+        if (!inner.startsWith('#/components/schemas/'))
+          throw new Error(`unsupported $ref ${inner} in a schema`);
+        out.$ref = `${SCHEMAS_ID}#/$defs/${inner.slice('#/components/schemas/'.length)}`;
+      } else {
+        out[key] = walk(inner);
+      }
+    }
+    return out;
+  };
+  return walk(schema) as Json;
+}
+
+/** Follows a local `$ref` (`#/components/...`) of a parameter, request body, response or header. */
+function resolveRef(document: OpenApiDocument, value: unknown): Json {
+  let current = value as Json;
+  for (let hops = 0; typeof current?.$ref === 'string' && hops < 16; hops++) {
+    const pointer = current.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let target: unknown = document;
+    for (const part of pointer) target = (target as Json | undefined)?.[part];
+    if (target === undefined) throw new Error(`unresolvable $ref ${current.$ref}`);
+    current = target as Json;
+  }
+  return current;
+}

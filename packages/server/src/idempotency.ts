@@ -1,0 +1,286 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Database, Queryable } from './db/database.js';
+import { ApiError, toApiError } from './errors.js';
+
+/** API.md §10: 1–255 printable ASCII characters. */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+/** How long a record answers replays. */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+/** How long an in-flight record blocks its key before another request may take it over. */
+export const IN_FLIGHT_LOCK_SECONDS = 60;
+
+/**
+ * The idempotency failures of API.md §9: 400 `idempotency_key_required` / `invalid_argument`,
+ * 409 `idempotency_key_in_use` (with `Retry-After`), 422 `idempotency_key_reused`.
+ *
+ * @example
+ * if (error instanceof IdempotencyError && error.code === 'idempotency_key_in_use') retryLater();
+ */
+export class IdempotencyError extends ApiError {
+  override name = 'IdempotencyError';
+}
+
+/**
+ * Reads the `Idempotency-Key` header: `undefined` when absent (an error when `required`, as for
+ * creates), the key when it is 1–255 printable ASCII, else 400 `invalid_argument`.
+ *
+ * @example
+ * const key = idempotencyKey(request.headers.get('idempotency-key'), { required: true });
+ */
+export function idempotencyKey(header: string | null, options: { required: boolean }): string | undefined {
+  if (header === null) {
+    if (!options.required) return undefined;
+    throw new IdempotencyError(
+      'idempotency_key_required',
+      'this request creates a resource and needs an Idempotency-Key header',
+    );
+  }
+  if (!KEY_PATTERN.test(header)) {
+    throw new IdempotencyError(
+      'invalid_argument',
+      'Idempotency-Key must be 1 to 255 printable ASCII characters',
+      {
+        details: {
+          field_violations: [
+            { field: 'Idempotency-Key', description: 'must be 1 to 255 printable ASCII characters' },
+          ],
+        },
+      },
+    );
+  }
+  return header;
+}
+
+/** JSON with object keys sorted at every level, so equal bodies fingerprint equally. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, item]) => item !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+}
+
+/**
+ * SHA-256 (hex) of method, path, query (parameters sorted) and canonical JSON body: what "the same
+ * request" means for a key (API.md §10).
+ *
+ * @example
+ * requestFingerprint({ method: 'POST', path: '/v1/workspaces/acme/computers', query: '', body: { name: 'web-1' } });
+ */
+export function requestFingerprint(request: {
+  method: string;
+  path: string;
+  query: string | URLSearchParams;
+  body: unknown;
+}): string {
+  const query = [...new URLSearchParams(request.query)].sort(([a, x], [b, y]) =>
+    a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1,
+  );
+  return createHash('sha256')
+    .update(canonicalJson([request.method.toUpperCase(), request.path, query, request.body ?? null]))
+    .digest('hex');
+}
+
+/** A response as stored with its key and replayed later. */
+export interface StoredResponse {
+  status: number;
+  /** Headers worth replaying (e.g. `location`, `retry-after`); lower-case names. */
+  headers?: Record<string, string>;
+  /** The JSON body; `undefined` for none (204). */
+  body?: unknown;
+}
+
+/** What `runIdempotent` answers: the response, and whether it is a replay (send `Idempotent-Replayed: true`). */
+export interface IdempotentOutcome extends StoredResponse {
+  replayed: boolean;
+}
+
+/** Which principal's key, and for which request. */
+export interface IdempotencyScope {
+  principalId: string;
+  key: string;
+  fingerprint: string;
+  /** The request's id, kept in a stored error envelope (a replay answers with the original). */
+  requestId?: string;
+}
+
+/**
+ * Error statuses that are stored and replayed like successes: the request was understood and
+ * answered, and asking again must answer the same (404, and 409 conflicts such as `already_exists`
+ * or `invalid_state`). Validation (400/413/415), 401/403, 429 and 5xx are not stored (API.md §10):
+ * the client fixes the request, waits, or retries with the same key.
+ */
+function stored(status: number): boolean {
+  return status < 400 || status === 404 || status === 409;
+}
+
+interface Row {
+  fingerprint: string;
+  state: 'in_flight' | 'done';
+  owner: string;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+}
+
+/**
+ * Runs a mutation under an Idempotency-Key (API.md §10), or just in a transaction when `scope` is
+ * undefined. `effect` gets the transaction: its writes and the record of its response commit
+ * together, so a crash can never leave an effect without its record, nor a record without its effect.
+ *
+ * 1. `INSERT … ON CONFLICT DO NOTHING` an in-flight record (own statement, visible to every replica).
+ * 2. Lost the insert: same key, other fingerprint → 422; done → the stored response, `replayed`;
+ *    still in flight → 409 `idempotency_key_in_use` with `Retry-After`. Expired records (24 h) and
+ *    in-flight records whose request died (lock older than 60 s) are taken over.
+ * 3. Won: run `effect` in a transaction that also marks the record done, fenced by an owner token so
+ *    a request that outlived its lock cannot commit a second effect.
+ * 4. `effect` threw: its transaction rolled back. A 404/409 `ApiError` is stored as the answer; any
+ *    other error deletes the in-flight record, so the same key may be retried.
+ *
+ * @example
+ * const outcome = await runIdempotent(db, scope, async (tx) => {
+ *   await tx.query('INSERT INTO computers …', [...]);
+ *   return { status: 202, headers: { location }, body: { computer, operations } };
+ * });
+ * if (outcome.replayed) headers['idempotent-replayed'] = 'true';
+ */
+export async function runIdempotent(
+  db: Database,
+  scope: IdempotencyScope | undefined,
+  effect: (tx: Queryable) => Promise<StoredResponse>,
+): Promise<IdempotentOutcome> {
+  if (!scope) return { ...(await db.transaction(effect)), replayed: false };
+  const owner = randomUUID();
+  const existing = await claim(db, scope, owner);
+  if (existing) return existing;
+  try {
+    return await db.transaction(async (tx) => {
+      const response = await effect(tx);
+      await complete(tx, scope, owner, response);
+      return { ...response, replayed: false };
+    });
+  } catch (thrown) {
+    const error = toApiError(thrown);
+    if (error instanceof IdempotencyError) throw thrown;
+    if (stored(error.status) && error.status >= 400) {
+      const envelope = {
+        status: error.status,
+        headers: error.headers,
+        body: error.toEnvelope(scope.requestId ?? ''),
+      };
+      await complete(db, scope, owner, envelope).catch(() => release(db, scope, owner));
+    } else {
+      await release(db, scope, owner);
+    }
+    throw thrown;
+  }
+}
+
+/** Inserts (or takes over) the in-flight record; answers instead when another request owns the key. */
+async function claim(
+  db: Database,
+  scope: IdempotencyScope,
+  owner: string,
+): Promise<IdempotentOutcome | undefined> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db.query(
+      `INSERT INTO idempotency_keys (principal_id, key, fingerprint, state, owner, locked_until)
+       VALUES ($1, $2, $3, 'in_flight', $4, now() + make_interval(secs => $5))
+       ON CONFLICT (principal_id, key) DO UPDATE
+         SET fingerprint = EXCLUDED.fingerprint, state = 'in_flight', owner = EXCLUDED.owner,
+             locked_until = EXCLUDED.locked_until, status = NULL, headers = NULL, body = NULL,
+             created_at = now(), completed_at = NULL
+         WHERE idempotency_keys.created_at < now() - make_interval(hours => $6)
+            OR (idempotency_keys.state = 'in_flight' AND idempotency_keys.locked_until < now())
+       RETURNING owner`,
+      [scope.principalId, scope.key, scope.fingerprint, owner, IN_FLIGHT_LOCK_SECONDS, IDEMPOTENCY_TTL_HOURS],
+    );
+    if (inserted.rowCount === 1) return undefined;
+    const { rows } = await db.query<Row>(
+      'SELECT fingerprint, state, owner, status, headers, body FROM idempotency_keys WHERE principal_id = $1 AND key = $2',
+      [scope.principalId, scope.key],
+    );
+    const row = rows[0];
+    if (!row) continue; // released between our insert and select: try again
+    if (row.fingerprint !== scope.fingerprint) {
+      throw new IdempotencyError(
+        'idempotency_key_reused',
+        'this Idempotency-Key was used with a different request',
+        {
+          details: { idempotency_key: scope.key },
+        },
+      );
+    }
+    if (row.state === 'in_flight') {
+      throw new IdempotencyError(
+        'idempotency_key_in_use',
+        'a request with this Idempotency-Key is still being processed; retry shortly',
+        {
+          headers: { 'retry-after': '1' },
+          details: { idempotency_key: scope.key },
+        },
+      );
+    }
+    return {
+      status: row.status ?? 200,
+      ...(row.headers ? { headers: row.headers } : {}),
+      ...(row.body === null ? {} : { body: JSON.parse(row.body) }),
+      replayed: true,
+    };
+  }
+  throw new IdempotencyError('idempotency_key_in_use', 'this Idempotency-Key is contended; retry shortly', {
+    headers: { 'retry-after': '1' },
+  });
+}
+
+async function complete(
+  tx: Queryable,
+  scope: IdempotencyScope,
+  owner: string,
+  response: StoredResponse,
+): Promise<void> {
+  const updated = await tx.query(
+    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now()
+      WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
+    [
+      scope.principalId,
+      scope.key,
+      owner,
+      response.status,
+      response.headers ?? null,
+      response.body === undefined ? null : JSON.stringify(response.body),
+    ],
+  );
+  if (updated.rowCount !== 1) {
+    // Another request took the key over after our lock ran out: our effect must not commit.
+    throw new IdempotencyError(
+      'idempotency_key_in_use',
+      'this request took too long and lost its Idempotency-Key; retry',
+      {
+        headers: { 'retry-after': '1' },
+      },
+    );
+  }
+}
+
+async function release(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
+  await db.query(
+    `DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
+    [scope.principalId, scope.key, owner],
+  );
+}
+
+/**
+ * Deletes records older than 24 hours; run now and then (housekeeping).
+ *
+ * @example
+ * await purgeExpiredIdempotencyKeys(db);
+ */
+export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
+  return (
+    await db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [
+      IDEMPOTENCY_TTL_HOURS,
+    ])
+  ).rowCount;
+}

@@ -1,0 +1,50 @@
+export type {
+  AccessTokenClaims,
+  AuthFailure,
+  IssuedToken,
+  KeyAlgorithm,
+  KeyFile,
+  Principal,
+  VerifiedAssertion,
+} from './auth/index.js';
+export {
+  AccessTokens,
+  AuthError,
+  authenticate,
+  bearerToken,
+  generateServiceAccountKey,
+  keyFile,
+  ServerKeys,
+  signAssertion,
+  verifyAssertion,
+  writeKeyFile,
+} from './auth/index.js';
+export type { Config, Quotas } from './config.js';
+export { ConfigError, loadConfig } from './config.js';
+export type { Database, Queryable, QueryResult } from './db/index.js';
+export { migrate, openDatabase } from './db/index.js';
+export type { ErrorCode, ErrorEnvelope, FieldViolation } from './errors.js';
+export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './errors.js';
+export { housekeeping } from './housekeeping.js';
+export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './idempotency.js';
+export { IdempotencyError, idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
+export { idTime, isId, isName, newId } from './ids.js';
+export type { ComputerDriver, ComputerRow, OperationRow } from './operations/index.js';
+export {
+  ComputerStateError,
+  createComputerRecord,
+  DriverError,
+  OperationEvents,
+  OperationWorker,
+  requestComputerAction,
+  SimulatedDriver,
+  waitForOperation,
+} from './operations/index.js';
+export type { RateLimitPolicies, RateLimitState } from './ratelimit.js';
+export {
+  DEFAULT_RATE_LIMITS,
+  parseRateLimits,
+  RateLimitError,
+  RateLimiter,
+  rateLimitHeaders,
+} from './ratelimit.js';

@@ -1,0 +1,53 @@
+import type { ErrorCode } from '../errors.js';
+
+/** What a driver is asked to do. `create` provisions only; the worker then runs `start`. */
+export type DriverAction = 'create' | 'start' | 'stop' | 'restart' | 'delete';
+
+/** The computer as a driver sees it. */
+export interface DriverComputer {
+  id: string;
+  workspace_id: string;
+  name: string;
+  size: string;
+  image: string;
+  labels: Record<string, string>;
+}
+
+export interface DriverContext {
+  /** Aborted when this replica loses the operation (lease lost) or shuts down: stop promptly. */
+  signal: AbortSignal;
+  /** Reports progress of this action, 0–100 (the worker scales it into the operation's progress). */
+  progress(percent: number): Promise<void>;
+}
+
+/**
+ * A failure the driver reports: it becomes the operation's `error` (same shape as the API error
+ * object, API.md §3) and leaves the computer `failed`.
+ *
+ * @example
+ * throw new DriverError('internal', 'the hypervisor refused to start the machine', { host: 'h1' });
+ */
+export class DriverError extends Error {
+  override name = 'DriverError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What runs computers. The worker calls `run` once per action and may call it again for the same
+ * action after a takeover (the replica that held the operation died), so actions must be safe to
+ * repeat: "make it so", not "do it once".
+ *
+ * @example
+ * const driver: ComputerDriver = new SimulatedDriver({ stepMs: 500 });
+ * await driver.run('start', computer, { signal, progress: async () => {} });
+ */
+export interface ComputerDriver {
+  readonly name: string;
+  run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void>;
+}

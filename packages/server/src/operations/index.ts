@@ -1,0 +1,21 @@
+export type { ComputerDriver, DriverAction, DriverComputer, DriverContext } from './driver.js';
+export { DriverError } from './driver.js';
+export {
+  OPERATION_DONE_CHANNEL,
+  OPERATION_PENDING_CHANNEL,
+  OperationEvents,
+  waitForOperation,
+} from './events.js';
+export type { ComputerRow, ComputerState, NewComputer, OperationRow, OperationState } from './records.js';
+export {
+  COMPUTER_ACTIONS,
+  ComputerStateError,
+  createComputerRecord,
+  requestComputerAction,
+  TERMINAL_OPERATION_STATES,
+  TRANSIENT_COMPUTER_STATES,
+} from './records.js';
+export type { SimulatedDriverOptions } from './simulated-driver.js';
+export { SIM_FAIL_LABEL, SimulatedDriver } from './simulated-driver.js';
+export type { WorkerOptions } from './worker.js';
+export { OperationWorker } from './worker.js';

@@ -1,0 +1,185 @@
+import type { Queryable } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { DriverAction } from './driver.js';
+import { OPERATION_PENDING_CHANNEL } from './events.js';
+
+/** Computer states of API.md §4. */
+export type ComputerState =
+  | 'creating'
+  | 'starting'
+  | 'running'
+  | 'stopping'
+  | 'stopped'
+  | 'restarting'
+  | 'deleting'
+  | 'deleted'
+  | 'failed';
+/** Operation states of API.md §4 (`canceled` reserved). */
+export type OperationState = 'pending' | 'running' | 'succeeded' | 'failed' | 'canceled';
+
+export const TERMINAL_OPERATION_STATES: ReadonlySet<OperationState> = new Set([
+  'succeeded',
+  'failed',
+  'canceled',
+]);
+export const TRANSIENT_COMPUTER_STATES: ReadonlySet<ComputerState> = new Set([
+  'creating',
+  'starting',
+  'stopping',
+  'restarting',
+  'deleting',
+]);
+
+/** A `computers` row. */
+export interface ComputerRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  state: ComputerState;
+  size: string;
+  image: string;
+  labels: Record<string, string>;
+  current_operation_id: string | null;
+  started_at: Date | null;
+  stopped_at: Date | null;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/** An `operations` row. */
+export interface OperationRow {
+  id: string;
+  workspace_id: string;
+  type: string;
+  state: OperationState;
+  target_type: string;
+  target_id: string;
+  created_by: string;
+  progress: number;
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
+  claimed_by: string | null;
+  lease_until: Date | null;
+  attempts: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What each action may start from, the state it holds while it runs, and where it ends (API.md §4). */
+export const COMPUTER_ACTIONS: Readonly<
+  Record<DriverAction, { from: readonly ComputerState[]; during: ComputerState; to: ComputerState }>
+> = {
+  create: { from: [], during: 'creating', to: 'running' },
+  start: { from: ['stopped', 'failed'], during: 'starting', to: 'running' },
+  stop: { from: ['running'], during: 'stopping', to: 'stopped' },
+  restart: { from: ['running'], during: 'restarting', to: 'running' },
+  delete: { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
+};
+
+/**
+ * 409 `invalid_state` (`details: {current_state, allowed_from}`) or 409 `operation_in_progress`
+ * (`details: {operation_id}`), API.md §4.
+ *
+ * @example
+ * if (error instanceof ComputerStateError) console.log(error.details);
+ */
+export class ComputerStateError extends ApiError {
+  override name = 'ComputerStateError';
+}
+
+/**
+ * Checks an action against the computer's state and, when allowed, records a pending operation and
+ * moves the computer into the action's transient state, in the caller's transaction (so it commits
+ * with the idempotency record). Locks the computer row, so two concurrent actions cannot both pass.
+ * Wakes the workers of every replica at commit.
+ *
+ * @example
+ * const operation = await requestComputerAction(tx, computer.id, 'stop', principal.id);
+ */
+export async function requestComputerAction(
+  tx: Queryable,
+  computerId: string,
+  action: Exclude<DriverAction, 'create'>,
+  principalId: string,
+): Promise<OperationRow> {
+  const { rows } = await tx.query<ComputerRow>('SELECT * FROM computers WHERE id = $1 FOR UPDATE', [
+    computerId,
+  ]);
+  const computer = rows[0];
+  if (!computer) throw new ApiError('not_found', 'no such computer');
+  const rule = COMPUTER_ACTIONS[action];
+  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id) {
+    throw new ComputerStateError(
+      'operation_in_progress',
+      `the computer is ${computer.state}; wait for its operation to finish`,
+      {
+        details: { operation_id: computer.current_operation_id },
+      },
+    );
+  }
+  if (!rule.from.includes(computer.state)) {
+    throw new ComputerStateError('invalid_state', `cannot ${action} a computer that is ${computer.state}`, {
+      details: { current_state: computer.state, allowed_from: [...rule.from] },
+    });
+  }
+  const operation = await insertOperation(tx, computer, action, principalId);
+  await tx.query(
+    'UPDATE computers SET state = $2, current_operation_id = $3, updated_at = now() WHERE id = $1',
+    [computer.id, rule.during, operation.id],
+  );
+  return operation;
+}
+
+/** The fields a new computer is created with. */
+export interface NewComputer {
+  workspace_id: string;
+  name: string;
+  size: string;
+  image: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Inserts a computer in state `creating` with its pending `computer.create` operation, in the
+ * caller's transaction. A live computer of the same name makes the insert fail with SQLSTATE 23505,
+ * which `toApiError` turns into 409 `already_exists`.
+ *
+ * @example
+ * const { computer, operation } = await createComputerRecord(tx, input, principal.id);
+ */
+export async function createComputerRecord(
+  tx: Queryable,
+  input: NewComputer,
+  principalId: string,
+): Promise<{ computer: ComputerRow; operation: OperationRow }> {
+  const id = newId();
+  const operationId = newId();
+  const { rows } = await tx.query<ComputerRow>(
+    `INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
+     VALUES ($1, $2, $3, 'creating', $4, $5, $6, $7, $8) RETURNING *`,
+    [id, input.workspace_id, input.name, input.size, input.image, input.labels, operationId, principalId],
+  );
+  const computer = rows[0] as ComputerRow;
+  const operation = await insertOperation(tx, computer, 'create', principalId, operationId);
+  return { computer, operation };
+}
+
+async function insertOperation(
+  tx: Queryable,
+  computer: ComputerRow,
+  action: DriverAction,
+  principalId: string,
+  id = newId(),
+): Promise<OperationRow> {
+  const { rows } = await tx.query<OperationRow>(
+    `INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by)
+     VALUES ($1, $2, $3, 'computer', $4, $5) RETURNING *`,
+    [id, computer.workspace_id, `computer.${action}`, computer.id, principalId],
+  );
+  await tx.query('SELECT pg_notify($1, $2)', [OPERATION_PENDING_CHANNEL, id]);
+  return rows[0] as OperationRow;
+}

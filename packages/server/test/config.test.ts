@@ -1,0 +1,75 @@
+import { resolve } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  test('defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      baseUrl: 'http://127.0.0.1:8080/v1',
+      tokenUrl: 'http://127.0.0.1:8080/v1/auth/token',
+      databaseUrl: undefined,
+      dataDir: resolve('.svc/data'),
+      sandbox: false,
+      bootstrapKeyFile: resolve('.svc/bootstrap-key.json'),
+      rateLimits: {
+        principal: { quota: 600, windowSeconds: 60 },
+        workspace_mutations: { quota: 120, windowSeconds: 60 },
+      },
+      quotas: {
+        computersPerWorkspace: 20,
+        workspacesPerPrincipal: 10,
+        membersPerWorkspace: 100,
+        activeKeysPerServiceAccount: 5,
+        labelsPerComputer: 32,
+      },
+      bodyLimitBytes: 1048576,
+      simStepMs: 500,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test.each([
+    [
+      'SVC_BASE_URL with a trailing slash',
+      { SVC_BASE_URL: 'https://api.example.com/v1/' },
+      { baseUrl: 'https://api.example.com/v1' },
+    ],
+    [
+      'HOST and PORT shape the default base',
+      { HOST: '0.0.0.0', PORT: '9000' },
+      { baseUrl: 'http://0.0.0.0:9000/v1', port: 9000 },
+    ],
+    ['IPv6 host', { HOST: '::1' }, { baseUrl: 'http://[::1]:8080/v1' }],
+    ['sandbox keeps data in memory', { SVC_SANDBOX: '1' }, { sandbox: true, dataDir: undefined }],
+    ['rate limits off', { SVC_RATE_LIMITS: 'off' }, { rateLimits: undefined }],
+    [
+      'a quota',
+      { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '3' },
+      { quotas: expect.objectContaining({ computersPerWorkspace: 3 }) },
+    ],
+    [
+      'DATABASE_URL',
+      { DATABASE_URL: 'postgresql://u@db:5432/svc' },
+      { databaseUrl: 'postgresql://u@db:5432/svc' },
+    ],
+  ])('%s', (_name, env, want) => {
+    expect(loadConfig(env)).toMatchObject(want);
+  });
+
+  test.each([
+    ['PORT not a number', { PORT: 'eighty' }, /PORT must be a whole number/],
+    ['PORT too large', { PORT: '70000' }, /PORT must be between/],
+    ['base URL without /v1', { SVC_BASE_URL: 'https://api.example.com' }, /must end in \/v1/],
+    ['base URL with a query', { SVC_BASE_URL: 'https://api.example.com/v1?x=1' }, /query/],
+    ['not a URL', { SVC_BASE_URL: 'api' }, /not a URL/],
+    ['DATABASE_URL of another kind', { DATABASE_URL: 'mysql://x' }, /postgres/],
+    ['bad rate limits', { SVC_RATE_LIMITS: 'lots' }, /SVC_RATE_LIMITS/],
+    ['negative step', { SVC_SIM_STEP_MS: '-1' }, /SVC_SIM_STEP_MS/],
+  ])('refuses %s', (_name, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

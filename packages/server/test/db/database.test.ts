@@ -1,0 +1,178 @@
+import { beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { loadMigrations, MigrationError, migrate } from '../../src/db/migrate.js';
+import { newId } from '../../src/ids.js';
+import { describeEngines, describePostgres } from '../support/databases.js';
+
+describeEngines('database', (engine) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await engine.open();
+  });
+
+  test('engine name', () => {
+    expect(db.engine).toBe(engine.name);
+  });
+
+  test('types come back the same on both engines', async () => {
+    const { rows } = await db.query<Record<string, unknown>>(
+      `SELECT 1::int4 AS i4, 9007199254740991::int8 AS i8, count(*) AS n, 'x'::text AS t, true AS b,
+              '{"a":[1,"b"]}'::jsonb AS j, now() AS ts, NULL::text AS nothing
+         FROM (SELECT 1) AS one`,
+    );
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    expect(row).toMatchObject({
+      i4: 1,
+      i8: 9007199254740991,
+      n: 1,
+      t: 'x',
+      b: true,
+      j: { a: [1, 'b'] },
+      nothing: null,
+    });
+    expect(row.ts).toBeInstanceOf(Date);
+  });
+
+  test.each([
+    ['SELECT counts rows returned', `SELECT * FROM generate_series(1, 3)`, 3],
+    [
+      'UPDATE counts rows changed',
+      `UPDATE schema_migrations SET name = name WHERE version > 0`,
+      loadMigrations().length,
+    ],
+    ['DELETE of nothing', `DELETE FROM computers WHERE id = 'none'`, 0],
+  ])('rowCount: %s', async (_name, sql, want) => {
+    expect((await db.query(sql)).rowCount).toBe(want);
+  });
+
+  test('ids sort in byte order (COLLATE "C"), so ORDER BY id is creation order', async () => {
+    const owner = newId();
+    await db.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $2)`, [owner, `u${owner}`]);
+    const ids = ['0000000000zzzzzzzzzzzzzzzzz', '00000000010000000000000000a', '0000000000a0000000000000000'];
+    for (const id of ids) {
+      await db.query(`INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)`, [
+        id,
+        `w-${id}`,
+        owner,
+      ]);
+    }
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id FROM workspaces WHERE id = ANY($1) ORDER BY id`,
+      [ids],
+    );
+    expect(rows.map((row) => row.id)).toEqual([...ids].sort());
+  });
+
+  test('a transaction commits when fn resolves and rolls back when it throws', async () => {
+    const kept = newId();
+    const dropped = newId();
+    await db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [kept]);
+    });
+    const boom = new Error('boom');
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [dropped]);
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    const { rows } = await db.query<{ id: string }>(`SELECT id FROM principals WHERE id = ANY($1)`, [
+      [kept, dropped],
+    ]);
+    expect(rows.map((row) => row.id)).toEqual([kept]);
+  });
+
+  test('a failed statement rolls the whole transaction back and surfaces the SQLSTATE', async () => {
+    const id = newId();
+    const error = await db
+      .transaction(async (tx) => {
+        await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [id]);
+        await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [id]);
+      })
+      .catch((caught: unknown) => caught);
+    expect((error as { code?: string }).code).toBe('23505');
+    expect((await db.query(`SELECT 1 FROM principals WHERE id = $1`, [id])).rowCount).toBe(0);
+  });
+
+  test('listen receives NOTIFY payloads sent at commit', async () => {
+    const got: string[] = [];
+    const unlisten = await db.listen('svc_test', (payload) => got.push(payload));
+    await db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_notify('svc_test', 'hello')`);
+    });
+    await expect.poll(() => got, { timeout: 2000 }).toEqual(['hello']);
+    await unlisten();
+  });
+});
+
+describeEngines('migrate', (engine) => {
+  // One database for the suite (PGlite start-up is slow); each test starts from an empty schema.
+  let db: Database;
+  beforeAll(async () => {
+    db = await engine.open({ migrate: false });
+  });
+  beforeEach(async () => {
+    await db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public;');
+  });
+
+  test('applies every migration once, then nothing', async () => {
+    const all = loadMigrations().map((migration) => migration.version);
+    expect(await migrate(db)).toEqual(all);
+    expect(await migrate(db)).toEqual([]);
+    const { rows } = await db.query<{ version: number }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    expect(rows.map((row) => row.version)).toEqual(all);
+  });
+
+  test('refuses a migration edited after it was applied', async () => {
+    const migrations = loadMigrations();
+    await migrate(db, migrations);
+    const edited = migrations.map((m, i) => (i === 0 ? { ...m, checksum: 'changed' } : m));
+    await expect(migrate(db, edited)).rejects.toBeInstanceOf(MigrationError);
+  });
+
+  test('refuses a database newer than this server', async () => {
+    await migrate(db);
+    await db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (999, 'future', 'x')`);
+    await expect(migrate(db)).rejects.toThrow(/newer than this server/);
+  });
+
+  test('a failing migration leaves nothing behind', async () => {
+    const broken = [
+      {
+        version: 1,
+        name: 'broken',
+        checksum: 'x',
+        sql: 'CREATE TABLE half (a int); SELECT no_such_function();',
+      },
+    ];
+    await expect(migrate(db, broken)).rejects.toThrow();
+    expect(
+      (await db.query(`SELECT 1 FROM pg_tables WHERE tablename IN ('half', 'schema_migrations')`)).rowCount,
+    ).toBe(0);
+  });
+});
+
+describePostgres('migrate with several replicas', (engine) => {
+  test('replicas starting at once migrate exactly once', async () => {
+    const first = await engine.open({ migrate: false });
+    const replicas = [first, ...(await Promise.all([1, 2, 3].map(() => engine.replica(first))))];
+    const results = await Promise.all(replicas.map((db) => migrate(db)));
+    const all = loadMigrations().map((migration) => migration.version);
+    expect(results.filter((applied) => applied.length > 0)).toEqual([all]);
+    expect(results.flat()).toEqual(all);
+  });
+});
+
+describe('loadMigrations', () => {
+  test('files are numbered 1, 2, 3… and non-empty', () => {
+    const migrations = loadMigrations();
+    expect(migrations.length).toBeGreaterThan(0);
+    migrations.forEach((migration, index) => {
+      expect(migration.version).toBe(index + 1);
+      expect(migration.sql.trim()).not.toBe('');
+    });
+  });
+});

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/http/body.js';
+import type { RunningServer } from '../../src/http/node-adapter.js';
+import { listen } from '../../src/http/node-adapter.js';
+import { createHttpCore } from '../../src/http/pipeline.js';
+import { document } from './fixtures.js';
+
+let running: RunningServer;
+let aborted: Promise<string>;
+let onAbort: (reason: string) => void;
+const encoder = new TextEncoder();
+
+beforeAll(async () => {
+  const core = createHttpCore({
+    document,
+    handle: async (ctx) => {
+      if (ctx.operationId === 'getOperation') {
+        // hold the request until the client goes away
+        ctx.request.signal.addEventListener('abort', () => onAbort('aborted'));
+        return new Promise<Response>(() => {});
+      }
+      if (ctx.operationId === 'listImages') {
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode('{"images":[],'));
+            setTimeout(() => {
+              controller.enqueue(encoder.encode('"next_cursor":null,"has_more":false}'));
+              controller.close();
+            }, 20);
+          },
+        });
+        const headers = new Headers({ 'content-type': 'application/json' });
+        headers.append('set-cookie', 'a=1; Path=/');
+        headers.append('set-cookie', 'b=2; Path=/');
+        return new Response(body, { headers });
+      }
+      return ctx.json(200, { ok: ctx.input.body ?? null });
+    },
+  });
+  running = await listen(core, { port: 0 });
+});
+afterAll(() => running.close());
+
+describe('node adapter (port 0)', () => {
+  it('serves the core and streams a response with several Set-Cookie lines', async () => {
+    const response = await fetch(`${running.url}/v1/images`);
+    expect(response.status).toBe(200);
+    expect(response.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(await response.json()).toEqual({ images: [], next_cursor: null, has_more: false });
+  });
+
+  it('reads a JSON body and refuses 1 MiB + 1 byte with 413', async () => {
+    const headers = { 'content-type': 'application/json', 'idempotency-key': 'k' };
+    const ok = await fetch(`${running.url}/v1/workspaces`, {
+      method: 'POST',
+      headers,
+      body: '{"name":"acme-dev"}',
+    });
+    expect(await ok.json()).toEqual({ ok: { name: 'acme-dev' } });
+    const big = await fetch(`${running.url}/v1/workspaces`, {
+      method: 'POST',
+      headers,
+      body: ' '.repeat(MAX_BODY_BYTES + 1),
+    });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('aborts request.signal when the client disconnects', async () => {
+    aborted = new Promise((resolve) => (onAbort = resolve));
+    const client = new AbortController();
+    const pending = fetch(`${running.url}/v1/operations/01m6ddfps70g9sk0sar56ypyzq2`, {
+      signal: client.signal,
+    }).catch((e: Error) => e.name);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    client.abort();
+    expect(await pending).toBe('AbortError');
+    expect(
+      await Promise.race([aborted, new Promise((resolve) => setTimeout(() => resolve('timeout'), 2000))]),
+    ).toBe('aborted');
+  });
+});

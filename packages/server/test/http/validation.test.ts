@@ -1,0 +1,319 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/http/body.js';
+import type { RequestParts } from '../../src/http/validation.js';
+import { compileValidator, isJson } from '../../src/http/validation.js';
+import { document, operations, resolve } from './fixtures.js';
+
+const validator = compileValidator(document);
+const bytes = (value: unknown) =>
+  new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
+const json = { 'content-type': 'application/json', 'idempotency-key': 'k-1' };
+const parts = (
+  over: Partial<Omit<RequestParts, 'headers'>> & { headers?: Record<string, string> } = {},
+): RequestParts => ({
+  pathParams: over.pathParams ?? { workspace: 'acme-dev' },
+  query: over.query ?? new URLSearchParams(),
+  headers: new Headers(over.headers ?? json),
+  body: over.body,
+});
+const computer = { name: 'build-runner-1', size: 'small', image: 'ubuntu-2404' };
+
+describe('request validation', () => {
+  it.each([
+    [
+      'unknown body field',
+      'createComputer',
+      parts({ body: bytes({ ...computer, colour: 'red' }) }),
+      'body.colour',
+    ],
+    [
+      'bad label value',
+      'createComputer',
+      parts({ body: bytes({ ...computer, labels: { env: 'Prod!' } }) }),
+      'body.labels.env',
+    ],
+    [
+      'bad label key',
+      'createComputer',
+      parts({ body: bytes({ ...computer, labels: { 'Bad Key': 'x' } }) }),
+      'body.labels.Bad Key',
+    ],
+    [
+      'missing body field',
+      'createComputer',
+      parts({ body: bytes({ name: 'x', size: 'small' }) }),
+      'body.image',
+    ],
+    ['wrong body type', 'createComputer', parts({ body: bytes([computer]) }), 'body'],
+    ['required body left out', 'createComputer', parts(), 'body'],
+    ['limit below 1', 'listWorkspaces', parts({ query: new URLSearchParams('limit=0') }), 'query.limit'],
+    [
+      'limit not an integer',
+      'listWorkspaces',
+      parts({ query: new URLSearchParams('limit=1.5') }),
+      'query.limit',
+    ],
+    [
+      'limit above int32',
+      'listWorkspaces',
+      parts({ query: new URLSearchParams('limit=2147483648') }),
+      'query.limit',
+    ],
+    [
+      'repeated scalar query parameter',
+      'listWorkspaces',
+      parts({ query: new URLSearchParams('limit=5&limit=6') }),
+      'query.limit',
+    ],
+    [
+      'boolean not true/false',
+      'listComputers',
+      parts({ query: new URLSearchParams('include_deleted=1') }),
+      'query.include_deleted',
+    ],
+    ['enum filter', 'listComputers', parts({ query: new URLSearchParams('state=asleep') }), 'query.state'],
+    [
+      'wait above 60',
+      'getOperation',
+      parts({
+        pathParams: { operation: '01m6ddfps70g9sk0sar56ypyzq2' },
+        query: new URLSearchParams('wait=61'),
+      }),
+      'query.wait',
+    ],
+    [
+      'path parameter pattern',
+      'getWorkspace',
+      parts({ pathParams: { workspace: 'Acme_Dev' } }),
+      'path.workspace',
+    ],
+    ['path id pattern', 'getOperation', parts({ pathParams: { operation: 'not-an-id' } }), 'path.operation'],
+    [
+      'idempotency key not printable',
+      'createWorkspace',
+      parts({ headers: { ...json, 'idempotency-key': 'é' }, body: bytes({ name: 'acme-dev' }) }),
+      'header.Idempotency-Key',
+    ],
+  ] as const)('%s → invalid_argument at the exact field', (_, operationId, given, field) => {
+    const result = validator.validateParts(operationId, given);
+    expect(result).toMatchObject({ ok: false, kind: 'invalid_argument' });
+    if (result.ok) return;
+    expect(result.violations.map((v) => v.field)).toContain(field);
+    for (const v of result.violations) expect(v.description).not.toBe('');
+  });
+
+  it('reports every violation of a request at once', () => {
+    const result = validator.validateParts(
+      'createComputer',
+      parts({
+        pathParams: { workspace: 'BAD' },
+        body: bytes({ name: 'x', size: 1, image: 'i', extra: true }),
+      }),
+    );
+    expect(result.ok ? [] : result.violations.map((v) => v.field).sort()).toEqual([
+      'body.extra',
+      'body.size',
+      'path.workspace',
+    ]);
+  });
+
+  it.each(operations.filter((op) => resolveIdempotency(op.operation) === true).map((op) => [op.operationId]))(
+    '%s without Idempotency-Key → idempotency_key_required',
+    (operationId) => {
+      const result = validator.validateParts(
+        operationId as never,
+        parts({ headers: { 'content-type': 'application/json' }, body: bytes({}) }),
+      );
+      expect(result).toMatchObject({ ok: false, kind: 'idempotency_key_required' });
+    },
+  );
+
+  it('the create operations found above are the spec’s creates', () => {
+    const creates = operations
+      .filter((op) => resolveIdempotency(op.operation) === true)
+      .map((op) => op.operationId);
+    expect(creates).toEqual(expect.arrayContaining(['createWorkspace', 'createComputer', 'createKey']));
+    expect(validator.shape('createComputer')).toMatchObject({
+      idempotencyKey: 'required',
+      requestBody: 'required',
+    });
+    expect(validator.shape('updateComputer')).toMatchObject({ idempotencyKey: 'optional' });
+  });
+
+  it.each([
+    ['broken JSON', '{"name": ', 'invalid_request'],
+    ['invalid UTF-8', new Uint8Array([0x7b, 0xff, 0x7d]), 'invalid_request'],
+  ] as const)('%s → %s', (_, body, kind) => {
+    const result = validator.validateParts(
+      'createWorkspace',
+      parts({ body: typeof body === 'string' ? bytes(body) : body }),
+    );
+    expect(result).toMatchObject({ ok: false, kind });
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['form', 'application/x-www-form-urlencoded'],
+    ['json with latin1 charset', 'application/json; charset=iso-8859-1'],
+    ['json lookalike', 'application/jsonx'],
+  ])('content type %s → unsupported_media_type', (_, contentType) => {
+    const result = validator.validateParts(
+      'createWorkspace',
+      parts({ headers: { ...json, 'content-type': contentType }, body: bytes({ name: 'acme-dev' }) }),
+    );
+    expect(result).toMatchObject({ ok: false, kind: 'unsupported_media_type' });
+  });
+
+  it('a body without Content-Type → unsupported_media_type', () => {
+    const result = validator.validateParts(
+      'createWorkspace',
+      parts({ headers: { 'idempotency-key': 'k' }, body: bytes({ name: 'acme-dev' }) }),
+    );
+    expect(result).toMatchObject({ ok: false, kind: 'unsupported_media_type' });
+  });
+
+  it.each([['application/json'], ['Application/JSON; charset=UTF-8'], ['application/json;charset="utf-8"']])(
+    'accepts %s',
+    (ct) => {
+      expect(isJson(ct)).toBe(true);
+    },
+  );
+
+  it('coerces query values and fills schema defaults', () => {
+    const result = validator.validateParts(
+      'listComputers',
+      parts({ query: new URLSearchParams('limit=500&include_deleted=true&unknown=1') }),
+    );
+    expect(result).toEqual({
+      ok: true,
+      params: { workspace: 'acme-dev' },
+      query: { limit: 500, include_deleted: true }, // 500 passes: the server clamps to 200, validation only checks the schema
+      headers: {},
+      body: undefined,
+    });
+    const defaults = validator.validateParts('listComputers', parts());
+    expect(defaults.ok && defaults.query).toEqual({ limit: 50, include_deleted: false });
+  });
+
+  it('an optional body may be left out, and is checked when sent', () => {
+    const path = { workspace: 'acme-dev', service_account: 'ci-deployer' };
+    expect(
+      validator.validateParts('createKey', parts({ pathParams: path, headers: { 'idempotency-key': 'k' } })),
+    ).toMatchObject({ ok: true, body: undefined });
+    expect(
+      validator.validateParts('createKey', parts({ pathParams: path, body: bytes({ algorithm: 'RSA' }) })),
+    ).toMatchObject({
+      ok: false,
+      violations: [{ field: 'body.algorithm' }],
+    });
+  });
+
+  it('passes the spec’s own request examples', () => {
+    for (const op of operations) {
+      const media = (
+        resolve(op.operation.requestBody)?.content as
+          | Record<string, { examples?: Record<string, unknown> }>
+          | undefined
+      )?.['application/json'];
+      for (const example of Object.values(media?.examples ?? {})) {
+        const params = Object.fromEntries(
+          op.path.match(/\{[^}]+\}/g)?.map((p) => [p.slice(1, -1), 'acme-dev']) ?? [],
+        );
+        for (const key of ['member', 'key', 'operation'])
+          if (key in params) params[key] = '01m6ddfps70g9sk0sar56ypyzq2';
+        const result = validator.validateParts(
+          op.operationId as never,
+          parts({ pathParams: params, body: bytes(resolve(example).value) }),
+        );
+        expect(result, op.operationId).toMatchObject({ ok: true });
+      }
+    }
+  });
+
+  it('validateRequest reads the body with the 1 MiB cap', async () => {
+    const big = `{"name":"${'a'.repeat(MAX_BODY_BYTES)}"}`;
+    const request = new Request('http://x/v1/workspaces', { method: 'POST', headers: json, body: big });
+    expect(await validator.validateRequest('createWorkspace', request, {})).toEqual({
+      ok: false,
+      kind: 'payload_too_large',
+      violations: [],
+    });
+    const ok = new Request('http://x/v1/workspaces?limit=1', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'acme-dev' }),
+    });
+    expect(await validator.validateRequest('createWorkspace', ok, {})).toMatchObject({
+      ok: true,
+      body: { name: 'acme-dev' },
+      headers: { 'Idempotency-Key': 'k-1' },
+    });
+  });
+});
+
+describe('response validation', () => {
+  const workspace = {
+    id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+    name: 'acme-dev',
+    display_name: 'Acme',
+    created_at: '2026-11-02T09:05:00Z',
+    updated_at: '2026-11-02T09:05:00Z',
+  };
+  const headers = new Headers({
+    'request-id': '01m6bxdm0dxxxstsc03qpv3hzmd',
+    ratelimit: '"principal";r=599;t=60',
+    'ratelimit-policy': '"principal";q=600;w=60',
+    'access-control-allow-origin': '*',
+    location: '/v1/workspaces/01m6bxdm0dxxxstsc03qpv3hzmd',
+  });
+
+  it('accepts a conforming response', () => {
+    expect(validator.validateResponse('createWorkspace', 201, { workspace }, headers)).toEqual([]);
+    expect(validator.validateResponse('deleteWorkspace', 204, undefined)).toEqual([]);
+  });
+
+  it.each([
+    ['an extra field', 201, { workspace: { ...workspace, secret: 'x' } }, 'body.workspace.secret'],
+    ['a missing field', 201, { workspace: { ...workspace, name: undefined } }, 'body.workspace.name'],
+    [
+      'a bad timestamp',
+      201,
+      { workspace: { ...workspace, created_at: 'yesterday' } },
+      'body.workspace.created_at',
+    ],
+    ['no envelope', 201, workspace, 'body.id'],
+    ['an undocumented status', 418, { workspace }, 'status'],
+    [
+      'an error with a bad request_id',
+      409,
+      { error: { code: 'already_exists', message: 'taken', details: {}, request_id: 'x' } },
+      'body.error.request_id',
+    ],
+  ])('catches %s', (_, status, body, field) => {
+    const violations = validator.validateResponse(
+      'createWorkspace',
+      status,
+      JSON.parse(JSON.stringify(body)),
+      headers,
+    );
+    expect(violations.map((v) => v.field)).toContain(field);
+  });
+
+  it('catches a missing required header and a body on 204', () => {
+    const without = new Headers(headers);
+    without.delete('location');
+    expect(validator.validateResponse('createWorkspace', 201, { workspace }, without)).toEqual([
+      { field: 'header.Location', description: 'is required' },
+    ]);
+    expect(validator.validateResponse('deleteWorkspace', 204, { ok: true })).toEqual([
+      { field: 'body', description: '204 has no documented body' },
+    ]);
+  });
+});
+
+function resolveIdempotency(operation: Record<string, unknown>): boolean | undefined {
+  const header = ((operation.parameters as unknown[]) ?? [])
+    .map(resolve)
+    .find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+  return header ? header.required === true : undefined;
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, inject } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { openPglite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+
+/** One engine of the test matrix. Databases opened through it are closed (and dropped) after its suite. */
+export interface EngineUnderTest {
+  name: 'pglite' | 'postgres';
+  /** A fresh, empty database (migrated unless `migrate: false`). On PostgreSQL: a new database of its own. */
+  open(options?: { migrate?: boolean; poolSize?: number }): Promise<Database>;
+  /** Another handle on the same database, as a second replica would have. PostgreSQL only. */
+  replica(of: Database, options?: { poolSize?: number }): Promise<Database>;
+}
+
+const probe = inject('postgres');
+const ci = process.env.CI === 'true';
+
+function describePostgresUnreachable(): string {
+  return `PostgreSQL not reachable at ${probe.url} (${probe.reason})`;
+}
+
+function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; cleanup: () => Promise<void> } {
+  const opened: Database[] = [];
+  const created: string[] = [];
+  const urls = new WeakMap<Database, string>();
+  const track = (db: Database): Database => {
+    opened.push(db);
+    return db;
+  };
+  const api: EngineUnderTest = {
+    name,
+    async open(options = {}) {
+      if (name === 'pglite') {
+        // ~3 s of WASM start-up each (more under load): suites open one and share it between tests.
+        const db = track(await openPglite(undefined));
+        if (options.migrate !== false) await migrate(db);
+        return db;
+      }
+      if (!probe.reachable)
+        throw new Error(`${describePostgresUnreachable()}; CI=true, so this fails instead of skipping`);
+      const database = `svc_test_${process.pid}_${randomBytes(6).toString('hex')}`;
+      await admin(`CREATE DATABASE ${database}`);
+      created.push(database);
+      const url = withDatabase(probe.url, database);
+      const db = track(
+        await openPostgres(url, options.poolSize === undefined ? {} : { max: options.poolSize }),
+      );
+      urls.set(db, url);
+      if (options.migrate !== false) await migrate(db);
+      return db;
+    },
+    async replica(of, options = {}) {
+      const url = urls.get(of);
+      if (!url) throw new Error('replica() needs a PostgreSQL database opened by this engine');
+      const db = track(
+        await openPostgres(url, options.poolSize === undefined ? {} : { max: options.poolSize }),
+      );
+      urls.set(db, url);
+      return db;
+    },
+  };
+  const cleanup = async () => {
+    await Promise.all(opened.splice(0).map((db) => db.close().catch(() => {})));
+    for (const database of created.splice(0)) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  };
+  return { engine: api, cleanup };
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: probe.url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.href;
+}
+
+/**
+ * Runs `body` once per engine, as `describe('<title> [pglite]')` and `describe('<title> [postgres]')`.
+ * When PostgreSQL is unreachable its suite is skipped (the run ends with a loud count of what was
+ * skipped), unless `CI=true`: then it runs and fails, because CI must exercise both engines.
+ *
+ * @example
+ * describeEngines('migrate', (engine) => {
+ *   test('applies 001', async () => expect(await migrate(await engine.open({ migrate: false }))).toEqual([1]));
+ * });
+ */
+export function describeEngines(
+  title: string,
+  body: (engine: EngineUnderTest) => void,
+  only?: EngineUnderTest['name'][],
+): void {
+  for (const name of only ?? (['pglite', 'postgres'] as const)) {
+    const skip = name === 'postgres' && !probe.reachable && !ci;
+    (skip ? describe.skip : describe)(`${title} [${name}]`, () => {
+      const { engine: api, cleanup } = engine(name);
+      afterAll(cleanup);
+      body(api);
+    });
+  }
+}
+
+/**
+ * Like {@link describeEngines}, for behaviour that needs real concurrent connections (a pool, several
+ * replicas): PGlite is one connection, so it runs on PostgreSQL only.
+ */
+export function describePostgres(title: string, body: (engine: EngineUnderTest) => void): void {
+  describeEngines(title, body, ['postgres']);
+}
