@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The stdio entry (`node packages/mcp/dist/stdio.js`, bin `svc-mcp`): a key-file client from the
+// environment (SVC_KEY_FILE, optional SVC_BASE_URL), served over stdin/stdout. Diagnostics go to
+// stderr only: stdout is the protocol. `svc mcp` does the same with the CLI's own session instead.
+import { createClientFromEnv } from '@svc/client/node';
+import { runStdio } from './run-stdio.js';
+
+try {
+  const { closed } = await runStdio({ client: await createClientFromEnv() });
+  await closed;
+} catch (error) {
+  const code = (error as { code?: unknown }).code;
+  process.stderr.write(`svc-mcp: ${code ? `${String(code)}: ` : ''}${(error as Error).message}\n`);
+  process.exitCode = 1;
+}

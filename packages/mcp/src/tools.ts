@@ -1,0 +1,194 @@
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
+import { annotationsFor } from './annotations.js';
+import { headerArgument, toolName } from './names.js';
+import { inlineRefs, isObjectSchema, type JsonSchema, jsonContentSchema } from './schema.js';
+
+/** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
+export type ArgumentTarget =
+  | { in: 'path' | 'query' | 'header'; name: string }
+  | { in: 'body'; name?: string };
+
+/** One MCP tool, derived from one spec operation. */
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  /** The 2xx JSON body or the error envelope; absent when success has no body (204). */
+  outputSchema?: JsonSchema & { type: 'object' };
+  annotations: ToolAnnotations;
+  operation: OperationInfo;
+  /** Input property → request part. `wait` (long-running tools only) is not sent to the API. */
+  targets: Record<string, ArgumentTarget>;
+  /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
+  longRunning: boolean;
+}
+
+/** The header every mutating call may carry; the client makes one up when the caller does not. */
+const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  description?: string;
+  schema?: JsonSchema;
+}
+
+/**
+ * Whether the operation is called with the caller's access token: its security (or the document's
+ * default) names a scheme of the document's default security. That keeps out `getHealth` (no auth, for
+ * probes) and `exchangeToken` (takes an assertion or code, not an access token) without naming them.
+ */
+function usesAccessToken(document: OpenApiDocument, op: OperationInfo): boolean {
+  const defaults = new Set(
+    (document.security as Record<string, unknown>[] | undefined)?.flatMap(Object.keys),
+  );
+  const security = (op.operation.security ?? document.security ?? []) as Record<string, unknown>[];
+  return security.some((requirement) => Object.keys(requirement).some((scheme) => defaults.has(scheme)));
+}
+
+function parametersOf(document: OpenApiDocument, op: OperationInfo): Parameter[] {
+  const pathLevel = (document.paths[op.path]?.parameters ?? []) as unknown[];
+  const own = (op.operation.parameters ?? []) as unknown[];
+  const byKey = new Map<string, Parameter>();
+  for (const raw of [...pathLevel, ...own]) {
+    const parameter = inlineRefs(document, raw) as Parameter;
+    byKey.set(`${parameter.in}:${parameter.name.toLowerCase()}`, parameter); // operation level wins
+  }
+  return [...byKey.values()];
+}
+
+/** A response's JSON schema for each 2xx status that has one, and the error envelope of the first 4xx. */
+function responseSchemas(document: OpenApiDocument, op: OperationInfo) {
+  const responses = (op.operation.responses ?? {}) as Record<string, { content?: unknown }>;
+  const success: JsonSchema[] = [];
+  let error: JsonSchema | undefined;
+  for (const [status, raw] of Object.entries(responses)) {
+    const response = inlineRefs(document, raw);
+    const schema = jsonContentSchema(document, response.content);
+    if (/^2/.test(status) && schema) success.push(schema);
+    if (/^[45]/.test(status) && schema && !error) error = schema;
+  }
+  return { success, error, longRunning: '202' in responses };
+}
+
+function describe(op: OperationInfo, longRunning: boolean): string {
+  const parts = [op.summary, op.description.trim(), `API: ${op.method.toUpperCase()} ${op.path}`];
+  if (longRunning) {
+    parts.push(
+      'Long-running: with `wait` (default true) the tool returns when the operations finish and reports ' +
+        'progress; `wait: false` returns at once with the operations to poll.',
+    );
+  }
+  return parts.filter(Boolean).join('\n\n');
+}
+
+/**
+ * Derives one tool definition from one spec operation: arguments from the path, query and header
+ * parameters and the JSON body's properties (flattened when they do not collide, else under `body`),
+ * `$ref`s inlined, output schema from the responses, annotations from the method.
+ *
+ * @example
+ * import { listOperations, loadDocument } from '@svc/contract';
+ * const doc = loadDocument();
+ * const op = listOperations(doc).find((o) => o.operationId === 'createComputer');
+ * if (op) toolFromOperation(doc, op).inputSchema.required; // ["workspace", "name", …]
+ */
+export function toolFromOperation(document: OpenApiDocument, op: OperationInfo): ToolDefinition {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  const targets: Record<string, ArgumentTarget> = {};
+  const add = (name: string, schema: JsonSchema, target: ArgumentTarget, isRequired: boolean) => {
+    if (name in properties) throw new Error(`${op.operationId}: two inputs are named ${name}`);
+    properties[name] = schema;
+    targets[name] = target;
+    if (isRequired) required.push(name);
+  };
+
+  for (const parameter of parametersOf(document, op)) {
+    if (parameter.in === 'cookie') throw new Error(`${op.operationId}: cookie parameters are not supported`);
+    const schema = {
+      ...parameter.schema,
+      ...(parameter.description ? { description: parameter.description } : {}),
+    };
+    const target = { in: parameter.in as 'path' | 'query' | 'header', name: parameter.name };
+    if (parameter.in !== 'header') add(parameter.name, schema, target, parameter.required === true);
+    // Optional even where the spec requires it: the client supplies a fresh key when none is given.
+    else if (parameter.name.toLowerCase() === IDEMPOTENCY_HEADER) {
+      const description = `Optional for this tool: a fresh key is sent when left out. Give one to retry a call safely. ${parameter.description ?? ''}`;
+      add(headerArgument(parameter.name), { ...schema, description: description.trim() }, target, false);
+    } else add(headerArgument(parameter.name), schema, target, parameter.required === true);
+  }
+
+  const requestBody = inlineRefs(document, op.operation.requestBody) as
+    | { required?: boolean; content?: unknown }
+    | undefined;
+  const body = jsonContentSchema(document, requestBody?.content);
+  const { success, error, longRunning } = responseSchemas(document, op);
+  const reserved = longRunning ? ['wait'] : [];
+  if (body) {
+    const bodyRequired = requestBody?.required === true;
+    const flat =
+      isObjectSchema(body) &&
+      Object.keys(body.properties).every((k) => !(k in properties) && !reserved.includes(k));
+    if (flat) {
+      const requiredInBody = new Set(bodyRequired ? ((body.required as string[] | undefined) ?? []) : []);
+      for (const [name, schema] of Object.entries(body.properties))
+        add(name, schema, { in: 'body', name }, requiredInBody.has(name));
+    } else add('body', body, { in: 'body' }, bodyRequired);
+  }
+  if (longRunning) {
+    properties.wait = {
+      type: 'boolean',
+      default: true,
+      description:
+        'Wait until the operations finish (sending progress notifications), up to the server’s wait limit. false: return at once.',
+    };
+  }
+
+  const tool: ToolDefinition = {
+    name: toolName(op.operationId),
+    title: op.summary || op.operationId,
+    description: describe(op, longRunning),
+    inputSchema: {
+      type: 'object',
+      properties,
+      ...(required.length ? { required } : {}),
+      additionalProperties: false,
+    },
+    annotations: annotationsFor(op),
+    operation: op,
+    targets,
+    longRunning,
+  };
+  if (success.length > 0) {
+    tool.outputSchema = {
+      type: 'object',
+      description: 'The API’s JSON answer: the success body or, with isError, the error envelope.',
+      anyOf: error ? [...success, error] : success,
+    };
+  }
+  return tool;
+}
+
+/**
+ * One tool per operation that takes the caller's access token, in spec order, derived at call time
+ * from the document: a new operation in `spec/` becomes a tool without code changes.
+ *
+ * @example
+ * import { loadDocument } from '@svc/contract';
+ * const names = buildTools(loadDocument()).map((t) => t.name); // ["get_me", "list_workspaces", …]
+ */
+export function buildTools(document: OpenApiDocument): ToolDefinition[] {
+  const tools = listOperations(document)
+    .filter((op) => usesAccessToken(document, op))
+    .map((op) => toolFromOperation(document, op));
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) throw new Error(`two operations map to the tool name ${tool.name}`);
+    names.add(tool.name);
+  }
+  return tools;
+}

@@ -1,0 +1,163 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createClient } from '@svc/client';
+import { loadDocument } from '@svc/contract';
+import { describe, expect, it } from 'vitest';
+import { callTool } from '../src/call.js';
+import { progressTracker } from '../src/progress.js';
+import { buildTools } from '../src/tools.js';
+
+const tools = new Map(buildTools(loadDocument()).map((t) => [t.name, t]));
+const tool = (name: string) => {
+  const found = tools.get(name);
+  if (!found) throw new Error(name);
+  return found;
+};
+const op = (state: string, progress: number, extra: object = {}) => ({
+  id: '01m6ddfps70g9sk0sar56ypyzq2',
+  workspace_id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+  type: 'computer.stop',
+  state,
+  target: { type: 'computer', id: '01m6cnenctgek8472bc9m7jfnzd' },
+  created_by: '01m6b5cjm082dkpt9sxm0exnk3h',
+  progress,
+  created_at: '2026-11-03T10:00:00Z',
+  updated_at: '2026-11-03T10:00:00Z',
+  ...extra,
+});
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', 'Request-Id': '01m6ty2frhn2f2c4v4t96368nge' },
+  });
+
+/** A client whose API answers the stop with `accepted`, then each poll with the next of `polls`. */
+function api(polls: unknown[], seen: Request[] = []) {
+  return createClient({
+    baseUrl: 'http://api.test/v1',
+    token: 't',
+    retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+    fetch: async (request) => {
+      seen.push(request);
+      if (request.method === 'POST') return json(202, { operations: [op('pending', 0)] });
+      const next = polls.shift();
+      if (next instanceof Error) throw next;
+      return json(200, { operation: next ?? op('running', 50) });
+    },
+  });
+}
+const context = (extra: object = {}) => ({
+  signal: new AbortController().signal,
+  waitTimeoutMs: 5_000,
+  minPollIntervalMs: 1,
+  ...extra,
+});
+const texts = (result: CallToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : ''));
+
+describe('callTool', () => {
+  it('reports a failed operation as a tool error with the final records', async () => {
+    const failed = op('failed', 40, {
+      error: {
+        code: 'internal',
+        message: 'driver broke',
+        details: {},
+        request_id: '01m6ty2frhn2f2c4v4t96368nge',
+      },
+    });
+    const result = await callTool(
+      api([op('running', 20), failed]),
+      tool('stop_computer'),
+      { workspace: 'w', computer: 'c' },
+      context(),
+    );
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({ operations: [failed] });
+    expect(texts(result)[0]).toMatch(
+      /^Not every operation succeeded: operation computer.stop \S+ failed \(40%\): internal: driver broke/,
+    );
+  });
+
+  it('sends strictly rising progress, and none that would go back', async () => {
+    const sent: [number, string][] = [];
+    const polls = [op('running', 30), op('running', 30), op('running', 80), op('succeeded', 100)];
+    const result = await callTool(
+      api(polls),
+      tool('stop_computer'),
+      { workspace: 'w', computer: 'c' },
+      context({ progress: async (p: number, m: string) => void sent.push([p, m]) }),
+    );
+    expect(result.isError).toBeUndefined();
+    expect(sent.map(([p]) => p)).toEqual([0, 30, 80, 100]);
+    expect(sent[1]?.[1]).toBe('computer.stop running (30%)');
+  });
+
+  it('answers "still running" as a tool error when the wait times out', async () => {
+    const result = await callTool(
+      api([]),
+      tool('stop_computer'),
+      { workspace: 'w', computer: 'c' },
+      context({ waitTimeoutMs: 50 }),
+    );
+    expect(result.isError).toBe(true);
+    expect(texts(result)[0]).toMatch(/^Still running after 0 s/);
+    expect((result.structuredContent as { operations: { state: string }[] }).operations[0]?.state).toBe(
+      'running',
+    );
+  });
+
+  it('tells how to retry safely when the API cannot be reached, with the key it sent', async () => {
+    const seen: Request[] = [];
+    const client = createClient({
+      baseUrl: 'http://api.test/v1',
+      token: 't',
+      retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+      fetch: async (request) => {
+        seen.push(request);
+        throw new TypeError('fetch failed');
+      },
+    });
+    const result = await callTool(
+      client,
+      tool('create_workspace'),
+      { name: 'dev', idempotency_key: 'my-key-1' },
+      context(),
+    );
+    expect(result.isError).toBe(true);
+    expect(texts(result)[0]).toContain('call again with idempotency_key "my-key-1"');
+    expect(seen.map((r) => r.headers.get('Idempotency-Key'))).toEqual(['my-key-1', 'my-key-1']);
+  });
+
+  it('sends path, query and body where the spec puts them', async () => {
+    const seen: Request[] = [];
+    const client = createClient({
+      baseUrl: 'http://api.test/v1',
+      token: 't',
+      fetch: async (request) => {
+        seen.push(request);
+        return json(200, { computer: { id: 'x', name: 'renamed' } });
+      },
+    });
+    await callTool(
+      client,
+      tool('update_computer'),
+      { workspace: 'w', computer: 'c', name: 'renamed', labels: { a: 'b' } },
+      context(),
+    );
+    expect(seen[0]?.method).toBe('PATCH');
+    expect(new URL(seen[0]?.url ?? '').pathname).toBe('/v1/workspaces/w/computers/c');
+    expect(await seen[0]?.json()).toEqual({ name: 'renamed', labels: { a: 'b' } });
+  });
+});
+
+describe('progressTracker', () => {
+  it('averages several operations', async () => {
+    const sent: number[] = [];
+    const a = op('running', 0, { id: 'a' });
+    const b = op('running', 0, { id: 'b' });
+    const track = progressTracker([a, b] as never, async (p) => void sent.push(p));
+    await track.start();
+    track.update({ ...a, progress: 100 } as never);
+    track.update({ ...b, progress: 50 } as never);
+    await track.flush();
+    expect(sent).toEqual([0, 50, 75]);
+  });
+});

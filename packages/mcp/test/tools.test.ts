@@ -1,0 +1,132 @@
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { listOperations, loadDocument } from '@svc/contract';
+import { describe, expect, it } from 'vitest';
+import { ACTION_HINTS } from '../src/annotations.js';
+import { toolName } from '../src/names.js';
+import { buildTools } from '../src/tools.js';
+
+const document = loadDocument();
+const operations = listOperations(document);
+const tools = buildTools(document);
+const byName = new Map(tools.map((t) => [t.name, t]));
+/** The two operations that do not take an access token: health probes and the token exchange itself. */
+const NOT_TOOLS = ['getHealth', 'exchangeToken'];
+
+describe('toolName', () => {
+  it.each([
+    ['camelCase', { given: 'listComputers', want: 'list_computers' }],
+    ['one word', { given: 'me', want: 'me' }],
+    ['three words', { given: 'createServiceAccount', want: 'create_service_account' }],
+    ['acronym', { given: 'getHTTPStatus', want: 'get_http_status' }],
+  ])('%s', (_, { given, want }) => expect(toolName(given)).toBe(want));
+});
+
+describe('buildTools', () => {
+  it('has one tool per spec operation but getHealth and exchangeToken, in spec order', () => {
+    const want = operations
+      .filter((op) => !NOT_TOOLS.includes(op.operationId))
+      .map((op) => toolName(op.operationId));
+    expect(tools.map((t) => t.name)).toEqual(want);
+    expect(want).toContain('list_computers');
+  });
+
+  it('leaves no $ref in any schema it hands to clients', () => {
+    expect(JSON.stringify(tools.map((t) => [t.inputSchema, t.outputSchema]))).not.toContain('$ref');
+  });
+
+  it('takes every path parameter as a required input', () => {
+    for (const tool of tools) {
+      const names = [...tool.operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      for (const name of names) expect(tool.inputSchema.required, `${tool.name} ${name}`).toContain(name);
+    }
+  });
+
+  it('flattens the body and makes Idempotency-Key an optional idempotency_key', () => {
+    const tool = byName.get('create_computer');
+    expect(tool?.inputSchema.required).toEqual(['workspace', 'name', 'size', 'image']);
+    expect(tool?.targets.idempotency_key).toEqual({ in: 'header', name: 'Idempotency-Key' });
+    expect(tool?.targets.labels).toEqual({ in: 'body', name: 'labels' });
+    expect(tool?.inputSchema.additionalProperties).toBe(false);
+  });
+
+  it('gives `wait` to exactly the operations that answer 202', () => {
+    const accepted = operations
+      .filter((op) => '202' in (op.operation.responses as object))
+      .map((op) => toolName(op.operationId));
+    expect(tools.filter((t) => t.longRunning).map((t) => t.name)).toEqual(accepted);
+    expect(accepted).toEqual([
+      'create_computer',
+      'delete_computer',
+      'start_computer',
+      'stop_computer',
+      'restart_computer',
+    ]);
+    for (const tool of tools)
+      expect('wait' in (tool.inputSchema.properties as object), tool.name).toBe(
+        tool.longRunning || tool.name === 'get_operation',
+      );
+  });
+
+  it('has no output schema exactly when success has no body (204)', () => {
+    const withoutBody = tools.filter((t) => !t.outputSchema).map((t) => t.name);
+    expect(withoutBody).toEqual(
+      tools.filter((t) => '204' in (t.operation.operation.responses as object)).map((t) => t.name),
+    );
+  });
+
+  const ajv = new AjvJsonSchemaValidator();
+  it('accepts every success and error example of the spec as structured output', () => {
+    let checked = 0;
+    for (const tool of tools) {
+      if (!tool.outputSchema) continue;
+      const validate = ajv.getValidator(tool.outputSchema);
+      for (const [status, response] of Object.entries(
+        tool.operation.operation.responses as Record<
+          string,
+          {
+            $ref?: string;
+            content?: Record<string, { examples?: Record<string, { value?: unknown; $ref?: string }> }>;
+          }
+        >,
+      )) {
+        if (response.$ref) continue;
+        for (const example of Object.values(response.content?.['application/json']?.examples ?? {})) {
+          if (example.$ref) continue;
+          const result = validate(example.value);
+          expect(result.valid, `${tool.name} ${status}: ${result.errorMessage}`).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('refuses an error envelope that breaks the spec (the output schema can fail)', () => {
+    const validate = ajv.getValidator(byName.get('get_computer')?.outputSchema ?? {});
+    expect(validate({ error: { code: 'not_found' } }).valid).toBe(false);
+    expect(validate({ computer: { id: 'x' } }).valid).toBe(false);
+  });
+});
+
+describe('annotations', () => {
+  it.each([
+    ['get_computer', { readOnlyHint: true, destructiveHint: false, idempotentHint: true }],
+    ['create_computer', { readOnlyHint: false, destructiveHint: false, idempotentHint: false }],
+    ['update_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
+    ['delete_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
+    ['start_computer', { readOnlyHint: false, destructiveHint: false, idempotentHint: true }],
+    ['stop_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
+    ['restart_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: false }],
+  ])('%s', (name, want) => {
+    expect(byName.get(name)?.annotations).toMatchObject({ ...want, openWorldHint: false });
+  });
+
+  it('names only operations that exist in ACTION_HINTS', () => {
+    const ids = operations.map((op) => op.operationId);
+    for (const id of Object.keys(ACTION_HINTS)) expect(ids).toContain(id);
+  });
+
+  it('titles every tool with its summary', () => {
+    for (const tool of tools) expect(tool.annotations.title).toBe(tool.operation.summary);
+  });
+});
