@@ -207,9 +207,7 @@ async function claim(
       throw new IdempotencyError(
         'idempotency_key_reused',
         'this Idempotency-Key was used with a different request',
-        {
-          details: { idempotency_key: scope.key },
-        },
+        // No details: the spec's ErrorDetails is closed, and the client knows the key it sent.
       );
     }
     if (row.state === 'in_flight') {
@@ -218,7 +216,6 @@ async function claim(
         'a request with this Idempotency-Key is still being processed; retry shortly',
         {
           headers: { 'retry-after': '1' },
-          details: { idempotency_key: scope.key },
         },
       );
     }

@@ -1,3 +1,5 @@
+export type { App, AppOptions, ResponseValidation } from './app.js';
+export { createApp } from './app.js';
 export type {
   AccessTokenClaims,
   AuthFailure,
@@ -19,13 +21,18 @@ export {
   verifyAssertion,
   writeKeyFile,
 } from './auth/index.js';
+export type { BootstrapOptions, BootstrapResult } from './bootstrap.js';
+export { BootstrapError, bootstrap, bootstrapMessage } from './bootstrap.js';
 export type { Config, Quotas } from './config.js';
 export { ConfigError, loadConfig } from './config.js';
 export type { Database, Queryable, QueryResult } from './db/index.js';
 export { migrate, openDatabase } from './db/index.js';
 export type { ErrorCode, ErrorEnvelope, FieldViolation } from './errors.js';
 export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './errors.js';
+export type { Handler, Handlers } from './handlers/types.js';
 export { housekeeping } from './housekeeping.js';
+export type { RunningServer } from './http/node-adapter.js';
+export { listen } from './http/node-adapter.js';
 export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './idempotency.js';
 export { IdempotencyError, idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
 export { idTime, isId, isName, newId } from './ids.js';
@@ -40,6 +47,7 @@ export {
   SimulatedDriver,
   waitForOperation,
 } from './operations/index.js';
+export { Cursors } from './paging.js';
 export type { RateLimitPolicies, RateLimitState } from './ratelimit.js';
 export {
   DEFAULT_RATE_LIMITS,
@@ -48,3 +56,6 @@ export {
   RateLimiter,
   rateLimitHeaders,
 } from './ratelimit.js';
+export { seedSandbox } from './sandbox.js';
+export type { LocalAccountInput } from './signin/index.js';
+export { createSigninHandler, setLocalAccount } from './signin/index.js';

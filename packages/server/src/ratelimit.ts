@@ -20,6 +20,15 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitPolicies> = Object.freeze({
 const POLICY_NAMES: readonly RateLimitPolicyName[] = ['principal', 'workspace_mutations'];
 
 /**
+ * The policy names on the wire (headers and `details.policy`): the spec's `^[a-z][a-z0-9-]*$`, so
+ * `workspace-mutations`. `SVC_RATE_LIMITS` keeps the underscore form of an environment value.
+ */
+export const POLICY_WIRE_NAMES: Readonly<Record<RateLimitPolicyName, string>> = Object.freeze({
+  principal: 'principal',
+  workspace_mutations: 'workspace-mutations',
+});
+
+/**
  * Parses `SVC_RATE_LIMITS`: unset or empty → the defaults; `off` → `undefined` (no limiting);
  * otherwise a comma list `name=quota/seconds` that overrides the named policies, e.g.
  * `principal=600/60,workspace_mutations=120/60`. A policy with quota 0 is off.
@@ -73,7 +82,7 @@ export class RateLimitError extends ApiError {
       'rate_limited',
       `rate limit ${state.policy} exceeded (${state.quota} per ${state.windowSeconds} s)`,
       {
-        details: { policy: state.policy, retry_after_seconds: retryAfterSeconds },
+        details: { policy: POLICY_WIRE_NAMES[state.policy], retry_after_seconds: retryAfterSeconds },
         headers: { ...rateLimitHeaders([state]), 'retry-after': String(retryAfterSeconds) },
       },
     );
@@ -170,19 +179,23 @@ function retryAfter(counter: Counter, quota: number, windowMs: number, elapsed: 
 
 /**
  * The IETF ratelimit-headers (draft-ietf-httpapi-ratelimit-headers) fields for the given states, as
- * structured-field lists: `RateLimit-Policy: "principal";q=600;w=60` and `RateLimit: "principal";r=599;t=42`.
+ * structured-field lists: `RateLimit-Policy` lists every policy that applied, `RateLimit` the one
+ * closest to exhaustion (fewest requests left), as the spec's header description says.
  *
  * @example
  * rateLimitHeaders([state]); // { 'ratelimit-policy': '"principal";q=600;w=60', ratelimit: '"principal";r=599;t=42' }
  */
 export function rateLimitHeaders(states: readonly (RateLimitState | undefined)[]): Record<string, string> {
   const policy: string[] = [];
-  const limit: string[] = [];
+  let closest: RateLimitState | undefined;
   for (const state of states) {
     if (!state) continue;
-    policy.push(`"${state.policy}";q=${state.quota};w=${state.windowSeconds}`);
-    limit.push(`"${state.policy}";r=${state.remaining};t=${state.resetSeconds}`);
+    policy.push(`"${POLICY_WIRE_NAMES[state.policy]}";q=${state.quota};w=${state.windowSeconds}`);
+    if (!closest || state.remaining < closest.remaining) closest = state;
   }
-  if (policy.length === 0) return {};
-  return { 'ratelimit-policy': policy.join(', '), ratelimit: limit.join(', ') };
+  if (!closest) return {};
+  return {
+    'ratelimit-policy': policy.join(', '),
+    ratelimit: `"${POLICY_WIRE_NAMES[closest.policy]}";r=${closest.remaining};t=${closest.resetSeconds}`,
+  };
 }

@@ -67,7 +67,7 @@ describe('errorResponse', () => {
     const response = errorResponse(new AuthError('expired', 'the access token has expired'), 'r');
     expect([response.status, response.headers.get('www-authenticate')]).toEqual([
       401,
-      'Bearer, error="invalid_token"',
+      'Bearer error="invalid_token"',
     ]);
   });
 

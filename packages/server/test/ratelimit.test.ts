@@ -95,7 +95,7 @@ describe('RateLimiter', () => {
     expect(rateLimitHeaders([undefined])).toEqual({});
   });
 
-  test('headers list every policy that applied', () => {
+  test('RateLimit-Policy lists every policy that applied; RateLimit the closest to exhaustion', () => {
     const time = clock();
     const limiter = new RateLimiter(DEFAULT_RATE_LIMITS, { now: time.now });
     time.advance(18_000);
@@ -104,8 +104,8 @@ describe('RateLimiter', () => {
       limiter.take('workspace_mutations', 'w'),
     ]);
     expect(headers).toEqual({
-      'ratelimit-policy': '"principal";q=600;w=60, "workspace_mutations";q=120;w=60',
-      ratelimit: '"principal";r=599;t=42, "workspace_mutations";r=119;t=42',
+      'ratelimit-policy': '"principal";q=600;w=60, "workspace-mutations";q=120;w=60',
+      ratelimit: '"workspace-mutations";r=119;t=42',
     });
   });
 

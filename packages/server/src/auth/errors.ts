@@ -30,7 +30,7 @@ export class AuthError extends ApiError {
   readonly reason: AuthFailure;
 
   constructor(reason: AuthFailure, message: string, cause?: unknown) {
-    const error = reason === 'missing' ? '' : ', error="invalid_token"';
+    const error = reason === 'missing' ? '' : ' error="invalid_token"';
     super('unauthenticated', message, { headers: { 'www-authenticate': `Bearer${error}` }, cause });
     this.reason = reason;
   }

@@ -63,12 +63,20 @@ export function keyFile(input: {
 }
 
 /**
- * Writes a key file with mode 0600 (owner read/write only), creating its directory.
+ * Writes a key file with mode 0600 (owner read/write only), creating its directory. With
+ * `exclusive`, an existing file is never replaced: the write fails with `EEXIST` instead.
  *
  * @example
- * await writeKeyFile(config.bootstrapKeyFile, file);
+ * await writeKeyFile(config.bootstrapKeyFile, file, { exclusive: true });
  */
-export async function writeKeyFile(path: string, file: KeyFile): Promise<void> {
+export async function writeKeyFile(
+  path: string,
+  file: KeyFile,
+  options: { exclusive?: boolean } = {},
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'w' });
+  await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, {
+    mode: 0o600,
+    flag: options.exclusive ? 'wx' : 'w',
+  });
 }

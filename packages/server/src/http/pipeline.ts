@@ -3,11 +3,33 @@ import { createCors } from './cors.js';
 import { newRequestId } from './request-id.js';
 import type { Router } from './router.js';
 import { compileRouter } from './router.js';
-import type { FieldViolation, RequestFailureKind, Validator, ValidRequest } from './validation.js';
+import type {
+  FieldViolation,
+  InvalidRequest,
+  RequestFailureKind,
+  Validator,
+  ValidRequest,
+} from './validation.js';
 import { compileValidator } from './validation.js';
 
-/** The server core: web-standard, so tests call it without a socket (STYLE.md). */
-export type FetchHandler = (request: Request) => Promise<Response>;
+/**
+ * The server core: web-standard, so tests call it without a socket (STYLE.md). `env` is what the
+ * Node adapter passes along (`{ incoming, outgoing }` of node:http), e.g. for the client address.
+ */
+export type FetchHandler = (request: Request, env?: unknown) => Promise<Response>;
+
+/** What `onRequest` sees: the request's id, its shared response headers and per-request state. */
+export interface RequestStart {
+  request: Request;
+  requestId: string;
+  env: unknown;
+  /** Headers added to every response of this request, early errors included (e.g. `RateLimit`). */
+  headers: Record<string, string>;
+  /** Carried into {@link HandlerContext.state}: what the hook learned (e.g. verified token claims). */
+  state: Record<string, unknown>;
+  /** Builds an error response in the envelope, with `headers`, `Request-Id` and CORS. */
+  error: HandlerContext['error'];
+}
 
 /** What a handler gets for one validated request. */
 export interface HandlerContext {
@@ -22,6 +44,10 @@ export interface HandlerContext {
    * lower-case keys: building the `Response` once with all headers keeps the adapter's fast path.
    */
   headers: Record<string, string>;
+  /** The adapter's `env` (see {@link FetchHandler}). */
+  env: unknown;
+  /** Per-request state, filled by `onRequest`. */
+  state: Record<string, unknown>;
   /** A JSON response carrying `headers`, `Request-Id` and CORS. `body` undefined sends no body (204). */
   json(status: number, body?: unknown, headers?: Record<string, string>): Response;
   /** The error envelope of API.md §2, same headers. */
@@ -36,6 +62,20 @@ export interface HandlerContext {
 
 export interface HttpCoreOptions {
   document: OpenApiDocument;
+  /**
+   * Runs first, before routing, for every request (preflights and early errors included), so what it
+   * puts in `start.headers` is on every response. Answers instead of the pipeline when it returns a
+   * response (e.g. a 429).
+   */
+  onRequest?(start: RequestStart): Promise<Response | undefined> | Response | undefined;
+  /**
+   * Re-labels a validation failure of one operation, where the spec gives it another code than the
+   * generic one (POST /auth/token: an unknown `grant_type` is `invalid_request`, not `invalid_argument`).
+   */
+  refineFailure?(
+    operationId: OperationId,
+    failure: InvalidRequest,
+  ): { kind: RequestFailureKind; message: string } | undefined;
   /** Dispatches one validated request (by `ctx.operationId`) to its handler. */
   handle(ctx: HandlerContext): Promise<Response> | Response;
   /** Turns an error thrown by `handle` into a response; by default a 500 `internal` without detail. */
@@ -71,9 +111,10 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
   const cors = createCors(options.document);
   const base = cors.responseHeaders;
 
-  return async (request) => {
+  return async (request, env) => {
     const requestId = newRequestId();
     const extra: Record<string, string> = {};
+    const state: Record<string, unknown> = {};
     const json = (status: number, body?: unknown, headers?: Record<string, string>): Response =>
       new Response(body === undefined ? null : JSON.stringify(body), {
         status,
@@ -93,6 +134,10 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
       headers?: Record<string, string>,
     ) => json(status, { error: { code, message, details, request_id: requestId } }, headers);
 
+    if (options.onRequest) {
+      const early = await options.onRequest({ request, requestId, env, headers: extra, state, error });
+      if (early) return early;
+    }
     const url = request.url;
     const start = url.indexOf('/', url.indexOf('//') + 2);
     const end = url.indexOf('?', start);
@@ -100,7 +145,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     if (request.method === 'OPTIONS') {
       const allow = router.allowed(pathname);
       if (!allow) return error(404, 'not_found', 'no such route');
-      return cors.preflight(allow, { 'request-id': requestId });
+      return cors.preflight(allow, { ...extra, 'request-id': requestId });
     }
     const found = router.match(request.method, pathname);
     if (found.kind === 'not_found') return error(404, 'not_found', 'no such route');
@@ -122,9 +167,11 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     }
     const checked = await validator.validateRequest(found.operationId, request, found.pathParams);
     if (!checked.ok) {
-      const [status, message] = FAILURES[checked.kind];
-      const details = checked.kind === 'invalid_argument' ? { field_violations: checked.violations } : {};
-      return error(status, checked.kind, message, details);
+      const refined = options.refineFailure?.(found.operationId, checked);
+      const kind = refined?.kind ?? checked.kind;
+      const [status, message] = FAILURES[kind];
+      const details = kind === 'invalid_argument' ? { field_violations: checked.violations } : {};
+      return error(status, kind, refined?.message ?? message, details);
     }
     const ctx: HandlerContext = {
       operationId: found.operationId,
@@ -132,6 +179,8 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
       requestId,
       input: checked,
       headers: extra,
+      env,
+      state,
       json,
       error,
     };

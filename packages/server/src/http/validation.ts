@@ -202,7 +202,8 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
         };
       body = parsed.value;
       if (compiled.body && !compiled.body(body))
-        violations.push(...toViolations(compiled.body.errors, body, 'body'));
+        // The spec's FieldViolation names body fields without a prefix (`labels.team`).
+        violations.push(...toViolations(compiled.body.errors, body, ''));
     } else if (compiled.shape.requestBody === 'required') {
       violations.push({ field: 'body', description: 'a JSON body is required' });
     }

@@ -11,12 +11,34 @@ export interface FieldViolation {
  * A field path from a location and the keys below it: object keys joined with `.`, array indexes as `[i]`.
  *
  * @example
- * fieldPath('body', ['labels', 'env']); // 'body.labels.env'
+ * fieldPath('query', ['limit']); // 'query.limit'
+ * fieldPath('', ['labels', 'env']); // 'labels.env': request-body fields have no prefix (FieldViolation in the spec)
  */
 export function fieldPath(base: string, keys: readonly (string | number)[]): string {
   let out = base;
-  for (const key of keys) out += typeof key === 'number' ? `[${key}]` : `.${key}`;
-  return out;
+  for (const key of keys) {
+    const segment = typeof key === 'number' ? key : printable(key, MAX_SEGMENT);
+    out += typeof segment === 'number' ? `[${segment}]` : out === '' ? segment : `.${segment}`;
+  }
+  return printable(out, MAX_FIELD);
+}
+
+/**
+ * Field names come from the caller (unknown fields, label keys), so an error must not echo them back
+ * unbounded or with control characters: the spec's FieldViolation caps `field` at 256 printable characters.
+ */
+const MAX_SEGMENT = 64;
+const MAX_FIELD = 256;
+const MAX_DESCRIPTION = 1024;
+
+function printable(text: string, max: number): string {
+  let clean = '';
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    clean += code < 0x20 || code === 0x7f ? '\ufffd' : char;
+    if (clean.length > max) break;
+  }
+  return clean.length <= max ? clean : `${clean.slice(0, max - 1)}\u2026`;
 }
 
 /**
@@ -50,11 +72,11 @@ export function toViolations(
     } else if (error.keyword === 'enum') {
       description = `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     }
-    const field = fieldPath(base, keys);
+    const field = fieldPath(base, keys) || 'body';
     const key = `${field}\u0000${description}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ field, description });
+    out.push({ field, description: printable(description, MAX_DESCRIPTION) });
   }
   return out;
 }

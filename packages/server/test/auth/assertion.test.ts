@@ -205,7 +205,7 @@ describeEngines('verifyAssertion', (engine) => {
   test('AuthError carries WWW-Authenticate: Bearer', async () => {
     const error = await verify('x.y.z').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AuthError);
-    expect((error as AuthError).headers['www-authenticate']).toBe('Bearer, error="invalid_token"');
+    expect((error as AuthError).headers['www-authenticate']).toBe('Bearer error="invalid_token"');
   });
 });
 

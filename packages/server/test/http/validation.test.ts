@@ -24,26 +24,21 @@ describe('request validation', () => {
       'unknown body field',
       'createComputer',
       parts({ body: bytes({ ...computer, colour: 'red' }) }),
-      'body.colour',
+      'colour',
     ],
     [
       'bad label value',
       'createComputer',
       parts({ body: bytes({ ...computer, labels: { env: 'Prod!' } }) }),
-      'body.labels.env',
+      'labels.env',
     ],
     [
       'bad label key',
       'createComputer',
       parts({ body: bytes({ ...computer, labels: { 'Bad Key': 'x' } }) }),
-      'body.labels.Bad Key',
+      'labels.Bad Key',
     ],
-    [
-      'missing body field',
-      'createComputer',
-      parts({ body: bytes({ name: 'x', size: 'small' }) }),
-      'body.image',
-    ],
+    ['missing body field', 'createComputer', parts({ body: bytes({ name: 'x', size: 'small' }) }), 'image'],
     ['wrong body type', 'createComputer', parts({ body: bytes([computer]) }), 'body'],
     ['required body left out', 'createComputer', parts(), 'body'],
     ['limit below 1', 'listWorkspaces', parts({ query: new URLSearchParams('limit=0') }), 'query.limit'],
@@ -111,9 +106,9 @@ describe('request validation', () => {
       }),
     );
     expect(result.ok ? [] : result.violations.map((v) => v.field).sort()).toEqual([
-      'body.extra',
-      'body.size',
+      'extra',
       'path.workspace',
+      'size',
     ]);
   });
 
@@ -204,7 +199,7 @@ describe('request validation', () => {
       validator.validateParts('createKey', parts({ pathParams: path, body: bytes({ algorithm: 'RSA' }) })),
     ).toMatchObject({
       ok: false,
-      violations: [{ field: 'body.algorithm' }],
+      violations: [{ field: 'algorithm' }],
     });
   });
 

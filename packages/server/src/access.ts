@@ -1,0 +1,79 @@
+import type { Queryable } from './db/database.js';
+import { ApiError } from './errors.js';
+import { isId } from './ids.js';
+
+/** The roles of API.md §8, weakest first. */
+export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
+
+const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+
+/** What a request needs to do in a workspace (API.md §8). */
+export type Permission = 'read' | 'computers' | 'manage' | 'owner';
+
+const NEEDS: Readonly<Record<Permission, Role>> = {
+  read: 'viewer',
+  computers: 'editor',
+  manage: 'admin',
+  owner: 'owner',
+};
+
+/** A `workspaces` row. */
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  display_name: string;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The workspace a request names, and the caller's current role in it. */
+export interface WorkspaceAccess {
+  workspace: WorkspaceRow;
+  role: Role;
+}
+
+/** Whether `role` is at least `other`. */
+export function atLeast(role: Role, other: Role): boolean {
+  return RANK[role] >= RANK[other];
+}
+
+/** 404 `not_found` for a workspace, the same whether it does not exist or the caller is no member. */
+export function workspaceNotFound(ref: string): ApiError {
+  return new ApiError('not_found', `workspace ${ref} not found`);
+}
+
+/** 403 `permission_denied` naming the role that is needed. */
+export function permissionDenied(role: Role, needed: string): ApiError {
+  return new ApiError('permission_denied', `your role ${role} does not allow this: it needs ${needed}`);
+}
+
+/**
+ * Resolves `{workspace}` (an id, or else a name) and the caller's role there, from CURRENT
+ * membership, in one query. Not a member (or no such workspace) → 404 `not_found`, so existence
+ * never leaks; a member whose role is too weak → 403 `permission_denied` (API.md §8). `lock` takes a
+ * row lock on the workspace, serialising changes that check invariants (the last owner, live computers).
+ *
+ * @example
+ * const { workspace, role } = await workspaceAccess(tx, principal.id, ctx.path.workspace, 'computers');
+ */
+export async function workspaceAccess(
+  db: Queryable,
+  principalId: string,
+  ref: string,
+  permission: Permission,
+  options: { lock?: boolean } = {},
+): Promise<WorkspaceAccess> {
+  const { rows } = await db.query<WorkspaceRow & { role: Role }>(
+    `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
+       FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
+      WHERE ${isId(ref) ? 'w.id' : 'w.name'} = $1${options.lock ? ' FOR UPDATE OF w' : ''}`,
+    [ref, principalId],
+  );
+  const row = rows[0];
+  if (!row) throw workspaceNotFound(ref);
+  const { role, ...workspace } = row;
+  const needed = NEEDS[permission];
+  if (!atLeast(role, needed)) throw permissionDenied(role, needed);
+  return { workspace, role };
+}

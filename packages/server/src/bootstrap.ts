@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import type { KeyFile } from './auth/keypair.js';
+import { generateServiceAccountKey, keyFile, writeKeyFile } from './auth/keypair.js';
+import type { Database, Queryable } from './db/database.js';
+import { nestedDatabase } from './db/nested.js';
+import { newId } from './ids.js';
+import { setLocalAccount } from './signin/accounts.js';
+
+/** What a first start created. The password and the key file are shown once, never again. */
+export interface BootstrapResult {
+  email: string;
+  password: string;
+  userId: string;
+  workspaceId: string;
+  workspaceName: string;
+  serviceAccountId: string;
+  keyFile: KeyFile;
+  keyFilePath: string;
+}
+
+export interface BootstrapOptions {
+  /** `base_url` of the key file: the real public address (with PORT=0, the bound port). */
+  baseUrl: string;
+  keyFilePath: string;
+  email?: string;
+  workspaceName?: string;
+  /** Replace an existing key file (sandbox only: its in-memory database is new on every start). */
+  overwriteKeyFile?: boolean;
+}
+
+/** Thrown when a first start would overwrite a key file that is already there. */
+export class BootstrapError extends Error {
+  override name = 'BootstrapError';
+}
+
+/**
+ * First start on an EMPTY database (API.md §7): creates an owner user account (local sign-in, a
+ * random password), a workspace, an owner service account and its key, and writes the key file
+ * (mode 0600, never over an existing file). Under a transaction-scoped advisory lock, so two replicas
+ * starting at once on one PostgreSQL bootstrap once: the second finds principals and does nothing.
+ * Answers `undefined` when the database was not empty. The key file is written inside the
+ * transaction, so a failure to write it leaves the database empty for the next try.
+ *
+ * @example
+ * const first = await bootstrap(db, { baseUrl: config.baseUrl, keyFilePath: config.bootstrapKeyFile });
+ * if (first) console.log(bootstrapMessage(first));
+ */
+export async function bootstrap(
+  db: Database,
+  options: BootstrapOptions,
+): Promise<BootstrapResult | undefined> {
+  const email = options.email ?? 'owner@svc.localhost';
+  const workspaceName = options.workspaceName ?? 'default';
+  return db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('svc.bootstrap'))`);
+    const { rowCount } = await tx.query('SELECT 1 FROM principals LIMIT 1');
+    if (rowCount > 0) return undefined;
+    const password = randomBytes(18).toString('base64url');
+    const { principalId: userId } = await setLocalAccount(nestedDatabase(tx, db.engine), {
+      email,
+      password,
+      name: 'owner',
+      displayName: 'Owner',
+    });
+    const workspaceId = newId();
+    await tx.query(`INSERT INTO workspaces (id, name, display_name, created_by) VALUES ($1, $2, $3, $4)`, [
+      workspaceId,
+      workspaceName,
+      'Default workspace',
+      userId,
+    ]);
+    await addMember(tx, workspaceId, userId, 'owner');
+    const serviceAccountId = newId();
+    await tx.query(
+      `INSERT INTO principals (id, kind, name, display_name) VALUES ($1, 'service_account', 'bootstrap', 'Bootstrap service account')`,
+      [serviceAccountId],
+    );
+    await tx.query(`INSERT INTO service_accounts (id, workspace_id, name) VALUES ($1, $2, 'bootstrap')`, [
+      serviceAccountId,
+      workspaceId,
+    ]);
+    await addMember(tx, workspaceId, serviceAccountId, 'owner');
+    const pair = await generateServiceAccountKey('EdDSA');
+    const keyId = newId();
+    await tx.query('INSERT INTO keys (id, principal_id, algorithm, public_jwk) VALUES ($1, $2, $3, $4)', [
+      keyId,
+      serviceAccountId,
+      pair.algorithm,
+      pair.publicJwk,
+    ]);
+    const file = keyFile({ keyId, principalId: serviceAccountId, baseUrl: options.baseUrl, pair });
+    try {
+      await writeKeyFile(options.keyFilePath, file, { exclusive: !options.overwriteKeyFile });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new BootstrapError(
+          `the database is empty but ${options.keyFilePath} already exists; it belongs to another database. ` +
+            'Move it away (or set SVC_BOOTSTRAP_KEY_FILE) and start again.',
+        );
+      throw error;
+    }
+    return {
+      email,
+      password,
+      userId,
+      workspaceId,
+      workspaceName,
+      serviceAccountId,
+      keyFile: file,
+      keyFilePath: options.keyFilePath,
+    };
+  });
+}
+
+async function addMember(
+  tx: Queryable,
+  workspaceId: string,
+  principalId: string,
+  role: string,
+): Promise<void> {
+  await tx.query('INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, $4)', [
+    newId(),
+    workspaceId,
+    principalId,
+    role,
+  ]);
+}
+
+/**
+ * The one message that shows the first account's password: how to sign in and how to use the key.
+ *
+ * @example
+ * process.stdout.write(bootstrapMessage(result));
+ */
+export function bootstrapMessage(result: BootstrapResult): string {
+  return [
+    '',
+    'First start: created an owner account, workspace and service account.',
+    `  workspace:        ${result.workspaceName} (${result.workspaceId})`,
+    `  sign in (browser): svc login    email ${result.email}    password ${result.password}`,
+    '                    (shown once: keep it now, it is stored only as a hash)',
+    `  service account key file: ${result.keyFilePath} (mode 0600, shown nowhere else)`,
+    `  get a token:      SVC_KEY_FILE=${result.keyFilePath} pnpm svc token`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,55 @@
+import { workspaceAccess } from '../access.js';
+import { ApiError } from '../errors.js';
+import { waitForOperation } from '../operations/events.js';
+import type { OperationRow } from '../operations/records.js';
+import { pageRequest, toPage } from '../paging.js';
+import { renderOperation } from '../render.js';
+import type { Handler } from './types.js';
+
+/** The most `?wait=` may hold a request (API.md §5; the spec caps the parameter at 60). */
+export const MAX_WAIT_SECONDS = 60;
+
+export const listOperations: Handler<'listOperations'> = async (ctx) => {
+  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { state, target_id } = ctx.query;
+  const page = pageRequest(ctx.deps.cursors, ctx.query, {
+    op: 'listOperations',
+    workspace: workspace.id,
+    state: state ?? null,
+    target_id: target_id ?? null,
+  });
+  const { rows } = await ctx.db.query<OperationRow>(
+    `SELECT * FROM operations
+      WHERE workspace_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR target_id = $3)
+        AND ($4::text IS NULL OR id < $4)
+      ORDER BY id DESC LIMIT $5`,
+    [workspace.id, state ?? null, target_id ?? null, page.after, page.limit + 1],
+  );
+  const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
+  return { status: 200, body: { operations: items.map(renderOperation), next_cursor, has_more } };
+};
+
+/**
+ * One operation, readable by members of its workspace (404 for anyone else). `?wait=N` holds until
+ * it is final or N seconds pass, then answers as it stands.
+ */
+export const getOperation: Handler<'getOperation'> = async (ctx) => {
+  const id = ctx.path.operation;
+  const { rows } = await ctx.db.query<{ workspace_id: string }>(
+    'SELECT workspace_id FROM operations WHERE id = $1',
+    [id],
+  );
+  const notFound = () => new ApiError('not_found', `operation ${id} not found`);
+  if (!rows[0]) throw notFound();
+  try {
+    await workspaceAccess(ctx.db, ctx.principal.id, rows[0].workspace_id, 'read');
+  } catch (error) {
+    throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
+  }
+  const waitMs = Math.min(ctx.query.wait ?? 0, MAX_WAIT_SECONDS) * 1000;
+  const operation = await waitForOperation(ctx.db, ctx.deps.events, id, waitMs, { pollMs: 500 });
+  if (!operation) throw notFound();
+  return { status: 200, body: { operation: renderOperation(operation) } };
+};
+
+export const operationHandlers = { listOperations, getOperation };

@@ -1,0 +1,83 @@
+import type { OperationId, operations } from '@svc/contract';
+import type { AccessTokens } from '../auth/access-token.js';
+import type { Principal } from '../auth/authenticate.js';
+import type { ServerKeys } from '../auth/signing-keys.js';
+import type { Config } from '../config.js';
+import type { Database, Queryable } from '../db/database.js';
+import type { OperationEvents } from '../operations/events.js';
+import type { Cursors } from '../paging.js';
+import type { RateLimiter, RateLimitState } from '../ratelimit.js';
+
+type Op<K extends OperationId> = operations[K];
+type Params<K extends OperationId> = Op<K>['parameters'];
+type Defined<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;
+
+/** The path parameters of operation `K`, as the spec types them. */
+export type PathOf<K extends OperationId> =
+  Params<K> extends { path: infer P } ? Defined<P> : Record<string, never>;
+/** The query parameters of `K` (validated, with the spec's defaults filled in). */
+export type QueryOf<K extends OperationId> =
+  Params<K> extends { query?: infer Q } ? Defined<Q> : Record<string, never>;
+/** The JSON body of `K`: required, optional (`| undefined`) or none. */
+export type BodyOf<K extends OperationId> =
+  Op<K> extends { requestBody: { content: { 'application/json': infer B } } }
+    ? B
+    : Op<K> extends { requestBody?: { content: { 'application/json': infer B } } }
+      ? B | undefined
+      : undefined;
+
+type Responses<K extends OperationId> = Op<K>['responses'];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+
+/**
+ * What a handler answers: one of the operation's documented success statuses with the body the spec
+ * gives it, so a handler that returns another shape does not compile. Errors are thrown (`ApiError`).
+ */
+export type Reply<K extends OperationId> = {
+  [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> };
+}[SuccessStatus<K>];
+
+/** Everything handlers share, built once by `createApp`. */
+export interface AppDeps {
+  db: Database;
+  config: Readonly<Config>;
+  tokens: AccessTokens;
+  serverKeys: ServerKeys;
+  limiter: RateLimiter | undefined;
+  events: OperationEvents;
+  cursors: Cursors;
+  /** The version `GET /health` reports: the spec's `info.version`. */
+  version: string;
+}
+
+/** Operations that run without an access token. */
+export type Anonymous = 'getHealth' | 'exchangeToken';
+
+/** One validated, authenticated request, as a handler of operation `K` sees it. */
+export interface Ctx<K extends OperationId> {
+  operationId: K;
+  requestId: string;
+  request: Request;
+  path: PathOf<K>;
+  query: QueryOf<K>;
+  body: BodyOf<K>;
+  /** The caller, loaded from the database for this request (never taken from the token alone). */
+  principal: K extends Anonymous ? undefined : Principal;
+  /**
+   * Where to read and write: for a mutating operation, the transaction that also records the
+   * Idempotency-Key (API.md §10); otherwise the database. Never use `deps.db` inside a mutation.
+   */
+  db: Queryable;
+  deps: AppDeps;
+  /** Counts a mutation against its workspace's rate limit (API.md §11); throws `RateLimitError`. */
+  countMutation(workspaceId: string): RateLimitState | undefined;
+  /** The client's address when the adapter knows it (rate limits of anonymous calls). */
+  clientAddress: string | undefined;
+}
+
+/** The handler of operation `K`. */
+export type Handler<K extends OperationId> = (ctx: Ctx<K>) => Promise<Reply<K>>;
+
+/** One handler per operation of the spec: a spec operation without a handler is a type error. */
+export type Handlers = { [K in OperationId]: Handler<K> };

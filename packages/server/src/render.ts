@@ -1,0 +1,169 @@
+import type { Schema } from '@svc/contract';
+import type { JWK } from 'jose';
+import type { Role, WorkspaceRow } from './access.js';
+import type { KeyAlgorithm } from './auth/keypair.js';
+import type { ComputerRow, OperationRow } from './operations/records.js';
+
+// Rows → the spec's resource shapes (API.md §3). Optional fields are left out, never null: the spec's
+// types are not nullable. Timestamps are RFC 3339 in UTC.
+
+const time = (value: Date): string => value.toISOString();
+
+/** @example renderWorkspace(row) // { id, name, display_name, created_at, updated_at } */
+export function renderWorkspace(row: WorkspaceRow): Schema<'Workspace'> {
+  return {
+    id: row.id,
+    name: row.name,
+    display_name: row.display_name || row.name,
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
+/** A `members` row joined with its principal's kind. */
+export interface MemberRow {
+  id: string;
+  workspace_id: string;
+  principal_id: string;
+  principal_kind: 'user' | 'service_account';
+  role: Role;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** @example renderMember(row) */
+export function renderMember(row: MemberRow): Schema<'Member'> {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    principal_id: row.principal_id,
+    principal_kind: row.principal_kind,
+    role: row.role,
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
+/** A service account: its row, its principal's display name and its role in the owning workspace. */
+export interface ServiceAccountRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  display_name: string;
+  role: Role;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** @example renderServiceAccount(row) */
+export function renderServiceAccount(row: ServiceAccountRow): Schema<'ServiceAccount'> {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    name: row.name,
+    display_name: row.display_name || row.name,
+    role: row.role,
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
+/** A `keys` row. */
+export interface KeyRow {
+  id: string;
+  principal_id: string;
+  algorithm: KeyAlgorithm;
+  public_jwk: JWK;
+  state: 'active' | 'revoked';
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The public half only; `kid`, `alg` and `use` are added so the JWK stands on its own. */
+export function renderKey(row: KeyRow): Schema<'Key'> {
+  const jwk = row.public_jwk;
+  return {
+    id: row.id,
+    service_account_id: row.principal_id,
+    algorithm: row.algorithm,
+    public_key: {
+      kty: jwk.kty as 'OKP' | 'EC',
+      crv: jwk.crv as 'Ed25519' | 'P-256',
+      x: String(jwk.x),
+      ...(jwk.y ? { y: jwk.y } : {}),
+      kid: row.id,
+      alg: row.algorithm,
+      use: 'sig',
+    },
+    state: row.state,
+    ...(row.expires_at ? { expires_at: time(row.expires_at) } : {}),
+    ...(row.last_used_at ? { last_used_at: time(row.last_used_at) } : {}),
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
+/** @example renderComputer(row) */
+export function renderComputer(row: ComputerRow): Schema<'Computer'> {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    name: row.name,
+    state: row.state,
+    size: row.size,
+    image: row.image,
+    labels: row.labels,
+    ...(row.current_operation_id ? { current_operation_id: row.current_operation_id } : {}),
+    ...(row.started_at ? { started_at: time(row.started_at) } : {}),
+    ...(row.stopped_at ? { stopped_at: time(row.stopped_at) } : {}),
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
+// The `details` keys the spec's ErrorDetails allows (it is closed); a driver's own keys stay in the logs.
+const DETAIL_KEYS = [
+  'field_violations',
+  'current_state',
+  'allowed_from',
+  'operation_id',
+  'quota',
+  'limit',
+  'policy',
+  'retry_after_seconds',
+] as const;
+
+/**
+ * An operation. A failed one carries `error` in the shape of an error response's body; its
+ * `request_id` is the operation's id (the request that started it is not the one reading it).
+ */
+export function renderOperation(row: OperationRow): Schema<'Operation'> {
+  const details: Record<string, unknown> = {};
+  for (const key of DETAIL_KEYS)
+    if (row.error?.details?.[key] !== undefined) details[key] = row.error.details[key];
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    type: row.type as Schema<'OperationType'>,
+    state: row.state,
+    target: { type: 'computer', id: row.target_id },
+    created_by: row.created_by,
+    progress: row.progress,
+    ...(row.error
+      ? {
+          error: {
+            code: row.error.code as Schema<'ErrorCode'>,
+            message: row.error.message,
+            details: details as Schema<'ErrorDetails'>,
+            request_id: row.id,
+          },
+        }
+      : {}),
+    ...(row.started_at ? { started_at: time(row.started_at) } : {}),
+    ...(row.completed_at ? { completed_at: time(row.completed_at) } : {}),
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}

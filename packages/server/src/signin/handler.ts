@@ -1,0 +1,175 @@
+import type { Database } from '../db/database.js';
+import { checkLocalPassword, usernameOf } from './accounts.js';
+import { SigninAttempts, type SigninAttemptsOptions } from './attempts.js';
+import {
+  AUTHORIZE_PARAMS,
+  type AuthorizeParams,
+  checkAuthorizeRequest,
+  redirectBack,
+} from './authorize-request.js';
+import { issueAuthorizationCode } from './codes.js';
+import { CSRF_FIELD, Csrf } from './csrf.js';
+import { messagePage, PAGE_HEADERS, signinFormPage } from './page.js';
+
+/** What {@link createSigninHandler} needs. */
+export interface SigninDeps {
+  db: Database;
+  /**
+   * The public origin of the service (e.g. `new URL(config.baseUrl).origin`): form posts from any
+   * other `Origin` are refused, and the CSRF cookie is `Secure` when it is https. Default: the
+   * origin of each request's URL.
+   */
+  publicOrigin?: string;
+  /** Signs CSRF tokens; share it between replicas. Default: random per process. */
+  csrfSecret?: string | Uint8Array;
+  /** The client's address, for rate limiting (e.g. the socket's remote address). Default: none, so limits are per account. */
+  clientAddress?: (request: Request) => string | undefined;
+  attempts?: SigninAttemptsOptions;
+  /** Authorization-code lifetime, at most 60 s (the default). */
+  codeTtlSeconds?: number;
+}
+
+const MAX_FORM_BYTES = 16 * 1024;
+
+/**
+ * The browser sign-in (API.md §7) as a web-standard handler for every path under `/signin`, outside
+ * `/v1` on the API's origin:
+ *
+ * - `GET /signin`: explains that sign-in starts from `svc login`.
+ * - `GET /signin/authorize?response_type=code&client_id=svc-cli&redirect_uri=http://127.0.0.1:PORT/callback&code_challenge=…&code_challenge_method=S256&state=…`:
+ *   the sign-in form for local accounts (RFC 8252 loopback redirect, PKCE S256 only).
+ * - `POST /signin/authorize` (the form): CSRF-checked, rate-limited per account and address; on
+ *   success `303` to `redirect_uri?code=…&state=…` with a single-use code valid 60 s.
+ *
+ * An unknown client or a redirect URI that is not an exact loopback callback gets a 400 page and
+ * is never redirected to.
+ *
+ * @example
+ * const signin = createSigninHandler({ db, publicOrigin: new URL(config.baseUrl).origin });
+ * const core = (request: Request) =>
+ *   new URL(request.url).pathname.startsWith('/signin') ? signin(request) : api(request);
+ */
+export function createSigninHandler(deps: SigninDeps): (request: Request) => Promise<Response> {
+  const csrf = new Csrf(deps.csrfSecret);
+  const attempts = new SigninAttempts(deps.attempts);
+  return async (request) => {
+    const url = new URL(request.url);
+    const origin = deps.publicOrigin ?? url.origin;
+    if (url.pathname === '/signin' || url.pathname === '/signin/') {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return notAllowed('GET, HEAD');
+      return page(
+        200,
+        messagePage('Sign in to svc', 'Sign-in starts from the command line: run `svc login`.'),
+      );
+    }
+    if (url.pathname !== '/signin/authorize')
+      return page(404, messagePage('Not found', 'There is no such page.'));
+    if (request.method === 'GET' || request.method === 'HEAD')
+      return showForm(request, url.searchParams, origin);
+    if (request.method === 'POST') return submit(request, origin);
+    return notAllowed('GET, HEAD, POST');
+  };
+
+  function showForm(
+    request: Request,
+    query: URLSearchParams,
+    origin: string,
+    extra: { email?: string; error?: string; status?: number } = {},
+  ): Response {
+    const check = checkAuthorizeRequest(query);
+    if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
+    if (check.kind === 'redirect_error') return redirectError(check);
+    const { nonce, setCookie } = csrf.issue(request, origin.startsWith('https:'));
+    const html = signinFormPage({ hidden: { ...check.params, [CSRF_FIELD]: csrf.token(nonce) }, ...extra });
+    return page(extra.status ?? 200, html, setCookie ? { 'set-cookie': setCookie } : {});
+  }
+
+  async function submit(request: Request, origin: string): Promise<Response> {
+    const sentOrigin = request.headers.get('origin');
+    if (sentOrigin !== null && sentOrigin !== origin)
+      return page(403, messagePage('Sign-in refused', 'The form was sent from another site.'));
+    const form = await readForm(request);
+    if (!form) return page(400, messagePage('Sign-in refused', 'The form could not be read.'));
+    if (!csrf.verify(request, form.get(CSRF_FIELD))) {
+      return page(
+        403,
+        messagePage(
+          'Sign-in refused',
+          'The sign-in form expired or was not sent by this site. Run `svc login` again.',
+        ),
+      );
+    }
+    const query = new URLSearchParams();
+    for (const name of AUTHORIZE_PARAMS) for (const value of form.getAll(name)) query.append(name, value);
+    const check = checkAuthorizeRequest(query);
+    if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
+    if (check.kind === 'redirect_error') return redirectError(check);
+    const email = form.get('email') ?? '';
+    const password = form.get('password') ?? '';
+    const key = SigninAttempts.key(usernameOf(email), deps.clientAddress?.(request) ?? '');
+    const wait = attempts.retryAfter(key);
+    if (wait !== undefined) {
+      const response = showForm(request, query, origin, {
+        email,
+        status: 429,
+        error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+      });
+      response.headers.set('retry-after', String(wait));
+      return response;
+    }
+    const principalId = await checkLocalPassword(deps.db, email, password);
+    if (!principalId) {
+      attempts.failed(key);
+      return showForm(request, query, origin, { email, status: 401, error: 'Wrong email or password.' });
+    }
+    attempts.succeeded(key);
+    return issueAndRedirect(check.params, principalId);
+  }
+
+  async function issueAndRedirect(params: AuthorizeParams, principalId: string): Promise<Response> {
+    const code = await issueAuthorizationCode(
+      deps.db,
+      { principalId, redirectUri: params.redirect_uri, codeChallenge: params.code_challenge },
+      deps.codeTtlSeconds,
+    );
+    return new Response(null, {
+      status: 303,
+      headers: {
+        ...PAGE_HEADERS,
+        location: redirectBack(params.redirect_uri, { code, state: params.state }),
+      },
+    });
+  }
+}
+
+function redirectError(check: {
+  redirectUri: string;
+  error: string;
+  description: string;
+  state: string | undefined;
+}): Response {
+  const location = redirectBack(check.redirectUri, {
+    error: check.error,
+    error_description: check.description,
+    state: check.state,
+  });
+  return new Response(null, { status: 303, headers: { ...PAGE_HEADERS, location } });
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
+  const length = Number(request.headers.get('content-length') ?? 0);
+  if (length > MAX_FORM_BYTES) return undefined;
+  const text = await request.text();
+  if (text.length > MAX_FORM_BYTES) return undefined;
+  return new URLSearchParams(text);
+}
+
+function page(status: number, html: string, headers: Record<string, string> = {}): Response {
+  return new Response(html, { status, headers: { ...PAGE_HEADERS, ...headers } });
+}
+
+function notAllowed(allow: string): Response {
+  return page(405, messagePage('Method not allowed', `Use ${allow}.`), { allow });
+}

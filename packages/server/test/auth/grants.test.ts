@@ -1,0 +1,192 @@
+import { beforeAll, expect, test } from 'vitest';
+import { AccessTokens } from '../../src/auth/access-token.js';
+import { AuthError, type AuthFailure } from '../../src/auth/errors.js';
+import {
+  exchangeAuthorizationCode,
+  exchangeRefreshToken,
+  type GrantDeps,
+  persistGrantRefusal,
+} from '../../src/auth/grants.js';
+import { ServerKeys } from '../../src/auth/signing-keys.js';
+import type { Database } from '../../src/db/database.js';
+import { nestedDatabase } from '../../src/db/nested.js';
+import { ApiError } from '../../src/errors.js';
+import { setLocalAccount } from '../../src/signin/accounts.js';
+import { issueAuthorizationCode } from '../../src/signin/codes.js';
+import { s256 } from '../../src/signin/pkce.js';
+import { hashSecret } from '../../src/signin/secrets.js';
+import { describeEngines } from '../support/databases.js';
+import { BASE_URL } from '../support/fixtures.js';
+
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+const REDIRECT = 'http://127.0.0.1:53682/callback';
+
+async function reason(promise: Promise<unknown>): Promise<AuthFailure | 'accepted'> {
+  try {
+    await promise;
+    return 'accepted';
+  } catch (error) {
+    if (!(error instanceof AuthError)) throw error;
+    expect([error.status, error.code]).toEqual([401, 'unauthenticated']);
+    return error.reason;
+  }
+}
+
+describeEngines('browser sign-in grants', (engine) => {
+  let db: Database;
+  let deps: GrantDeps;
+  let principalId: string;
+  let counter = 0;
+
+  const newCode = () =>
+    issueAuthorizationCode(db, { principalId, redirectUri: REDIRECT, codeChallenge: s256(VERIFIER) });
+  const exchange = (
+    code: string,
+    overrides: { codeVerifier?: string | undefined; redirectUri?: string | undefined } = {},
+  ) => exchangeAuthorizationCode(deps, { code, codeVerifier: VERIFIER, redirectUri: REDIRECT, ...overrides });
+
+  beforeAll(async () => {
+    db = await engine.open();
+    deps = { db, tokens: new AccessTokens(new ServerKeys(db), { baseUrl: BASE_URL }) };
+    ({ principalId } = await setLocalAccount(db, {
+      email: `grace${counter++}@example.com`,
+      password: 'correct horse battery',
+    }));
+  });
+
+  test('a code, its verifier and redirect URI give an access token for the principal and a refresh token', async () => {
+    const token = await exchange(await newCode());
+    expect(token).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 900,
+      refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    expect((await deps.tokens.verify(token.access_token)).sub).toBe(principalId);
+  });
+
+  test.each<[string, { overrides: { codeVerifier?: string; redirectUri?: string }; want: AuthFailure }]>([
+    ['wrong verifier', { overrides: { codeVerifier: `x${VERIFIER.slice(1)}` }, want: 'bad_claims' }],
+    ['other redirect URI', { overrides: { redirectUri: 'http://127.0.0.1:1/callback' }, want: 'bad_claims' }],
+  ])('%s → 401, and the code is spent', async (_name, { overrides, want }) => {
+    const code = await newCode();
+    expect(await reason(exchange(code, overrides))).toBe(want);
+    expect(await reason(exchange(code))).toBe('replayed');
+  });
+
+  test('a missing code_verifier is 400 invalid_argument', async () => {
+    const error = await exchange(await newCode(), { codeVerifier: undefined }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect([(error as ApiError).status, (error as ApiError).code]).toEqual([400, 'invalid_argument']);
+  });
+
+  test('unknown code → 401', async () => {
+    expect(await reason(exchange('not-a-code-not-a-code-not-a-code-not-a-cod'))).toBe('unknown_key');
+  });
+
+  test('expired code → 401 expired', async () => {
+    const code = await newCode();
+    await db.query(
+      `UPDATE authorization_codes SET expires_at = now() - interval '1 second' WHERE code_hash = $1`,
+      [hashSecret(code)],
+    );
+    expect(await reason(exchange(code))).toBe('expired');
+  });
+
+  test('code single use: a second use is refused and revokes the refresh tokens of the first', async () => {
+    const code = await newCode();
+    const first = await exchange(code);
+    expect(await reason(exchange(code))).toBe('replayed');
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: first.refresh_token }))).toBe(
+      'key_revoked',
+    );
+  });
+
+  test('refresh rotates; reusing the old token revokes the whole family', async () => {
+    const first = await exchange(await newCode());
+    const second = await exchangeRefreshToken(deps, { refreshToken: first.refresh_token });
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await deps.tokens.verify(second.access_token)).sub).toBe(principalId);
+    const third = await exchangeRefreshToken(deps, { refreshToken: second.refresh_token });
+    // Reuse of a rotated token: refused, and the newest token of the family dies with it.
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: first.refresh_token }))).toBe('replayed');
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: third.refresh_token }))).toBe(
+      'key_revoked',
+    );
+  });
+
+  test('another sign-in (another family) survives the revocation of the first', async () => {
+    const a = await exchange(await newCode());
+    const b = await exchange(await newCode());
+    await exchangeRefreshToken(deps, { refreshToken: a.refresh_token });
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: a.refresh_token }))).toBe('replayed');
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: b.refresh_token }))).toBe('accepted');
+  });
+
+  test('expired refresh token → 401 expired', async () => {
+    const token = await exchange(await newCode());
+    await db.query(
+      `UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`,
+      [hashSecret(token.refresh_token)],
+    );
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: token.refresh_token }))).toBe('expired');
+  });
+
+  test('a password reset revokes every refresh token of the account', async () => {
+    const { principalId: other } = await setLocalAccount(db, {
+      email: 'reset@example.com',
+      password: 'first password',
+    });
+    const code = await issueAuthorizationCode(db, {
+      principalId: other,
+      redirectUri: REDIRECT,
+      codeChallenge: s256(VERIFIER),
+    });
+    const token = await exchange(code);
+    const again = await setLocalAccount(db, { email: 'Reset@Example.com', password: 'second password' });
+    expect(again).toMatchObject({ principalId: other, created: false });
+    expect(await reason(exchangeRefreshToken(deps, { refreshToken: token.refresh_token }))).toBe(
+      'key_revoked',
+    );
+  });
+
+  test('inside a caller transaction that rolls back, persistGrantRefusal keeps the revocation', async () => {
+    const first = await exchange(await newCode());
+    await exchangeRefreshToken(deps, { refreshToken: first.refresh_token });
+    // The token route runs the grant in the request's transaction; the 401 rolls it back.
+    const error = await db
+      .transaction((tx) =>
+        exchangeRefreshToken(
+          { ...deps, db: nestedDatabase(tx, db.engine) },
+          { refreshToken: first.refresh_token },
+        ),
+      )
+      .catch((e: unknown) => e);
+    expect((error as AuthError).reason).toBe('replayed');
+    const { rows } = await db.query<{ live: number }>(
+      'SELECT count(*)::int AS live FROM refresh_tokens WHERE principal_id = $1 AND revoked_at IS NULL AND rotated_at IS NULL',
+      [principalId],
+    );
+    expect(rows[0]!.live).toBeGreaterThan(0); // rolled back: the family is still alive here
+    await persistGrantRefusal(db, error);
+    const second = await db.query<{ family: number }>(
+      `SELECT count(*)::int AS family FROM refresh_tokens r
+        WHERE r.family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND r.revoked_at IS NULL`,
+      [hashSecret(first.refresh_token)],
+    );
+    expect(second.rows[0]!.family).toBe(0);
+  });
+
+  test('a wrong verifier inside a rolled-back transaction still spends the code after persistGrantRefusal', async () => {
+    const code = await newCode();
+    const error = await db
+      .transaction((tx) =>
+        exchangeAuthorizationCode(
+          { ...deps, db: nestedDatabase(tx, db.engine) },
+          { code, codeVerifier: `y${VERIFIER.slice(1)}`, redirectUri: REDIRECT },
+        ),
+      )
+      .catch((e: unknown) => e);
+    await persistGrantRefusal(db, error);
+    expect(await reason(exchange(code))).toBe('replayed');
+  });
+});

@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Team, TestApp } from '../support/app.js';
+import { errorOf, openTestApp, unique } from '../support/app.js';
+import { describeEngines } from '../support/databases.js';
+
+describeEngines('handlers: computers and operations', (engine) => {
+  let t: TestApp;
+  let team: Team;
+  beforeAll(async () => {
+    t = await openTestApp(engine, {
+      env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '4', SVC_QUOTA_LABELS_PER_COMPUTER: '2' },
+    });
+    team = await t.team();
+  });
+  afterAll(() => t.close());
+  const ws = () => `/v1/workspaces/${team.workspace.id}`;
+  const token = () => team.editor.token;
+
+  async function settle(operationId: string) {
+    const answer = await t.call('GET', `/v1/operations/${operationId}?wait=10`, { token: token() });
+    expect(answer.status).toBe(200);
+    return answer.body.operation;
+  }
+  async function create(labels: Record<string, string> = {}) {
+    const answer = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: unique('box'), size: 'small', image: 'ubuntu-2404', labels },
+    });
+    expect(answer.status).toBe(202);
+    return answer;
+  }
+
+  test('create: 202 with the computer (creating), its operation, Location and Retry-After; ?wait sees it succeed', async () => {
+    const answer = await create({ team: 'web' });
+    const [operation] = answer.body.operations;
+    expect(answer.body.computer.state).toBe('creating');
+    expect(operation).toMatchObject({
+      type: 'computer.create',
+      target: { type: 'computer', id: answer.body.computer.id },
+    });
+    expect(answer.headers.get('location')).toBe(`/v1/operations/${operation.id}`);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect((await settle(operation.id)).state).toBe('succeeded');
+    const read = await t.call('GET', `${ws()}/computers/${answer.body.computer.name}`, {
+      token: team.viewer.token,
+    });
+    expect(read.body.computer).toMatchObject({ state: 'running', started_at: expect.any(String) });
+  });
+
+  test('the state machine: 409 invalid_state with details, 409 operation_in_progress while one runs', async () => {
+    const created = await create();
+    const path = `${ws()}/computers/${created.body.computer.id}`;
+    const busy = await t.call('POST', `${path}/stop`, { token: token() });
+    expect(busy.status).toBe(409);
+    expect(errorOf(busy)).toMatchObject({
+      code: 'operation_in_progress',
+      details: { operation_id: created.body.operations[0].id },
+    });
+    await settle(created.body.operations[0].id);
+    const start = await t.call('POST', `${path}/start`, { token: token() });
+    expect(errorOf(start)).toMatchObject({
+      code: 'invalid_state',
+      details: { current_state: 'running', allowed_from: ['stopped', 'failed'] },
+    });
+    const stop = await t.call('POST', `${path}/stop`, { token: token() });
+    expect(stop.status).toBe(202);
+    await settle(stop.body.operations[0].id);
+    expect(errorOf(await t.call('POST', `${path}/restart`, { token: token() }))).toMatchObject({
+      code: 'invalid_state',
+      details: { current_state: 'stopped', allowed_from: ['running'] },
+    });
+    const deleted = await t.call('DELETE', path, { token: token() });
+    expect(deleted.status).toBe(202);
+    await settle(deleted.body.operations[0].id);
+    const gone = await t.call('GET', path, { token: token() });
+    expect(gone.body.computer.state).toBe('deleted');
+    expect(
+      errorOf(await t.call('GET', `${ws()}/computers/${created.body.computer.name}`, { token: token() }))
+        .code,
+    ).toBe('not_found');
+    expect(errorOf(await t.call('PATCH', path, { token: token(), body: { labels: {} } })).code).toBe(
+      'invalid_state',
+    );
+  });
+
+  test('a failing driver action is reported on the operation, not as an HTTP error; failed computers start again', async () => {
+    const created = await create({ 'sim-fail': 'create' });
+    const operation = await settle(created.body.operations[0].id);
+    expect(operation).toMatchObject({
+      state: 'failed',
+      error: { code: 'internal', request_id: operation.id },
+    });
+    const path = `${ws()}/computers/${created.body.computer.id}`;
+    expect((await t.call('GET', path, { token: token() })).body.computer.state).toBe('failed');
+    await t.call('PATCH', path, { token: token(), body: { labels: {} } });
+    const start = await t.call('POST', `${path}/start`, { token: token() });
+    expect((await settle(start.body.operations[0].id)).state).toBe('succeeded');
+    const del = await t.call('DELETE', path, { token: token() });
+    await settle(del.body.operations[0].id);
+  });
+
+  test('authorization: a viewer may read but not act (403); an outsider gets 404', async () => {
+    const denied = await t.call('POST', `${ws()}/computers`, {
+      token: team.viewer.token,
+      body: { name: unique('v'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(errorOf(denied).code).toBe('permission_denied');
+    expect((await t.call('GET', `${ws()}/computers`, { token: team.viewer.token })).status).toBe(200);
+    expect(errorOf(await t.call('GET', `${ws()}/computers`, { token: team.outsider.token })).code).toBe(
+      'not_found',
+    );
+    const ops = await t.call('GET', `${ws()}/operations?limit=1`, { token: team.viewer.token });
+    const op = ops.body.operations[0].id;
+    expect(errorOf(await t.call('GET', `/v1/operations/${op}`, { token: team.outsider.token })).code).toBe(
+      'not_found',
+    );
+  });
+
+  test('bad values: unknown size or image, too many labels, a taken name', async () => {
+    const bad = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: unique('b'), size: 'huge', image: 'ubuntu-2404' },
+    });
+    expect(errorOf(bad)).toMatchObject({
+      code: 'invalid_argument',
+      details: { field_violations: [{ field: 'size' }] },
+    });
+    const labels = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: unique('b'), size: 'small', image: 'debian-13', labels: { a: '1', b: '2', c: '3' } },
+    });
+    expect(errorOf(labels)).toMatchObject({ code: 'quota_exceeded', details: { limit: 2 } });
+    const first = await create();
+    const taken = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: first.body.computer.name, size: 'small', image: 'debian-13' },
+    });
+    expect(errorOf(taken).code).toBe('already_exists');
+    await settle(first.body.operations[0].id);
+  });
+
+  test('quota: live computers per workspace → 403 quota_exceeded with details', async () => {
+    const local = await t.team();
+    const path = `/v1/workspaces/${local.workspace.id}/computers`;
+    const body = () => ({ name: unique('q'), size: 'small', image: 'debian-13' });
+    for (let i = 0; i < 4; i++)
+      expect((await t.call('POST', path, { token: local.owner.token, body: body() })).status).toBe(202);
+    const over = await t.call('POST', path, { token: local.owner.token, body: body() });
+    expect(errorOf(over)).toMatchObject({
+      code: 'quota_exceeded',
+      details: { quota: 'computers_per_workspace', limit: 4 },
+    });
+    const busy = await t.call('DELETE', `/v1/workspaces/${local.workspace.id}`, { token: local.owner.token });
+    expect(errorOf(busy).code).toBe('invalid_state');
+  });
+
+  describe('lists and filters', () => {
+    let local: Team;
+    const ids: Record<string, string> = {};
+    beforeAll(async () => {
+      local = await t.team();
+      const path = `/v1/workspaces/${local.workspace.id}/computers`;
+      for (const [name, labels] of [
+        ['a', { env: 'prod' }],
+        ['b', { env: 'dev' }],
+        ['c', { env: 'prod' }],
+      ] as const) {
+        const answer = await t.call('POST', path, {
+          token: local.owner.token,
+          body: { name, size: 'small', image: 'debian-13', labels },
+        });
+        ids[name] = answer.body.computer.id;
+        await t.call('GET', `/v1/operations/${answer.body.operations[0].id}?wait=10`, {
+          token: local.owner.token,
+        });
+      }
+      const stop = await t.call('POST', `${path}/b/stop`, { token: local.owner.token });
+      await t.call('GET', `/v1/operations/${stop.body.operations[0].id}?wait=10`, {
+        token: local.owner.token,
+      });
+      const del = await t.call('DELETE', `${path}/c`, { token: local.owner.token });
+      await t.call('GET', `/v1/operations/${del.body.operations[0].id}?wait=10`, {
+        token: local.owner.token,
+      });
+    });
+    const list = async (query: string) => {
+      const answer = await t.call('GET', `/v1/workspaces/${local.workspace.id}/computers?${query}`, {
+        token: local.viewer.token,
+      });
+      expect(answer.status).toBe(200);
+      return answer.body.computers.map((c: { id: string }) => c.id);
+    };
+
+    test.each([
+      ['no filter (deleted left out)', '', ['b', 'a']],
+      ['include_deleted', 'include_deleted=true', ['c', 'b', 'a']],
+      ['state', 'state=stopped', ['b']],
+      ['label', 'label=env=prod', ['a']],
+      ['label with include_deleted', 'label=env=prod&include_deleted=true', ['c', 'a']],
+    ])('%s', async (_, query, want) => {
+      expect(await list(query)).toEqual(want.map((name) => ids[name]));
+    });
+
+    test('a cursor bound to one filter is refused with another', async () => {
+      const first = await t.call(
+        'GET',
+        `/v1/workspaces/${local.workspace.id}/computers?limit=1&include_deleted=true`,
+        {
+          token: local.viewer.token,
+        },
+      );
+      const cursor = first.body.next_cursor;
+      expect(cursor).toEqual(expect.any(String));
+      const next = await list(`limit=1&include_deleted=true&cursor=${cursor}`);
+      expect(next).toEqual([ids.b]);
+      const other = await t.call('GET', `/v1/workspaces/${local.workspace.id}/computers?cursor=${cursor}`, {
+        token: local.viewer.token,
+      });
+      expect(errorOf(other).code).toBe('invalid_argument');
+    });
+
+    test('operations: filter by target and state', async () => {
+      const path = `/v1/workspaces/${local.workspace.id}/operations`;
+      const byTarget = await t.call('GET', `${path}?target_id=${ids.b}`, { token: local.viewer.token });
+      expect(byTarget.body.operations.map((o: { type: string }) => o.type)).toEqual([
+        'computer.stop',
+        'computer.create',
+      ]);
+      const failed = await t.call('GET', `${path}?state=failed`, { token: local.viewer.token });
+      expect(failed.body.operations).toEqual([]);
+    });
+  });
+
+  test('?wait long-polls until the operation is final, and answers as it stands when time runs out', async () => {
+    const created = await create();
+    const started = Date.now();
+    const quick = await t.call('GET', `/v1/operations/${created.body.operations[0].id}?wait=0`, {
+      token: token(),
+    });
+    expect(['pending', 'running']).toContain(quick.body.operation.state);
+    const done = await settle(created.body.operations[0].id);
+    expect(done.state).toBe('succeeded');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
