@@ -1,0 +1,236 @@
+import { open } from 'node:fs/promises';
+import { type Operation, unwrap, waitForOperations } from '@svc/client';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { apiClient, type Context } from '../credentials.js';
+import { CliError } from '../exit-codes.js';
+import { createProgress } from '../output/progress.js';
+import { render } from '../output/render.js';
+import type { OperationCommand, OptionSpec } from '../spec/commands.js';
+
+const parseNumber = (kind: 'integer' | 'number') => (value: string) => {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || (kind === 'integer' && !Number.isInteger(number)))
+    throw new InvalidArgumentError(`not ${kind === 'integer' ? 'an integer' : 'a number'}.`);
+  return number;
+};
+
+/** `k=v` pairs, comma-separated or repeated; `''` is the empty map (e.g. to clear labels). */
+function parseMap(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const map = { ...previous };
+  for (const pair of value.split(',').filter(Boolean)) {
+    const index = pair.indexOf('=');
+    if (index < 1) throw new InvalidArgumentError(`expected key=value, got "${pair}".`);
+    map[pair.slice(0, index)] = pair.slice(index + 1);
+  }
+  return map;
+}
+
+function parseJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('not valid JSON.');
+  }
+}
+
+/**
+ * The commander option of an {@link OptionSpec}.
+ *
+ * @example
+ * toOption({ flag: 'limit', name: 'limit', in: 'query', kind: 'integer', required: false, description: 'Page size' });
+ */
+export function toOption(spec: OptionSpec): Option {
+  const value =
+    spec.kind === 'boolean'
+      ? ''
+      : spec.kind === 'map'
+        ? ' <key=value,…>'
+        : spec.kind === 'json'
+          ? ' <json>'
+          : ` <${spec.flag}>`;
+  const option = new Option(`--${spec.flag}${value}`, spec.description);
+  if (spec.choices) option.choices(spec.choices);
+  if (spec.kind === 'integer' || spec.kind === 'number') option.argParser(parseNumber(spec.kind));
+  if (spec.kind === 'map') option.argParser(parseMap);
+  if (spec.kind === 'json') option.argParser(parseJson);
+  if (spec.required) option.makeOptionMandatory();
+  return option;
+}
+
+/** The request of an operation from the parsed command line. */
+export function buildRequest(
+  spec: OperationCommand,
+  args: readonly string[],
+  values: Record<string, unknown>,
+): {
+  path: Record<string, string>;
+  query: Record<string, unknown>;
+  header: Record<string, string>;
+  body: Record<string, unknown> | undefined;
+} {
+  const path = Object.fromEntries(spec.positionals.map((p, i) => [p.name, args[i] as string]));
+  const query: Record<string, unknown> = {};
+  const header: Record<string, string> = {};
+  const requestBody = spec.operation.operation.requestBody as { required?: boolean } | undefined;
+  let body: Record<string, unknown> | undefined = requestBody?.required ? {} : undefined;
+  for (const option of spec.options) {
+    const value = values[new Option(`--${option.flag}`).attributeName()];
+    if (value === undefined) continue;
+    if (option.in === 'query') query[option.name] = value;
+    else if (option.in === 'header') header[option.name] = String(value);
+    else {
+      body ??= {};
+      body[option.name] = value;
+    }
+  }
+  return { path, query, header, body };
+}
+
+/**
+ * Adds the command of one operation to its group: positionals, typed options, `--wait` and
+ * `--timeout` when it is long-running, `--output` when it returns a key file, `--credential` when
+ * its Bearer is the credential being exchanged.
+ *
+ * @example
+ * for (const spec of operationCommands(loadDocument())) addOperationCommand(groups.get(spec.group), spec, context);
+ */
+export function addOperationCommand(group: Command, spec: OperationCommand, context: () => Context): Command {
+  const { operation } = spec;
+  const command = group
+    .command(spec.name)
+    .summary(operation.summary)
+    .description(
+      `${operation.summary}\n\n${operation.method.toUpperCase()} ${operation.path} (${operation.operationId})`,
+    );
+  for (const positional of spec.positionals)
+    command.argument(`<${positional.name.replace(/_/g, '-')}>`, positional.description);
+  for (const option of spec.options) command.addOption(toOption(option));
+  if (spec.longRunning) {
+    command.option('--wait', 'wait for the operations to finish, showing progress');
+    command.addOption(
+      new Option('--timeout <seconds>', 'give up waiting after this long')
+        .default(600)
+        .argParser(parseNumber('integer')),
+    );
+  }
+  if (spec.writesKeyFile)
+    command.option(
+      '--output <path>',
+      'where to write the key file (mode 0600; `-` for stdout). Default: svc-key-<id>.json',
+    );
+  if (spec.auth === 'credential')
+    command.addOption(
+      new Option('--credential <value>', 'the Bearer credential to exchange').makeOptionMandatory(),
+    );
+  command.action(async (...received: unknown[]) => {
+    const self = received.at(-1) as Command;
+    const values = self.opts();
+    const json = self.optsWithGlobals().json === true;
+    await runOperation(context(), spec, self.args, values, json);
+  });
+  return command;
+}
+
+async function runOperation(
+  context: Context,
+  spec: OperationCommand,
+  args: string[],
+  values: Record<string, unknown>,
+  json: boolean,
+): Promise<void> {
+  const { io } = context;
+  const client = await apiClient(
+    context,
+    spec.auth === 'none'
+      ? { anonymous: true }
+      : spec.auth === 'credential'
+        ? { credential: String(values.credential) }
+        : {},
+  );
+  const { path, query, header, body } = buildRequest(spec, args, values);
+  const method = spec.operation.method.toUpperCase() as 'GET';
+  const call = (
+    client as unknown as Record<
+      string,
+      (path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>
+    >
+  )[method];
+  if (!call) throw new CliError('usage', 'unsupported_method', `${method} is not supported by the client`);
+  let data = (await unwrap(
+    call(spec.operation.path, { params: { path, query, header }, ...(body === undefined ? {} : { body }) }),
+  )) as Record<string, unknown> | undefined;
+  if (spec.writesKeyFile && data)
+    data = await saveKeyFile(context, data, values.output as string | undefined);
+  const operations = data?.operations as Operation[] | undefined;
+  if (spec.longRunning && values.wait === true && operations && operations.length > 0) {
+    const progress = createProgress(io.stderr, io.isTTY);
+    const final = await waitForOperations(client, operations, {
+      timeoutMs: Number(values.timeout) * 1000,
+      onProgress: progress.update,
+    });
+    progress.done();
+    data = { ...data, operations: final };
+    print(context, data, json);
+    const failed = final.filter((op) => op.state !== 'succeeded');
+    if (failed.length > 0) {
+      const first = failed[0] as Operation;
+      throw new CliError(
+        'error',
+        first.error?.code ?? 'operation_failed',
+        `operation ${first.id} ${first.state}: ${first.error?.message ?? 'no reason given'}`,
+      );
+    }
+    return;
+  }
+  print(context, data, json);
+}
+
+function print(context: Context, data: unknown, json: boolean): void {
+  if (data === undefined) return;
+  if (json) {
+    context.io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    return;
+  }
+  const { stdout, stderr } = render(data);
+  context.io.stdout.write(stdout);
+  if (stderr) context.io.stderr.write(stderr);
+}
+
+/**
+ * Writes the one-time key file of a create response (mode 0600, never over an existing file) and
+ * returns the answer without the private key, so it reaches stdout only with `--output -`.
+ */
+async function saveKeyFile(
+  context: Context,
+  data: Record<string, unknown>,
+  output: string | undefined,
+): Promise<Record<string, unknown>> {
+  const entry = Object.entries(data).find(
+    ([, value]) => value && typeof value === 'object' && 'key_file' in value,
+  );
+  if (!entry) return data;
+  const [noun, resource] = entry as [string, Record<string, unknown>];
+  const { key_file: keyFile, ...rest } = resource;
+  const text = `${JSON.stringify(keyFile, null, 2)}\n`;
+  if (output === '-') {
+    context.io.stdout.write(text);
+    return { ...data, [noun]: rest };
+  }
+  const path = output ?? `svc-key-${String(resource.id)}.json`;
+  const handle = await open(path, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+    throw new CliError(
+      'error',
+      'key_file_not_written',
+      `Cannot write the key file ${path}: ${error.code === 'EEXIST' ? 'it exists already' : error.message}. The key was created; delete it and create another.`,
+    );
+  });
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+  context.io.stderr.write(
+    `Key file written to ${path} (mode 0600). Use it with: SVC_KEY_FILE=${path} svc token\n`,
+  );
+  return { ...data, [noun]: rest };
+}

@@ -1,0 +1,13 @@
+export { openBrowser, opener } from './browser.js';
+export type { ExitName } from './exit-codes.js';
+export { CliError, EXIT_CODES, exitCode, exitCodeFor } from './exit-codes.js';
+export type { CliIo } from './io.js';
+export type { Loopback } from './loopback.js';
+export { startLoopback } from './loopback.js';
+export { configDir, signinUrl } from './paths.js';
+export { createPkce, newState } from './pkce.js';
+export { buildProgram, CLI_VERSION, describeError, run } from './program.js';
+export type { Session } from './session.js';
+export { deleteSession, readSession, sessionPath, writeSession } from './session.js';
+export type { OperationCommand, OptionSpec } from './spec/commands.js';
+export { operationCommands, verbOf } from './spec/commands.js';

@@ -1,0 +1,15 @@
+/** Where a run of `svc` reads and writes; `main.ts` passes the process's, tests pass their own. */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Record<string, string | undefined>;
+  /** Whether stderr is a terminal: progress is redrawn in place there, printed line by line otherwise. */
+  isTTY: boolean;
+  /** The fetch every API call goes through (tests pass a handler). Default `globalThis.fetch`. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Opens a URL in the user's browser. Default: {@link openBrowser}. */
+  openBrowser?: (url: string) => Promise<void>;
+  /** The home directory, for `~/.config/svc`. Default `os.homedir()`. */
+  homedir?: string;
+  now?: () => number;
+}

@@ -1,0 +1,36 @@
+import { fields, table } from './table.js';
+
+/**
+ * The readable form of an API answer (the default; `--json` prints the JSON instead):
+ * a list envelope as a table (and how to get the next page), one resource as `field  value` lines,
+ * a 202 as the resource and a table of its operations. 204 prints nothing.
+ *
+ * @example
+ * render({ computers: [{ id: 'a', name: 'box' }], next_cursor: null, has_more: false });
+ * // { stdout: 'ID  NAME\na   box\n' }
+ */
+export function render(data: unknown): { stdout: string; stderr?: string } {
+  if (data === undefined || data === null || typeof data !== 'object')
+    return { stdout: data === undefined || data === null ? '' : `${String(data)}\n` };
+  const body = data as Record<string, unknown>;
+  const arrays = Object.entries(body).filter(([key, value]) => Array.isArray(value) && key !== 'operations');
+  if ('has_more' in body && arrays.length === 1) {
+    const [noun, items] = arrays[0] as [string, Record<string, unknown>[]];
+    const more =
+      body.has_more === true ? `more ${noun}: add --cursor ${String(body.next_cursor)}\n` : undefined;
+    return { stdout: items.length === 0 ? `no ${noun}\n` : table(items), ...(more ? { stderr: more } : {}) };
+  }
+  let out = '';
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'operations' && Array.isArray(value)) {
+      out += `${out ? '\n' : ''}operations:\n${table(value as Record<string, unknown>[])}`;
+    } else if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const { text, lists } = fields(value as Record<string, unknown>);
+      out += (out ? '\n' : '') + text;
+      for (const [name, rows] of lists) out += `\n${name}:\n${table(rows)}`;
+    } else {
+      out += `${key}  ${String(value)}\n`;
+    }
+  }
+  return { stdout: out };
+}

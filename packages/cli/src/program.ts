@@ -1,0 +1,117 @@
+import { loadDocument } from '@svc/contract';
+import { Command, CommanderError } from 'commander';
+import { addOperationCommand } from './commands/operation.js';
+import { addSessionCommands } from './commands/session.js';
+import { type Context, createContext } from './credentials.js';
+import { exitCodeFor, exitCodesHelp } from './exit-codes.js';
+import type { CliIo } from './io.js';
+import { operationCommands } from './spec/commands.js';
+
+/** The version of `svc` (this package's). */
+export const CLI_VERSION = '0.1.0';
+
+const ENVIRONMENT_HELP = `
+Environment:
+  SVC_BASE_URL      base address (…/v1); --base-url overrides it
+  SVC_KEY_FILE      a service account's key file: commands use its tokens, \`svc token\` prints one
+  SVC_ACCESS_TOKEN  an access token to use as is
+  SVC_CONFIG_DIR    where the session is stored (default $XDG_CONFIG_HOME/svc or ~/.config/svc)
+`;
+
+/**
+ * The whole `svc` command tree: the session commands and one command per operation of the bundled
+ * spec, grouped by tag (`svc computers start <workspace> <computer> --wait`).
+ *
+ * @example
+ * const program = buildProgram(io);
+ * await program.parseAsync(['node', 'svc', 'workspaces', 'list']);
+ */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('svc')
+    .description(
+      'The Cloud Computer Service command line: sign in, get tokens, and call every operation of the v1 API.',
+    )
+    .version(CLI_VERSION)
+    .option(
+      '--base-url <url>',
+      'base address of the API, ending in /v1 (default: SVC_BASE_URL, the key file, or the session)',
+    )
+    .option('--json', "print the API's JSON instead of tables")
+    .showHelpAfterError()
+    .addHelpText('after', `${ENVIRONMENT_HELP}${exitCodesHelp()}`);
+  let context: Context | undefined;
+  const contextOf = (): Context => {
+    context ??= createContext(io, program.opts<{ baseUrl?: string }>().baseUrl);
+    return context;
+  };
+  addSessionCommands(program, contextOf);
+  const document = loadDocument();
+  const tags = new Map(
+    ((document.tags ?? []) as { name: string; description?: string }[]).map((t) => [
+      t.name,
+      t.description ?? '',
+    ]),
+  );
+  const groups = new Map<string, Command>();
+  for (const spec of operationCommands(document)) {
+    let group = groups.get(spec.group);
+    if (!group) {
+      group = program.command(spec.group).description(tags.get(spec.group) ?? '');
+      groups.set(spec.group, group);
+    }
+    addOperationCommand(group, spec, contextOf);
+  }
+  const route = (command: Command) => {
+    command.exitOverride().configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+    for (const sub of command.commands) route(sub);
+  };
+  route(program);
+  return program;
+}
+
+/**
+ * Runs `svc` with `argv` (without the node and script entries) and returns the exit code; never
+ * calls `process.exit`. Errors go to stderr with their code, message and request id.
+ *
+ * @example
+ * const code = await run(['whoami'], { stdout: process.stdout, stderr: process.stderr, env: process.env, isTTY: false });
+ */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (!(error instanceof CommanderError)) io.stderr.write(describeError(error));
+    return exitCodeFor(error);
+  }
+}
+
+/**
+ * The stderr text of a failure: `error: <message>` then the code and request id.
+ *
+ * @example
+ * describeError(new ApiError('no such computer', { status: 404, code: 'not_found', requestId: 'r1' }));
+ * // 'error: no such computer\n  code: not_found\n  request id: r1\n'
+ */
+export function describeError(error: unknown): string {
+  const e = error as {
+    message?: string;
+    code?: string;
+    requestId?: string;
+    details?: unknown;
+    status?: number;
+  };
+  let text = `error: ${e?.message ?? String(error)}\n`;
+  if (typeof e?.code === 'string')
+    text += `  code: ${e.code}${typeof e.status === 'number' && e.status > 0 ? ` (HTTP ${e.status})` : ''}\n`;
+  if (typeof e?.requestId === 'string') text += `  request id: ${e.requestId}\n`;
+  const violations = (
+    e?.details as { field_violations?: { field: string; description: string }[] } | undefined
+  )?.field_violations;
+  for (const violation of violations ?? []) text += `  ${violation.field}: ${violation.description}\n`;
+  return text;
+}

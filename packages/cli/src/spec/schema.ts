@@ -1,0 +1,66 @@
+import type { OpenApiDocument } from '@svc/contract';
+
+/** A JSON Schema object as it appears in the bundled document. */
+export type SchemaObject = Record<string, unknown>;
+
+/**
+ * Follows local `$ref`s (`#/components/...`) until a schema without one, merging the referring
+ * object's own keywords over the target (OpenAPI 3.1 allows `description` beside `$ref`).
+ *
+ * @example
+ * resolve(doc, { $ref: '#/components/schemas/Role' }).enum; // ['owner', 'admin', 'editor', 'viewer']
+ */
+export function resolve(document: OpenApiDocument, value: unknown, depth = 0): SchemaObject {
+  const schema = (value ?? {}) as SchemaObject;
+  const ref = schema.$ref;
+  if (typeof ref !== 'string') return schema;
+  if (depth > 32 || !ref.startsWith('#/')) throw new Error(`cannot resolve ${ref}`);
+  let target: unknown = document;
+  for (const part of ref.slice(2).split('/'))
+    target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  if (target === undefined) throw new Error(`unresolved reference ${ref}`);
+  const { $ref: _, ...own } = schema;
+  return { ...resolve(document, target, depth + 1), ...own };
+}
+
+/** How a value given on the command line is read. */
+export type ValueKind = 'string' | 'integer' | 'number' | 'boolean' | 'map' | 'json';
+
+/**
+ * The kind of a (resolved) schema, and its enum values when it has them.
+ *
+ * @example
+ * kindOf({ type: 'integer' }); // { kind: 'integer' }
+ * kindOf({ type: 'object', additionalProperties: { type: 'string' } }); // { kind: 'map' }
+ */
+export function kindOf(schema: SchemaObject): { kind: ValueKind; choices?: string[] } {
+  const types = Array.isArray(schema.type)
+    ? (schema.type as string[]).filter((t) => t !== 'null')
+    : [schema.type];
+  const type = types[0];
+  if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string'))
+    return { kind: 'string', choices: schema.enum as string[] };
+  if (type === 'string' || type === 'integer' || type === 'number' || type === 'boolean')
+    return { kind: type };
+  if (
+    type === 'object' &&
+    schema.additionalProperties &&
+    typeof schema.additionalProperties === 'object' &&
+    !schema.properties
+  )
+    return { kind: 'map' };
+  return { kind: 'json' };
+}
+
+/**
+ * The first sentence-ish line of a description, for one-line help.
+ *
+ * @example
+ * firstLine('Page size: at most 50. More.'); // 'Page size: at most 50.'
+ */
+export function firstLine(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  const paragraph = (text.split(/\n\s*\n/)[0] ?? '').replace(/\s+/g, ' ').trim();
+  const end = paragraph.search(/\.(\s|$)/);
+  return end >= 0 ? paragraph.slice(0, end + 1) : paragraph;
+}

@@ -1,0 +1,182 @@
+// End to end: the built `svc` binary against a running server, signing in through headless Chromium
+// (Debian's /usr/bin/chromium via playwright-core; no browser is ever downloaded).
+//
+// Server: the real app from `@svc/server` when it exports `startServer` (see REAL_SERVER below),
+// else the stand-in in test/support/standin-server.ts built from the server's own parts.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningService, startStandIn } from './support/standin-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const EMAIL = 'ada@example.com';
+const PASSWORD = 'correct horse battery staple';
+
+/**
+ * The real app when `@svc/server` exports `createApp`, `listen`, `loadConfig` and `setLocalAccount`
+ * (its index does not yet: then the stand-in). Bootstrap writes the key file to SVC_BOOTSTRAP_KEY_FILE.
+ */
+async function startService(dir: string): Promise<RunningService> {
+  const server = (await import('@svc/server').catch(() => ({}))) as Record<string, unknown>;
+  const needed = ['createApp', 'listen', 'loadConfig', 'setLocalAccount'];
+  if (!needed.every((name) => typeof server[name] === 'function')) return startStandIn();
+  const { freePort } = await import('@svc/contract-tests/prism');
+  const port = await freePort();
+  const keyFilePath = join(dir, 'bootstrap-key.json');
+  type Fn = (...args: unknown[]) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  const call = (name: string, ...args: unknown[]) => (server[name] as Fn)(...args);
+  const config = (await call(
+    'loadConfig',
+    { PORT: String(port), SVC_RATE_LIMITS: 'off', SVC_BOOTSTRAP_KEY_FILE: keyFilePath },
+    { sandbox: true },
+  )) as { baseUrl: string };
+  const app = (await call('createApp', { config })) as {
+    fetch: unknown;
+    db: unknown;
+    start(): Promise<void>;
+    close(): Promise<void>;
+  };
+  await app.start();
+  const running = (await call('listen', app.fetch, { port })) as { close(): Promise<void> };
+  return {
+    baseUrl: config.baseUrl,
+    keyFile: JSON.parse(readFileSync(keyFilePath, 'utf8')),
+    addAccount: async (email, password) => {
+      await call('setLocalAccount', app.db, { email, password });
+    },
+    close: async () => {
+      await running.close();
+      await app.close();
+    },
+  };
+}
+
+function runSvc(
+  args: string[],
+  env: Record<string, string>,
+): {
+  child: ChildProcess;
+  done: Promise<{ code: number; stdout: string; stderr: string }>;
+  stderr: () => string;
+} {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
+  const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
+  );
+  return { child, done, stderr: () => stderr };
+}
+
+async function until<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.skipIf(!existsSync(CHROMIUM) || !existsSync(BIN))(
+  'svc end to end (browser sign-in, refresh, key file)',
+  () => {
+    let service: RunningService;
+    let browser: Browser;
+    let dir: string;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+      service = await startService(dir);
+      await service.addAccount(EMAIL, PASSWORD);
+      env = { SVC_CONFIG_DIR: join(dir, 'config'), SVC_BASE_URL: service.baseUrl };
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--no-first-run',
+        ],
+      });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await service?.close();
+    });
+
+    test('login in the browser → token → whoami → token refreshes → old refresh token refused; key file token accepted', async () => {
+      // svc login: prints the address, we sign in as a person would.
+      const login = runSvc(['login', '--no-browser'], env);
+      const url = await until(() => /(http:\/\/\S+\/signin\/authorize\?\S+)/.exec(login.stderr())?.[1]);
+      const page = await browser.newPage();
+      await page.goto(url);
+      await page.fill('input[name=email]', EMAIL);
+      await page.fill('input[name=password]', PASSWORD);
+      await page.click('button[type=submit]');
+      await page
+        .waitForSelector('text=You are signed in to svc', { timeout: 20_000 })
+        .catch(async (error: unknown) => {
+          throw new Error(
+            `sign-in page did not reach the loopback: ${page.url()}\n${await page.content()}\nsvc: ${login.stderr()}`,
+            { cause: error },
+          );
+        });
+      const loggedIn = await login.done;
+      expect(loggedIn.stderr).not.toContain('error');
+      expect(loggedIn.code).toBe(0);
+      expect(loggedIn.stdout.trim()).toMatch(JWT);
+
+      const whoami = await runSvc(['--json', 'whoami'], env).done;
+      expect(whoami.code).toBe(0);
+      expect(JSON.parse(whoami.stdout).identity.principal).toMatchObject({ kind: 'user', email: EMAIL });
+
+      const sessionFile = join(env.SVC_CONFIG_DIR as string, 'session.json');
+      const oldRefresh = JSON.parse(readFileSync(sessionFile, 'utf8')).refresh_token as string;
+      const token = await runSvc(['token'], env).done;
+      expect(token.code).toBe(0);
+      expect(token.stdout.trim()).toMatch(JWT);
+      expect(token.stdout.trim()).not.toBe(loggedIn.stdout.trim());
+      const newRefresh = JSON.parse(readFileSync(sessionFile, 'utf8')).refresh_token as string;
+      expect(newRefresh).not.toBe(oldRefresh);
+
+      const reuse = await fetch(`${service.baseUrl}/auth/token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${oldRefresh}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'refresh_token' }),
+      });
+      expect(reuse.status).toBe(401);
+      expect((await reuse.json()).error.code).toBe('unauthenticated');
+      // Reuse revoked the family: the session is gone too.
+      expect((await runSvc(['token'], env).done).code).toBe(3);
+
+      // Key-based: SVC_KEY_FILE → svc token → GET /me accepts it.
+      const keyPath = join(dir, 'key.json');
+      writeFileSync(keyPath, JSON.stringify(service.keyFile), { mode: 0o600 });
+      const keyToken = await runSvc(['token'], { SVC_KEY_FILE: keyPath, SVC_CONFIG_DIR: join(dir, 'none') })
+        .done;
+      expect(keyToken.code).toBe(0);
+      const me = await fetch(`${service.baseUrl}/me`, {
+        headers: { authorization: `Bearer ${keyToken.stdout.trim()}` },
+      });
+      expect(me.status).toBe(200);
+      expect((await me.json()).identity.principal.id).toBe(service.keyFile.principal_id);
+    }, 120_000);
+  },
+);

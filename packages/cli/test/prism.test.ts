@@ -1,0 +1,91 @@
+import { listOperations, loadDocument } from '@svc/contract';
+import { type PrismMock, startPrism } from '@svc/contract-tests/prism';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { operationCommands } from '../src/spec/commands.js';
+import { resolve } from '../src/spec/schema.js';
+import { svc } from './support/io.js';
+
+const document = loadDocument();
+const commands = operationCommands(document);
+// Every read-only operation, with its path parameters filled from the spec's own examples.
+const reads = commands
+  .filter((c) => c.operation.method === 'get')
+  .map((c) => {
+    const parameters = ((c.operation.operation.parameters ?? []) as unknown[]).map((p) =>
+      resolve(document, p),
+    );
+    const args = c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x'));
+    return [
+      `svc ${c.group} ${c.name} ${args.join(' ')}`.trim(),
+      { argv: [c.group, c.name, ...args], noun: c.operation.operationId },
+    ] as const;
+  });
+
+describe('against the Prism mock of the spec', () => {
+  let prism: PrismMock;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    prism = await startPrism();
+    env = { SVC_BASE_URL: prism.baseUrl, SVC_ACCESS_TOKEN: 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln' };
+  });
+  afterAll(async () => {
+    await prism?.stop();
+  });
+
+  test('every GET operation is reachable', () => {
+    expect(reads.length).toBe(listOperations(document).filter((op) => op.method === 'get').length);
+  });
+
+  test.each(reads)('%s --json: 0 and the JSON envelope; table by default', async (_name, { argv }) => {
+    const json = await svc(['--json', ...argv], { env });
+    expect(json.stderr).toBe('');
+    expect(json.code).toBe(0);
+    expect(typeof JSON.parse(json.stdout)).toBe('object');
+    const readable = await svc([...argv], { env });
+    expect(readable.code).toBe(0);
+    expect(readable.stdout.length).toBeGreaterThan(0);
+  });
+
+  test('a long-running create returns the computer and its operations', async () => {
+    const outcome = await svc(
+      [
+        '--json',
+        'computers',
+        'create',
+        'acme-dev',
+        '--name',
+        'web-1',
+        '--size',
+        'small',
+        '--image',
+        'ubuntu-2404',
+      ],
+      { env },
+    );
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout)).toMatchObject({
+      computer: expect.any(Object),
+      operations: expect.any(Array),
+    });
+  });
+
+  test('a request the mock finds invalid exits 1 with the error code', async () => {
+    const outcome = await svc(
+      [
+        'computers',
+        'create',
+        'acme-dev',
+        '--name',
+        'Not_A_Label',
+        '--size',
+        'small',
+        '--image',
+        'ubuntu-2404',
+      ],
+      { env },
+    );
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/code: \S+ \(HTTP 4\d\d\)/);
+  });
+});

@@ -1,0 +1,270 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { EXIT_CODES } from '../src/exit-codes.js';
+import { envelope, fakeApi, svc } from './support/io.js';
+
+const BASE = 'https://svc.test/v1';
+const env = { SVC_BASE_URL: BASE, SVC_ACCESS_TOKEN: 'header.payload.signature' };
+const computer = {
+  id: '01jc4s0m8k3v7w2x9y5z6a1b2c3',
+  name: 'box',
+  state: 'running',
+  size: 'small',
+  image: 'ubuntu-2404',
+  labels: { team: 'a' },
+};
+const operation = (state: string, progress: number) => ({
+  id: '01jc4s0m8k3v7w2x9y5z6aop000',
+  type: 'computer.start',
+  state,
+  progress,
+  target: { type: 'computer', id: computer.id },
+});
+
+describe('exit codes by class, and errors on stderr with code, message and request id', () => {
+  test.each<[string, { status: number; code: string; exit: number }]>([
+    ['401 → authentication', { status: 401, code: 'unauthenticated', exit: 3 }],
+    ['404 → not found', { status: 404, code: 'not_found', exit: 4 }],
+    ['409 → conflict', { status: 409, code: 'invalid_state', exit: 5 }],
+    ['400 → other', { status: 400, code: 'invalid_argument', exit: 1 }],
+    ['403 → other', { status: 403, code: 'permission_denied', exit: 1 }],
+    ['500 → other', { status: 500, code: 'internal', exit: 1 }],
+  ])('%s', async (_name, { status, code, exit }) => {
+    const api = fakeApi({
+      'GET /workspaces/dev/computers/box': () => ({
+        status,
+        body: envelope(code, `it failed with ${code}`, 'req-123'),
+      }),
+    });
+    const outcome = await svc(['computers', 'get', 'dev', 'box'], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(exit);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toContain(`error: it failed with ${code}`);
+    expect(outcome.stderr).toContain(`code: ${code} (HTTP ${status})`);
+    expect(outcome.stderr).toContain('request id: req-123');
+  });
+
+  test.each<[string, { argv: string[]; exit: number }]>([
+    ['unknown command', { argv: ['computers', 'explode'], exit: 2 }],
+    ['missing positional', { argv: ['computers', 'get', 'dev'], exit: 2 }],
+    ['missing required body field', { argv: ['members', 'create', 'dev', '--principal-id', 'x'], exit: 2 }],
+    [
+      'value outside the enum',
+      { argv: ['members', 'create', 'dev', '--principal-id', 'x', '--role', 'god'], exit: 2 },
+    ],
+    ['not an integer', { argv: ['workspaces', 'list', '--limit', 'ten'], exit: 2 }],
+    ['help', { argv: ['--help'], exit: 0 }],
+  ])('usage: %s', async (_name, { argv, exit }) => {
+    const api = fakeApi({});
+    const outcome = await svc(argv, { env, fetch: api.fetch });
+    expect(outcome.code).toBe(exit);
+    expect(api.seen).toHaveLength(0);
+  });
+
+  test('not signed in → 3, no request sent', async () => {
+    const api = fakeApi({});
+    const outcome = await svc(['workspaces', 'list'], {
+      env: { SVC_BASE_URL: BASE, SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-')) },
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(3);
+    expect(outcome.stderr).toContain('not_signed_in');
+    expect(api.seen).toHaveLength(0);
+  });
+
+  test('svc --help lists every exit code', async () => {
+    const { stdout } = await svc(['--help']);
+    for (const { code, meaning } of EXIT_CODES) expect(stdout).toContain(`${code}  ${meaning}`);
+  });
+});
+
+describe('requests built from the command line', () => {
+  test('positionals fill the path, options the query, body and headers', async () => {
+    const api = fakeApi({
+      'POST /workspaces/dev/computers': () => ({
+        status: 202,
+        body: { computer, operations: [operation('pending', 0)] },
+      }),
+    });
+    const outcome = await svc(
+      [
+        'computers',
+        'create',
+        'dev',
+        '--name',
+        'box',
+        '--size',
+        'small',
+        '--image',
+        'ubuntu-2404',
+        '--labels',
+        'team=a,env=dev',
+        '--idempotency-key',
+        'k-1',
+      ],
+      { env, fetch: api.fetch },
+    );
+    expect(outcome.code).toBe(0);
+    const [request] = api.seen;
+    expect(request?.method).toBe('POST');
+    expect(request?.url.href).toBe(`${BASE}/workspaces/dev/computers`);
+    expect(request?.headers.get('authorization')).toBe('Bearer header.payload.signature');
+    expect(request?.headers.get('idempotency-key')).toBe('k-1');
+    expect(request?.body).toEqual({
+      name: 'box',
+      size: 'small',
+      image: 'ubuntu-2404',
+      labels: { team: 'a', env: 'dev' },
+    });
+  });
+
+  test('query options: integers, enums and booleans', async () => {
+    const api = fakeApi({
+      'GET /workspaces/dev/computers': () => ({
+        status: 200,
+        body: { computers: [], next_cursor: null, has_more: false },
+      }),
+    });
+    await svc(['computers', 'list', 'dev', '--limit', '5', '--state', 'running', '--include-deleted'], {
+      env,
+      fetch: api.fetch,
+    });
+    expect(Object.fromEntries(api.seen[0]!.url.searchParams)).toEqual({
+      limit: '5',
+      state: 'running',
+      include_deleted: 'true',
+    });
+  });
+
+  test('health is called without a token', async () => {
+    const api = fakeApi({ 'GET /health': () => ({ status: 200, body: { status: 'ok' } }) });
+    const outcome = await svc(['health', 'get', '--json'], { env: { SVC_BASE_URL: BASE }, fetch: api.fetch });
+    expect(outcome.code).toBe(0);
+    expect(api.seen[0]!.headers.get('authorization')).toBeNull();
+  });
+});
+
+describe('output', () => {
+  const list = { computers: [computer], next_cursor: 'c2', has_more: true };
+
+  test('--json prints the API JSON as is', async () => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
+    const outcome = await svc(['--json', 'computers', 'list', 'dev'], { env, fetch: api.fetch });
+    expect(JSON.parse(outcome.stdout)).toEqual(list);
+  });
+
+  test('default: a table, and the next page on stderr', async () => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
+    const outcome = await svc(['computers', 'list', 'dev'], { env, fetch: api.fetch });
+    expect(outcome.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+STATE\s+SIZE\s+IMAGE\s+LABELS$/);
+    expect(outcome.stdout).toContain('team=a');
+    expect(outcome.stderr).toContain('--cursor c2');
+  });
+});
+
+describe('--wait on long-running commands', () => {
+  const polls = (states: [string, number][]) => {
+    let i = 0;
+    return () => {
+      const [state, progress] = states[Math.min(i++, states.length - 1)]!;
+      return { status: 200, body: { operation: operation(state, progress) } };
+    };
+  };
+
+  test('waits, prints one plain line per change when not a TTY, exits 0 on success', async () => {
+    const api = fakeApi({
+      'POST /workspaces/dev/computers/box/start': () => ({
+        status: 202,
+        body: { operations: [operation('pending', 0)] },
+      }),
+      [`GET /operations/${operation('', 0).id}`]: polls([
+        ['running', 50],
+        ['succeeded', 100],
+      ]),
+    });
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toContain('computer.start  running  50%');
+    expect(outcome.stderr).toContain('computer.start  succeeded  100%');
+    expect(outcome.stderr).not.toContain('\x1b[');
+    expect(outcome.stdout).toContain('succeeded');
+  });
+
+  test('a TTY gets a redrawn progress bar', async () => {
+    const api = fakeApi({
+      'POST /workspaces/dev/computers/box/start': () => ({
+        status: 202,
+        body: { operations: [operation('pending', 0)] },
+      }),
+      [`GET /operations/${operation('', 0).id}`]: polls([['succeeded', 100]]),
+    });
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], {
+      env,
+      fetch: api.fetch,
+      isTTY: true,
+    });
+    expect(outcome.stderr).toContain('\x1b[2K[####################]');
+  });
+
+  test('a failed operation exits 1 with its error', async () => {
+    const failed = {
+      ...operation('failed', 100),
+      error: { code: 'internal', message: 'the driver failed', details: {}, request_id: 'r' },
+    };
+    const api = fakeApi({
+      'POST /workspaces/dev/computers/box/start': () => ({
+        status: 202,
+        body: { operations: [operation('pending', 0)] },
+      }),
+      [`GET /operations/${operation('', 0).id}`]: () => ({ status: 200, body: { operation: failed } }),
+    });
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('the driver failed');
+  });
+});
+
+describe('svc keys create', () => {
+  const keyFile = {
+    type: 'service_account_key',
+    key_id: 'k1',
+    principal_id: 'p1',
+    algorithm: 'EdDSA',
+    private_key: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n',
+    base_url: BASE,
+  };
+  const api = () =>
+    fakeApi({
+      'POST /workspaces/dev/service-accounts/robot/keys': () => ({
+        status: 201,
+        body: { key: { id: 'k1', algorithm: 'EdDSA', state: 'active', key_file: keyFile } },
+      }),
+    });
+
+  test('writes the key file with mode 0600 and keeps the private key off stdout', async () => {
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-key-')), 'key.json');
+    const outcome = await svc(['--json', 'keys', 'create', 'dev', 'robot', '--output', output], {
+      env,
+      fetch: api().fetch,
+    });
+    expect(outcome.code).toBe(0);
+    expect(statSync(output).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(output, 'utf8'))).toEqual(keyFile);
+    expect(outcome.stdout).not.toContain('PRIVATE KEY');
+    expect(JSON.parse(outcome.stdout)).toEqual({ key: { id: 'k1', algorithm: 'EdDSA', state: 'active' } });
+    expect(outcome.stderr).toContain(`SVC_KEY_FILE=${output}`);
+  });
+
+  test('never overwrites an existing file', async () => {
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-key-')), 'key.json');
+    await svc(['keys', 'create', 'dev', 'robot', '--output', output], { env, fetch: api().fetch });
+    const second = await svc(['keys', 'create', 'dev', 'robot', '--output', output], {
+      env,
+      fetch: api().fetch,
+    });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('exists already');
+  });
+});

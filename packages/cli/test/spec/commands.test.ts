@@ -1,0 +1,125 @@
+import { listOperations, loadDocument } from '@svc/contract';
+import { describe, expect, test } from 'vitest';
+import { buildProgram } from '../../src/program.js';
+import { operationCommands, verbOf } from '../../src/spec/commands.js';
+
+const document = loadDocument();
+const operations = listOperations(document);
+const commands = operationCommands(document);
+const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, isTTY: false };
+
+describe('a command for every operation of the spec', () => {
+  test('the spec has operations (so the coverage below means something)', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(30);
+  });
+
+  test.each(operations.map((op) => [op.operationId, op] as const))(
+    '%s has exactly one command, registered in the program',
+    (operationId, op) => {
+      const matching = commands.filter((c) => c.operation.operationId === operationId);
+      expect(matching).toHaveLength(1);
+      const spec = matching[0]!;
+      const program = buildProgram(io);
+      const group = program.commands.find((c) => c.name() === spec.group);
+      const command = group?.commands.find((c) => c.name() === spec.name);
+      expect(command, `svc ${spec.group} ${spec.name}`).toBeDefined();
+      // Path parameters are the positionals, in path order.
+      const pathParams = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.replace(/_/g, '-'));
+      expect(command!.registeredArguments.map((a) => a.name())).toEqual(pathParams);
+      // Query parameters and body fields are options; required body fields are mandatory; enums are choices.
+      const flags = new Map(command!.options.map((o) => [o.long, o]));
+      for (const option of spec.options) {
+        const registered = flags.get(`--${option.flag}`);
+        expect(registered, `--${option.flag}`).toBeDefined();
+        expect(registered!.mandatory).toBe(option.required);
+        expect(registered!.argChoices).toEqual(option.choices);
+      }
+      expect(flags.has('--wait')).toBe('202' in (op.operation.responses as object));
+    },
+  );
+
+  test('command names are unique within each group', () => {
+    const names = commands.map((c) => `${c.group} ${c.name}`);
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('derivation from the schemas', () => {
+  const find = (id: string) => commands.find((c) => c.operation.operationId === id)!;
+
+  test.each<[string, { operationId: string; flag: string; want: Record<string, unknown> }]>([
+    [
+      'body enum (role) is a mandatory choice',
+      {
+        operationId: 'createMember',
+        flag: 'role',
+        want: { in: 'body', kind: 'string', required: true, choices: ['owner', 'admin', 'editor', 'viewer'] },
+      },
+    ],
+    [
+      'query integer',
+      {
+        operationId: 'listComputers',
+        flag: 'limit',
+        want: { in: 'query', kind: 'integer', required: false },
+      },
+    ],
+    [
+      'query boolean',
+      { operationId: 'listComputers', flag: 'include-deleted', want: { in: 'query', kind: 'boolean' } },
+    ],
+    [
+      'body map (labels)',
+      { operationId: 'createComputer', flag: 'labels', want: { in: 'body', kind: 'map', required: false } },
+    ],
+    [
+      'snake_case field',
+      { operationId: 'createWorkspace', flag: 'display-name', want: { name: 'display_name', in: 'body' } },
+    ],
+    [
+      'idempotency header, optional (the client adds one)',
+      { operationId: 'createComputer', flag: 'idempotency-key', want: { in: 'header', required: false } },
+    ],
+    [
+      'grant type enum',
+      {
+        operationId: 'exchangeToken',
+        flag: 'grant-type',
+        want: {
+          in: 'body',
+          choices: ['urn:ietf:params:oauth:grant-type:jwt-bearer', 'authorization_code', 'refresh_token'],
+        },
+      },
+    ],
+  ])('%s', (_name, { operationId, flag, want }) => {
+    expect(find(operationId).options.find((o) => o.flag === flag)).toMatchObject(want);
+  });
+
+  test.each<[string, { operationId: string; want: Record<string, unknown> }]>([
+    [
+      'health needs no token',
+      { operationId: 'getHealth', want: { auth: 'none', group: 'health', name: 'get' } },
+    ],
+    ['the token route exchanges its Bearer', { operationId: 'exchangeToken', want: { auth: 'credential' } }],
+    [
+      'create key writes a key file',
+      { operationId: 'createKey', want: { writesKeyFile: true, auth: 'bearer' } },
+    ],
+    ['start is long-running', { operationId: 'startComputer', want: { longRunning: true, name: 'start' } }],
+    [
+      'two lists in one group keep full names',
+      { operationId: 'listSizes', want: { group: 'catalog', name: 'list-sizes' } },
+    ],
+  ])('%s', (_name, { operationId, want }) => {
+    expect(find(operationId)).toMatchObject(want);
+  });
+
+  test.each<[string, string, string]>([
+    ['listServiceAccounts', 'service-accounts', 'list'],
+    ['getMe', 'identity', 'get-me'],
+    ['restartComputer', 'computers', 'restart'],
+    ['exchangeToken', 'auth', 'exchange-token'],
+  ])('verbOf(%s, %s) = %s', (operationId, group, want) => {
+    expect(verbOf(operationId, group)).toBe(want);
+  });
+});
