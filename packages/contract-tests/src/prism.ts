@@ -22,6 +22,13 @@ export interface PrismOptions {
   port?: number;
   /** Give up waiting for Prism to listen after this long. Default 60 000 ms. */
   timeoutMs?: number;
+  /**
+   * Run `prism proxy` in front of this server instead of mocking: every request is forwarded to
+   * `<upstream><path>` (so include the server's `/v1`), and what breaks the spec is reported in each
+   * response's `sl-violations` header. Without `--errors`: with it Prism answers invalid requests itself
+   * (422/401 problem+json) and the server's own 400/401/404/405 would never be seen.
+   */
+  upstream?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -42,7 +49,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts `prism mock` in static mode (answers from the spec's examples, no `-d`), validating requests
- * (`--errors`) with CORS on, on 127.0.0.1. The document is copied first: Prism watches its file and
+ * (`--errors`) with CORS on, on 127.0.0.1; or, given `upstream`, `prism proxy` in front of a server. The document is copied first: Prism watches its file and
  * restarts when it changes, and a rebuild of the spec must not restart a mock in the middle of a run.
  *
  * @example
@@ -58,21 +65,10 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   copyFileSync(source, document);
   const port = options.port ?? (await freePort());
   const cli = join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
+  const mode = options.upstream ? ['proxy', document, options.upstream] : ['mock', document, '--errors'];
   const child = spawn(
     process.execPath,
-    [
-      cli,
-      'mock',
-      document,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--cors',
-      '--errors',
-      '-v',
-      'warn',
-    ],
+    [cli, ...mode, '--host', '127.0.0.1', '--port', String(port), '--cors', '-v', 'warn'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -2,8 +2,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ClientOptions, createClient, type KeyFile, parseKeyFile, type SvcClient } from '@svc/client';
 import { it } from 'vitest';
+import { parseViolations, unexpectedViolations } from '../../src/server-target.js';
 import { matchOperation } from './spec-index.js';
-import { baseUrl, onMock } from './target.js';
+import { baseUrl, keyFilePath, onMock } from './target.js';
 import { responseViolations } from './validate.js';
 
 /** operationIds that answered 2xx during this run: the coverage test compares them with the spec. */
@@ -48,6 +49,13 @@ export function recordingFetch(base: string) {
     for (const problem of responseViolations(op, response, body, { crossChecks })) {
       violations.push(`${op.operationId} ${request.method} ${path} -> ${response.status}: ${problem}`);
     }
+    // Behind `prism proxy` (a server run): what Prism found wrong with this exchange, same rule as the run's end.
+    const found = parseViolations(response.headers.get('sl-violations'));
+    for (const v of unexpectedViolations(response.status, found)) {
+      violations.push(
+        `${op.operationId} ${request.method} ${path} -> ${response.status}: prism: ${v.location.join('.')} ${v.message}`,
+      );
+    }
     if (response.ok) exercised.add(op.operationId);
     return response;
   };
@@ -69,9 +77,8 @@ export function mockKeyFile(base: string): KeyFile {
 /** Credentials of the target: any token for the mock; CONTRACT_KEY_FILE or CONTRACT_TOKEN for a server. */
 export function credentials(): Pick<ClientOptions, 'token' | 'keyFile'> {
   if (onMock) return { token: 'mock-access-token' };
-  if (process.env.CONTRACT_KEY_FILE) {
-    return { keyFile: parseKeyFile(JSON.parse(readFileSync(process.env.CONTRACT_KEY_FILE, 'utf8'))) };
-  }
+  const path = keyFilePath();
+  if (path) return { keyFile: parseKeyFile(JSON.parse(readFileSync(path, 'utf8'))) };
   if (process.env.CONTRACT_TOKEN) return { token: process.env.CONTRACT_TOKEN };
   throw new Error('CONTRACT_TARGET=server needs CONTRACT_KEY_FILE or CONTRACT_TOKEN');
 }

@@ -1,0 +1,297 @@
+// End-to-end throughput of the built server, in ONE run (`pnpm bench` at the root):
+//   bare node:http hello (the ceiling), then on PGlite and on PostgreSQL: GET /v1/health,
+//   authenticated GET /v1/me, a computer read, a list page over 1,000 and over 100,000 computers,
+//   computer creation (a unique Idempotency-Key each); and Prism's mock answering GET /me.
+// Each server is its own child process (node dist/main.js, rate limits off); autocannon runs here.
+// Prints requests/s, p99 and the ratios the targets are stated in (BENCHMARKS.md at the repo root).
+// Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startPrism } from '@svc/contract-tests/prism';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { signAssertion } from '../dist/auth/assertion.js';
+import { openDatabase } from '../dist/db/open.js';
+import { seedWorkspaces } from './seed.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MAIN = join(here, '..', 'dist', 'main.js');
+const { values } = parseArgs({
+  // `pnpm bench -- --duration 3` passes the `--` along: drop it.
+  args: process.argv.slice(2).filter((arg) => arg !== '--'),
+  options: {
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '20' },
+    rows: { type: 'string', default: '100000' },
+    json: { type: 'string' },
+    engines: { type: 'string', default: 'pglite,postgres' },
+  },
+});
+const DURATION = Number(values.duration);
+const WARMUP = Number(values.warmup);
+const CONNECTIONS = Number(values.connections);
+const BIG = Number(values.rows);
+const SMALL = 1000;
+const ADMIN_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Starts a child that prints its URL; answers { url, stop } (stop: SIGTERM by pid, SIGKILL after 3 s). */
+async function startChild(name, args, env, pattern) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const append = (chunk) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = pattern.exec(output);
+    if (match) {
+      const stop = async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        process.kill(child.pid, 'SIGTERM');
+        const timer = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      };
+      return { url: match[1], stop, output: () => output };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+      throw new Error(`${name} did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** One autocannon measurement after a short warm-up; fails loudly on errors or unexpected statuses. */
+async function measure(label, options) {
+  if (WARMUP > 0) await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP });
+  const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  const row = {
+    label,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    mean: result.latency.average,
+    total: result.requests.total,
+    bad,
+  };
+  process.stdout.write(
+    `  ${label.padEnd(34)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms` +
+      `${bad ? `  (${bad} non-2xx/errors!)` : ''}\n`,
+  );
+  return row;
+}
+
+async function token(base, keyFile) {
+  const file = JSON.parse(readFileSync(keyFile, 'utf8'));
+  const assertion = await signAssertion(file, { tokenUrl: `${base}/auth/token` });
+  const res = await fetch(`${base}/auth/token`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${assertion}` },
+  });
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${JSON.stringify(body)}`);
+  return { token: body.token.access_token, principalId: file.principal_id };
+}
+
+async function postgresDatabase() {
+  const name = `svc_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql) => {
+    const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** The server on one engine: bootstrap, stop, seed in SQL, start again, then every endpoint. */
+async function benchEngine(engine) {
+  const dir = mkdtempSync(join(tmpdir(), `svc-bench-${engine}-`));
+  const keyFile = join(dir, 'bootstrap-key.json');
+  const database = engine === 'postgres' ? await postgresDatabase() : undefined;
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SVC_DATA_DIR: join(dir, 'data'),
+    SVC_BOOTSTRAP_KEY_FILE: keyFile,
+    SVC_RATE_LIMITS: 'off',
+    // The create bench makes thousands of computers in one workspace; operations are claimed but their
+    // simulated steps never end during the run, so the worker does not compete for the CPU.
+    SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '1000000',
+    SVC_SIM_STEP_MS: '600000',
+    DATABASE_URL: database?.url ?? '',
+  };
+  const pattern = /svc-server listening on (http:\/\/\S+)/;
+  const rows = [];
+  try {
+    // First start bootstraps the empty database (and writes the key file); PGlite allows one process,
+    // so the server is stopped while the bench seeds through the server's own database layer.
+    const first = await startChild(`server (${engine})`, [MAIN], env, pattern);
+    await first.stop();
+    const principalId = JSON.parse(readFileSync(keyFile, 'utf8')).principal_id;
+    const seedStart = Date.now();
+    const db = await openDatabase({ databaseUrl: database?.url, dataDir: env.SVC_DATA_DIR });
+    const seeded = await seedWorkspaces(db, principalId, { 'bench-small': SMALL, 'bench-big': BIG });
+    await db.close();
+    process.stdout.write(`\n${engine}: seeded ${SMALL} + ${BIG} computers in ${Date.now() - seedStart} ms\n`);
+
+    const server = await startChild(`server (${engine})`, [MAIN], env, pattern);
+    try {
+      const base = `${server.url}/v1`;
+      const { token: access } = await token(base, keyFile);
+      const auth = { authorization: `Bearer ${access}` };
+      const created = await fetch(`${base}/workspaces`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': `bench-${Date.now()}` },
+        body: JSON.stringify({ name: `bench-create-${Date.now().toString(36)}` }),
+      });
+      const createWs = (await created.json()).workspace.id;
+      const small = seeded['bench-small'];
+      const big = seeded['bench-big'];
+      const get = (path) => ({ url: `${base}${path}`, headers: auth });
+      rows.push({ engine, ...(await measure(`${engine} GET /v1/health`, { url: `${base}/health` })) });
+      rows.push({ engine, ...(await measure(`${engine} GET /v1/me`, get('/me'))) });
+      rows.push({
+        engine,
+        ...(await measure(`${engine} GET computer`, get(`/workspaces/${big.id}/computers/${big.computer}`))),
+      });
+      rows.push({
+        engine,
+        ...(await measure(`${engine} list page (${SMALL})`, get(`/workspaces/${small.id}/computers`))),
+      });
+      rows.push({
+        engine,
+        ...(await measure(`${engine} list page (${BIG})`, get(`/workspaces/${big.id}/computers`))),
+      });
+      let n = 0;
+      const run = randomBytes(3).toString('hex');
+      rows.push({
+        engine,
+        ...(await measure(`${engine} POST computer`, {
+          url: `${base}/workspaces/${createWs}/computers`,
+          requests: [
+            {
+              method: 'POST',
+              setupRequest: (request) => {
+                n += 1;
+                return {
+                  ...request,
+                  headers: {
+                    ...auth,
+                    'content-type': 'application/json',
+                    'idempotency-key': `bench-${run}-${n}`,
+                  },
+                  body: JSON.stringify({ name: `b-${run}-${n}`, size: 'small', image: 'ubuntu-2404' }),
+                };
+              },
+            },
+          ],
+        })),
+      });
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await database?.drop().catch((error) => process.stderr.write(`drop failed: ${error.message}\n`));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+async function main() {
+  process.stdout.write(
+    `bench: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${DURATION} s per endpoint after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`,
+  );
+  const rows = [];
+  const bare = await startChild('bare', [join(here, 'bare.mjs')], {}, /listening on (http:\/\/\S+)/);
+  try {
+    rows.push({ engine: 'node:http', ...(await measure('bare node:http hello', { url: bare.url })) });
+  } finally {
+    await bare.stop();
+  }
+  const prism = await startPrism();
+  try {
+    rows.push({
+      engine: 'prism',
+      ...(await measure('prism mock GET /me', {
+        url: `${prism.baseUrl}/me`,
+        headers: { authorization: 'Bearer x' },
+      })),
+    });
+  } finally {
+    await prism.stop();
+  }
+  for (const engine of values.engines.split(',')) rows.push(...(await benchEngine(engine)));
+
+  const find = (label) => rows.find((r) => r.label === label);
+  const bareRps = find('bare node:http hello').rps;
+  const prismRps = find('prism mock GET /me').rps;
+  const targets = [];
+  for (const engine of values.engines.split(',')) {
+    const me = find(`${engine} GET /v1/me`);
+    const listSmall = find(`${engine} list page (${SMALL})`);
+    const listBig = find(`${engine} list page (${BIG})`);
+    targets.push(
+      { target: `${engine}: GET /v1/me ≥ 0.3× bare req/s`, value: me.rps / bareRps, goal: 0.3, higher: true },
+      {
+        target: `${engine}: GET /v1/me ≥ 5× Prism mock req/s`,
+        value: me.rps / prismRps,
+        goal: 5,
+        higher: true,
+      },
+      {
+        target: `${engine}: list over ${BIG} ≤ 1.5× the time over ${SMALL} (mean latency)`,
+        value: listBig.mean / listSmall.mean,
+        goal: 1.5,
+        higher: false,
+      },
+    );
+  }
+  process.stdout.write('\n| endpoint | req/s | p50 ms | p99 ms | × bare |\n|---|---:|---:|---:|---:|\n');
+  for (const r of rows) {
+    process.stdout.write(
+      `| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${(r.rps / bareRps).toFixed(2)} |\n`,
+    );
+  }
+  process.stdout.write('\n| target | measured | met |\n|---|---:|---|\n');
+  for (const t of targets) {
+    const met = t.higher ? t.value >= t.goal : t.value <= t.goal;
+    t.met = met;
+    process.stdout.write(`| ${t.target} | ${t.value.toFixed(2)}× | ${met ? 'yes' : 'NO'} |\n`);
+  }
+  process.stdout.write(
+    `\nload average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
+  if (values.json) writeFileSync(values.json, `${JSON.stringify({ rows, targets }, null, 2)}\n`);
+  const failed = rows.filter((r) => r.bad > 0);
+  if (failed.length > 0) {
+    process.stderr.write(`errors or non-2xx answers in: ${failed.map((r) => r.label).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
