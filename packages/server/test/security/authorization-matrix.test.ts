@@ -1,0 +1,335 @@
+// The authorization matrix of API.md §8: every operation of the spec × every kind of caller, each
+// with real resources, asserting the exact status and code. Generated from listOperations(spec): a
+// new operation joins by itself, and fails until support/permissions.ts gives it a class.
+import type { OperationInfo } from '@svc/contract';
+import { listOperations, loadDocument } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { KeyFile } from '../../src/auth/keypair.js';
+import { newId } from '../../src/ids.js';
+import { describeEngines } from '../support/databases.js';
+import type { Harness } from './support/harness.js';
+import { settle, startHarness } from './support/harness.js';
+import type { PermissionClass, Role } from './support/permissions.js';
+import { NEEDS, PERMISSIONS, RANK } from './support/permissions.js';
+import { resolver } from './support/schema-arbitrary.js';
+
+const document = loadDocument();
+const operations = listOperations(document);
+const resolve = resolver(document);
+
+/** The callers of the matrix: the four roles, a non-member, and a service account holding a role. */
+const CALLERS = ['owner', 'admin', 'editor', 'viewer', 'non-member', 'service-account(editor)'] as const;
+type Caller = (typeof CALLERS)[number];
+const ROLE_OF: Record<Caller, Role | undefined> = {
+  owner: 'owner',
+  admin: 'admin',
+  editor: 'editor',
+  viewer: 'viewer',
+  'non-member': undefined,
+  'service-account(editor)': 'editor',
+};
+
+/** What the case must answer: exact status, and the error code when it is an error. */
+interface Want {
+  status: number;
+  code?: string;
+}
+
+/** The operation's documented success status (its only 2xx). */
+function successStatus(op: OperationInfo): number {
+  const statuses = Object.keys(op.operation.responses as object).filter((s) => s.startsWith('2'));
+  if (statuses.length !== 1)
+    throw new Error(`${op.operationId} documents ${statuses.length} success statuses`);
+  return Number(statuses[0]);
+}
+
+function want(op: OperationInfo, cls: PermissionClass, caller: Caller): Want {
+  if (cls === 'public' || cls === 'principal') return { status: successStatus(op) };
+  // An access token is never accepted in an assertion's place (API.md §7), whoever holds it.
+  if (cls === 'credential') return { status: 401, code: 'unauthenticated' };
+  const role = ROLE_OF[caller];
+  if (!role) return { status: 404, code: 'not_found' };
+  if (RANK[role] < RANK[NEEDS[cls]]) return { status: 403, code: 'permission_denied' };
+  return { status: successStatus(op) };
+}
+
+function hasIdempotencyKey(op: OperationInfo): boolean {
+  return ((op.operation.parameters as unknown[]) ?? [])
+    .map(resolve)
+    .some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+}
+
+/** The spec's first request-body example, deep-copied (the matrix sends what the docs show). */
+function exampleBody(op: OperationInfo): Record<string, unknown> | undefined {
+  const body = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
+  const media = (body?.content as Record<string, Record<string, unknown>> | undefined)?.['application/json'];
+  const examples = media?.examples as Record<string, unknown> | undefined;
+  const first = examples ? resolve(Object.values(examples)[0]) : undefined;
+  return first?.value === undefined ? undefined : structuredClone(first.value as Record<string, unknown>);
+}
+
+describe('the permission map', () => {
+  test('gives every operation of the spec a permission class (API.md §8)', () => {
+    const missing = operations.map((op) => op.operationId).filter((id) => !(id in PERMISSIONS));
+    expect(
+      missing,
+      `add these operations to test/security/support/permissions.ts with their permission class: ${missing.join(', ')}`,
+    ).toEqual([]);
+  });
+
+  test('names no operation the spec does not have', () => {
+    const known = new Set(operations.map((op) => op.operationId));
+    expect(Object.keys(PERMISSIONS).filter((id) => !known.has(id))).toEqual([]);
+  });
+});
+
+describeEngines('authorization matrix (API.md §8)', (engine) => {
+  let h: Harness;
+  const tokens = {} as Record<Caller, string>;
+  const principalIds = {} as Record<Caller, string>;
+  let ws: string;
+
+  beforeAll(async () => {
+    h = await startHarness(await engine.open());
+    ws = h.workspace.id;
+    tokens.owner = h.ownerToken;
+    principalIds.owner = h.ownerUserId;
+    for (const role of ['admin', 'editor', 'viewer'] as const) {
+      const user = await h.user(`matrix-${role}-${newId().slice(-6)}`);
+      await h.expectCall(201, 'POST', `/v1/workspaces/${ws}/members`, {
+        token: h.ownerToken,
+        idempotencyKey: true,
+        json: { principal_id: user.id, role },
+      });
+      tokens[role] = user.token;
+      principalIds[role] = user.id;
+    }
+    // A non-member who owns a workspace of their own: being an owner elsewhere must not help.
+    const outsider = await h.user(`matrix-outsider-${newId().slice(-6)}`);
+    await h.expectCall(201, 'POST', '/v1/workspaces', {
+      token: outsider.token,
+      idempotencyKey: true,
+      json: { name: `outsider-${newId().slice(-8)}` },
+    });
+    tokens['non-member'] = outsider.token;
+    principalIds['non-member'] = outsider.id;
+    // A service account of the workspace with the editor role, authenticated by its own key.
+    const sa = await h.expectCall(201, 'POST', `/v1/workspaces/${ws}/service-accounts`, {
+      token: h.ownerToken,
+      idempotencyKey: true,
+      json: { name: `matrix-robot-${newId().slice(-6)}`, role: 'editor' },
+    });
+    const saId = (sa.service_account as { id: string }).id;
+    const key = await h.expectCall(201, 'POST', `/v1/workspaces/${ws}/service-accounts/${saId}/keys`, {
+      token: h.ownerToken,
+      idempotencyKey: true,
+    });
+    tokens['service-account(editor)'] = await h.exchange((key.key as { key_file: KeyFile }).key_file);
+    principalIds['service-account(editor)'] = saId;
+  });
+  afterAll(() => h.close());
+
+  const owner = () => ({ token: h.ownerToken, idempotencyKey: true as const });
+  const fresh = (prefix: string) => `${prefix}-${newId().slice(-10)}`;
+
+  /** A computer of `workspace`, settled into `state` (running, or stopped) through the API. */
+  async function computer(
+    workspace: string,
+    state: 'running' | 'stopped',
+  ): Promise<{ id: string; operation: string }> {
+    const created = await h.expectCall(202, 'POST', `/v1/workspaces/${workspace}/computers`, {
+      ...owner(),
+      json: { name: fresh('m'), size: 'small', image: 'ubuntu-2404' },
+    });
+    const id = (created.computer as { id: string }).id;
+    const operation = (created.operations as { id: string }[])[0]?.id as string;
+    expect(await settle(h, h.ownerToken, operation)).toBe('succeeded');
+    if (state === 'stopped') {
+      const stopped = await h.expectCall(
+        202,
+        'POST',
+        `/v1/workspaces/${workspace}/computers/${id}/stop`,
+        owner(),
+      );
+      expect(await settle(h, h.ownerToken, (stopped.operations as { id: string }[])[0]?.id as string)).toBe(
+        'succeeded',
+      );
+    }
+    return { id, operation };
+  }
+
+  async function serviceAccount(workspace: string): Promise<string> {
+    const sa = await h.expectCall(201, 'POST', `/v1/workspaces/${workspace}/service-accounts`, {
+      ...owner(),
+      json: { name: fresh('sa'), role: 'viewer' },
+    });
+    return (sa.service_account as { id: string }).id;
+  }
+
+  /** A workspace of its own for the owner-class cases (they change or delete it), with every caller in it. */
+  async function ownWorkspace(): Promise<string> {
+    const created = await h.expectCall(201, 'POST', '/v1/workspaces', {
+      ...owner(),
+      json: { name: fresh('mw') },
+    });
+    const id = (created.workspace as { id: string }).id;
+    for (const caller of ['admin', 'editor', 'viewer', 'service-account(editor)'] as const) {
+      await h.expectCall(201, 'POST', `/v1/workspaces/${id}/members`, {
+        ...owner(),
+        json: { principal_id: principalIds[caller], role: ROLE_OF[caller] },
+      });
+    }
+    return id;
+  }
+
+  /**
+   * Real resources for one case, keyed by the spec's path-parameter names. A new parameter name
+   * fails here, saying which one needs a fixture.
+   */
+  async function pathParams(op: OperationInfo, cls: PermissionClass): Promise<Record<string, string>> {
+    const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+    const params: Record<string, string> = {};
+    const workspace = cls === 'owner' ? await ownWorkspace() : ws;
+    let serviceAccountId: string | undefined;
+    for (const name of names) {
+      switch (name) {
+        case 'workspace':
+          params[name] = workspace;
+          break;
+        case 'computer':
+          params[name] = (
+            await computer(workspace, op.operationId === 'startComputer' ? 'stopped' : 'running')
+          ).id;
+          break;
+        case 'operation': {
+          const { operation } = await computer(workspace, 'running');
+          params[name] = operation;
+          break;
+        }
+        case 'member': {
+          const user = await h.user(fresh('target'));
+          const member = await h.expectCall(201, 'POST', `/v1/workspaces/${workspace}/members`, {
+            ...owner(),
+            json: { principal_id: user.id, role: 'viewer' },
+          });
+          params[name] = (member.member as { id: string }).id;
+          break;
+        }
+        case 'service_account':
+          serviceAccountId = await serviceAccount(workspace);
+          params[name] = serviceAccountId;
+          break;
+        case 'key': {
+          const sa = serviceAccountId ?? (await serviceAccount(workspace));
+          const key = await h.expectCall(
+            201,
+            'POST',
+            `/v1/workspaces/${workspace}/service-accounts/${sa}/keys`,
+            owner(),
+          );
+          params[name] = (key.key as { id: string }).id;
+          break;
+        }
+        default:
+          throw new Error(
+            `${op.operationId}: no matrix fixture for path parameter {${name}}; add one in pathParams()`,
+          );
+      }
+    }
+    return params;
+  }
+
+  /** The spec's example body, made fresh (unique names, a new principal) and non-owner (roles). */
+  async function body(op: OperationInfo): Promise<Record<string, unknown> | undefined> {
+    const value = exampleBody(op);
+    if (!value) return undefined;
+    if (op.operationId === 'exchangeToken') return undefined;
+    if (typeof value.name === 'string') value.name = fresh('n');
+    if (typeof value.principal_id === 'string') value.principal_id = (await h.user(fresh('new'))).id;
+    // Owner grants are the owner class's business (checked below); here the role is an ordinary one.
+    if (typeof value.role === 'string') value.role = op.operationId === 'updateMember' ? 'editor' : 'viewer';
+    if (typeof value.expires_at === 'string')
+      value.expires_at = new Date(Date.now() + 86_400_000).toISOString();
+    return value;
+  }
+
+  const cases = operations.flatMap((op) => CALLERS.map((caller) => [op.operationId, caller, op] as const));
+
+  test.each(cases)('%s as %s', async (operationId, caller, op) => {
+    const cls = PERMISSIONS[operationId];
+    if (!cls)
+      throw new Error(`${operationId} has no permission class in test/security/support/permissions.ts`);
+    const params = await pathParams(op, cls);
+    const path = `/v1${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(params[name] as string))}`;
+    const json = await body(op);
+    const answer = await h.call(op.method.toUpperCase(), path, {
+      ...(cls === 'public' ? {} : { token: tokens[caller] }),
+      ...(hasIdempotencyKey(op) ? { idempotencyKey: true as const } : {}),
+      ...(json === undefined ? {} : { json }),
+    });
+    const expected = want(op, cls, caller);
+    const got: Want = { status: answer.status };
+    const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
+    if (code !== undefined) got.code = code;
+    expect(
+      got,
+      `${op.method.toUpperCase()} ${op.path} as ${caller} (${cls}): ${answer.text.slice(0, 300)}`,
+    ).toEqual(expected);
+  });
+
+  // The owner row of §8 also covers granting and revoking `owner` on members and service accounts.
+  test.each(['admin', 'owner'] as const)('granting and revoking owner as %s', async (caller) => {
+    const allowed = caller === 'owner';
+    const user = await h.user(fresh('grantee'));
+    const grant = await h.call('POST', `/v1/workspaces/${ws}/members`, {
+      token: tokens[caller],
+      idempotencyKey: true,
+      json: { principal_id: user.id, role: 'owner' },
+    });
+    expect(grant.status, grant.text).toBe(allowed ? 201 : 403);
+    const viewer = await h.user(fresh('promotee'));
+    const member = await h.expectCall(201, 'POST', `/v1/workspaces/${ws}/members`, {
+      ...owner(),
+      json: { principal_id: viewer.id, role: 'viewer' },
+    });
+    const memberId = (member.member as { id: string }).id;
+    const promote = await h.call('PATCH', `/v1/workspaces/${ws}/members/${memberId}`, {
+      token: tokens[caller],
+      idempotencyKey: true,
+      json: { role: 'owner' },
+    });
+    expect(promote.status, promote.text).toBe(allowed ? 200 : 403);
+    const sa = await h.call('POST', `/v1/workspaces/${ws}/service-accounts`, {
+      token: tokens[caller],
+      idempotencyKey: true,
+      json: { name: fresh('owner-sa'), role: 'owner' },
+    });
+    expect(sa.status, sa.text).toBe(allowed ? 201 : 403);
+    if (!allowed) {
+      for (const answer of [grant, promote, sa])
+        expect((answer.body as { error: { code: string } }).error.code).toBe('permission_denied');
+      // Revoking: the admin cannot demote or remove an existing owner.
+      const { rows } = await h.db.query<{ id: string }>(
+        `SELECT id FROM members WHERE workspace_id = $1 AND principal_id = $2`,
+        [ws, h.ownerUserId],
+      );
+      const ownerMember = rows[0]?.id as string;
+      const demote = await h.call('PATCH', `/v1/workspaces/${ws}/members/${ownerMember}`, {
+        token: tokens[caller],
+        idempotencyKey: true,
+        json: { role: 'viewer' },
+      });
+      expect([demote.status, (demote.body as { error: { code: string } }).error.code]).toEqual([
+        403,
+        'permission_denied',
+      ]);
+      const remove = await h.call('DELETE', `/v1/workspaces/${ws}/members/${ownerMember}`, {
+        token: tokens[caller],
+      });
+      expect([remove.status, (remove.body as { error: { code: string } }).error.code]).toEqual([
+        403,
+        'permission_denied',
+      ]);
+    }
+  });
+});

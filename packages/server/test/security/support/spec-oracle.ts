@@ -1,0 +1,130 @@
+import type { OpenApiDocument, OperationInfo } from '@svc/contract';
+import { listOperations } from '@svc/contract';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { Resolve, Schema } from './schema-arbitrary.js';
+import { resolver } from './schema-arbitrary.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+/** A declared parameter of one operation, with its compiled schema. */
+export interface Param {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  schema: Schema;
+  /** Whether the raw text (as it arrives in a URL or header) is valid, coerced the way the spec's types read. */
+  accepts(raw: string): boolean;
+}
+
+/** What the fuzzer needs to know about one operation, read from the bundle. */
+export interface OperationSpec {
+  info: OperationInfo;
+  params: Param[];
+  body: { required: boolean; schema: Schema; validate: ValidateFunction } | undefined;
+  /** Validates a response: [] when it conforms to the documented status, body and required headers. */
+  checkResponse(status: number, body: unknown, headers: Headers): string[];
+}
+
+/**
+ * An oracle independent of the server's own validator: Ajv (draft 2020-12) compiled from the
+ * bundled document, used to CLASSIFY generated requests (valid or not) and to check responses.
+ *
+ * @example
+ * const oracle = specOracle(loadDocument());
+ * oracle.operation('listComputers').checkResponse(200, body, headers);
+ */
+export function specOracle(document: OpenApiDocument): {
+  resolve: Resolve;
+  operation(operationId: string): OperationSpec;
+  operations: OperationSpec[];
+  validateError(body: unknown): string[];
+} {
+  const resolve = resolver(document);
+  const ajv = new Ajv2020({ strict: false, allErrors: false, allowUnionTypes: true, validateFormats: true });
+  addFormats(ajv);
+  const BUNDLE = 'https://svc.test/openapi.json';
+  ajv.addSchema({ $id: BUNDLE, components: document.components } as unknown as Schema);
+  const rebase = (schema: unknown): Schema =>
+    JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, `"$ref":"${BUNDLE}#/`)) as Schema;
+  const cache = new Map<string, ValidateFunction>();
+  const compile = (schema: unknown): ValidateFunction => {
+    const key = JSON.stringify(schema);
+    let fn = cache.get(key);
+    if (!fn) {
+      fn = ajv.compile(rebase(schema));
+      cache.set(key, fn);
+    }
+    return fn;
+  };
+  const errors = (fn: ValidateFunction) =>
+    (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
+
+  const build = (info: OperationInfo): OperationSpec => {
+    const params: Param[] = ((info.operation.parameters as unknown[]) ?? []).map((raw) => {
+      const p = resolve(raw);
+      const schema = resolve(p.schema);
+      const validate = compile(p.schema);
+      const type = schema.type;
+      return {
+        name: String(p.name),
+        in: p.in as Param['in'],
+        required: p.required === true,
+        schema,
+        accepts(text: string) {
+          let value: unknown = text;
+          if (type === 'integer') value = /^-?(0|[1-9][0-9]*)$/.test(text) ? Number(text) : text;
+          else if (type === 'boolean') value = text === 'true' ? true : text === 'false' ? false : text;
+          return validate(value) as boolean;
+        },
+      };
+    });
+    const requestBody = info.operation.requestBody ? resolve(info.operation.requestBody) : undefined;
+    const media = (requestBody?.content as Record<string, Schema> | undefined)?.['application/json'];
+    const responses = info.operation.responses as Record<string, unknown>;
+    return {
+      info,
+      params,
+      body: media?.schema
+        ? {
+            required: requestBody?.required === true,
+            schema: resolve(media.schema),
+            validate: compile(media.schema),
+          }
+        : undefined,
+      checkResponse(status, body, headers) {
+        const declared = responses[String(status)];
+        if (!declared) return [`status ${status} is not documented for ${info.operationId}`];
+        const response = resolve(declared);
+        const problems: string[] = [];
+        const content = (response.content as Record<string, Schema> | undefined)?.['application/json'];
+        if (content?.schema) {
+          const validate = compile(content.schema);
+          if (!validate(body)) problems.push(...errors(validate).map((e) => `body ${e}`));
+        } else if (body !== undefined) problems.push(`status ${status} documents no body`);
+        for (const [name, def] of Object.entries((response.headers ?? {}) as Record<string, unknown>)) {
+          if (resolve(def).required && !headers.has(name)) problems.push(`header ${name} is required`);
+        }
+        return problems;
+      },
+    };
+  };
+
+  const operations = new Map<string, OperationSpec>();
+  for (const info of listOperations(document)) operations.set(info.operationId, build(info));
+  const errorSchema = compile({ $ref: '#/components/schemas/Error' });
+  return {
+    resolve,
+    operations: [...operations.values()],
+    operation(operationId) {
+      const found = operations.get(operationId);
+      if (!found) throw new Error(`unknown operation ${operationId}`);
+      return found;
+    },
+    validateError(body) {
+      return errorSchema(body) ? [] : errors(errorSchema);
+    },
+  };
+}
