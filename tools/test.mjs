@@ -13,8 +13,15 @@ let pending = '';
 // vitest's summary line, e.g. "@svc/client:test:       Tests  2 failed | 73 passed | 1 skipped (76)"
 const summary = /\bTests\s+((?:\d+ (?:failed|passed|skipped|todo)\s*\|?\s*)+)\(\d+\)/;
 
+// A file that fails before its tests run (an error in a hook or at import) is a failure too, though
+// vitest's "Tests" line does not count it: "Failed Suites 1".
+const failedSuites = /\bFailed Suites (\d+)/;
+
 function count(line) {
-  const found = summary.exec(line.replace(/\x1b\[[0-9;]*m/g, ''));
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+  const suites = failedSuites.exec(plain);
+  if (suites) totals.failed += Number(suites[1]);
+  const found = summary.exec(plain);
   if (!found) return;
   for (const [, n, kind] of found[1].matchAll(/(\d+) (failed|passed|skipped|todo)/g)) {
     totals[kind === 'todo' ? 'skipped' : kind] += Number(n);

@@ -11,13 +11,33 @@ const types = {
 };
 
 interface PgLike {
-  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+  query(query: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult>;
+}
+
+/**
+ * Parameterised queries run as named prepared statements, so each connection parses and plans a
+ * statement once instead of on every request (the hot paths: authenticate, /me, reads, list pages).
+ * Names are handed out per distinct SQL text, up to a bound in case some caller inlines values.
+ */
+const statementNames = new Map<string, string>();
+const MAX_NAMED_STATEMENTS = 1000;
+
+function statement(sql: string, params: readonly unknown[]): string | pg.QueryConfig {
+  if (params.length === 0) return sql;
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_NAMED_STATEMENTS) return { text: sql, values: [...params] };
+    name = `svc_${statementNames.size}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: [...params] };
 }
 
 function wrap(target: PgLike): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const result = await target.query(sql, params as unknown[]);
+      const query = statement(sql, params);
+      const result = typeof query === 'string' ? await target.query(query) : await target.query(query);
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
     },
     async exec(sql: string): Promise<void> {
