@@ -1,5 +1,6 @@
 import { loadDocument } from '@svc/contract';
 import { Command, CommanderError } from 'commander';
+import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
 import { type Context, createContext } from './credentials.js';
@@ -45,6 +46,7 @@ export function buildProgram(io: CliIo): Command {
     return context;
   };
   addSessionCommands(program, contextOf);
+  addMcpCommand(program, contextOf);
   const document = loadDocument();
   const tags = new Map(
     ((document.tags ?? []) as { name: string; description?: string }[]).map((t) => [

@@ -1,61 +1,19 @@
-// End to end: the built `svc` binary against a running server, signing in through headless Chromium
-// (Debian's /usr/bin/chromium via playwright-core; no browser is ever downloaded).
-//
-// Server: the real app from `@svc/server` when it exports `startServer` (see REAL_SERVER below),
-// else the stand-in in test/support/standin-server.ts built from the server's own parts.
+// End to end: the built `svc` binary against the real server app (`@svc/server`'s createApp, in
+// this process on port 0), signing in through headless Chromium (Debian's /usr/bin/chromium via
+// playwright-core; no browser is ever downloaded).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type RunningService, startStandIn } from './support/standin-server.js';
+import { BIN, connectSvcMcp } from './support/mcp-client.js';
+import { type RunningService, startApp } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const EMAIL = 'ada@example.com';
 const PASSWORD = 'correct horse battery staple';
-
-/**
- * The real app when `@svc/server` exports `createApp`, `listen`, `loadConfig` and `setLocalAccount`
- * (its index does not yet: then the stand-in). Bootstrap writes the key file to SVC_BOOTSTRAP_KEY_FILE.
- */
-async function startService(dir: string): Promise<RunningService> {
-  const server = (await import('@svc/server').catch(() => ({}))) as Record<string, unknown>;
-  const needed = ['createApp', 'listen', 'loadConfig', 'setLocalAccount'];
-  if (!needed.every((name) => typeof server[name] === 'function')) return startStandIn();
-  const { freePort } = await import('@svc/contract-tests/prism');
-  const port = await freePort();
-  const keyFilePath = join(dir, 'bootstrap-key.json');
-  type Fn = (...args: unknown[]) => Promise<Record<string, unknown>> | Record<string, unknown>;
-  const call = (name: string, ...args: unknown[]) => (server[name] as Fn)(...args);
-  const config = (await call(
-    'loadConfig',
-    { PORT: String(port), SVC_RATE_LIMITS: 'off', SVC_BOOTSTRAP_KEY_FILE: keyFilePath },
-    { sandbox: true },
-  )) as { baseUrl: string };
-  const app = (await call('createApp', { config })) as {
-    fetch: unknown;
-    db: unknown;
-    start(): Promise<void>;
-    close(): Promise<void>;
-  };
-  await app.start();
-  const running = (await call('listen', app.fetch, { port })) as { close(): Promise<void> };
-  return {
-    baseUrl: config.baseUrl,
-    keyFile: JSON.parse(readFileSync(keyFilePath, 'utf8')),
-    addAccount: async (email, password) => {
-      await call('setLocalAccount', app.db, { email, password });
-    },
-    close: async () => {
-      await running.close();
-      await app.close();
-    },
-  };
-}
 
 function runSvc(
   args: string[],
@@ -99,7 +57,7 @@ describe.skipIf(!existsSync(CHROMIUM) || !existsSync(BIN))(
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-      service = await startService(dir);
+      service = await startApp(dir);
       await service.addAccount(EMAIL, PASSWORD);
       env = { SVC_CONFIG_DIR: join(dir, 'config'), SVC_BASE_URL: service.baseUrl };
       browser = await chromium.launch({
@@ -121,7 +79,7 @@ describe.skipIf(!existsSync(CHROMIUM) || !existsSync(BIN))(
       await service?.close();
     });
 
-    test('login in the browser → token → whoami → token refreshes → old refresh token refused; key file token accepted', async () => {
+    test('login in the browser → token → whoami → mcp as the session → token refreshes → old refresh token refused; key file token accepted', async () => {
       // svc login: prints the address, we sign in as a person would.
       const login = runSvc(['login', '--no-browser'], env);
       const url = await until(() => /(http:\/\/\S+\/signin\/authorize\?\S+)/.exec(login.stderr())?.[1]);
@@ -147,6 +105,18 @@ describe.skipIf(!existsSync(CHROMIUM) || !existsSync(BIN))(
       expect(whoami.code).toBe(0);
       expect(JSON.parse(whoami.stdout).identity.principal).toMatchObject({ kind: 'user', email: EMAIL });
 
+      // svc mcp as the signed-in person: its tools call the API with the stored session's token.
+      const mcp = await connectSvcMcp(env);
+      try {
+        const me = await mcp.client.callTool({ name: 'get_me', arguments: {} });
+        expect(me.isError, mcp.stderr()).toBeFalsy();
+        expect(me.structuredContent).toMatchObject({
+          identity: { principal: { kind: 'user', email: EMAIL } },
+        });
+      } finally {
+        await mcp.client.close();
+      }
+
       const sessionFile = join(env.SVC_CONFIG_DIR as string, 'session.json');
       const oldRefresh = JSON.parse(readFileSync(sessionFile, 'utf8')).refresh_token as string;
       const token = await runSvc(['token'], env).done;
@@ -167,16 +137,20 @@ describe.skipIf(!existsSync(CHROMIUM) || !existsSync(BIN))(
       expect((await runSvc(['token'], env).done).code).toBe(3);
 
       // Key-based: SVC_KEY_FILE → svc token → GET /me accepts it.
-      const keyPath = join(dir, 'key.json');
-      writeFileSync(keyPath, JSON.stringify(service.keyFile), { mode: 0o600 });
-      const keyToken = await runSvc(['token'], { SVC_KEY_FILE: keyPath, SVC_CONFIG_DIR: join(dir, 'none') })
-        .done;
+      const keyToken = await runSvc(['token'], {
+        SVC_KEY_FILE: service.keyFilePath,
+        SVC_CONFIG_DIR: join(dir, 'none'),
+      }).done;
       expect(keyToken.code).toBe(0);
       const me = await fetch(`${service.baseUrl}/me`, {
         headers: { authorization: `Bearer ${keyToken.stdout.trim()}` },
       });
       expect(me.status).toBe(200);
-      expect((await me.json()).identity.principal.id).toBe(service.keyFile.principal_id);
+      const keyFile = JSON.parse(readFileSync(service.keyFilePath, 'utf8')) as { principal_id: string };
+      expect((await me.json()).identity.principal).toMatchObject({
+        id: keyFile.principal_id,
+        kind: 'service_account',
+      });
     }, 120_000);
   },
 );

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // svc-server: serves the v1 API (and /signin, /mcp) on HOST:PORT. `--sandbox`: in memory, with demo data.
+// `svc-server account set …`: creates or resets a local sign-in account in the configured database.
+import { parseArgs } from 'node:util';
 import type { App, ResponseValidation } from './app.js';
 import { createApp } from './app.js';
 import { bootstrap, bootstrapMessage } from './bootstrap.js';
+import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './http/node-adapter.js';
 import { seedSandbox } from './sandbox.js';
@@ -10,8 +13,14 @@ import { seedSandbox } from './sandbox.js';
 /** How long in-flight requests (long-polls included) may run on after SIGTERM before sockets are cut. */
 const DRAIN_MS = 10_000;
 
-async function main(): Promise<void> {
-  const sandbox = process.argv.includes('--sandbox');
+const USAGE = `Usage: svc-server [--sandbox]
+
+Serves the API on HOST:PORT (default 127.0.0.1:8080). Database: DATABASE_URL, else PGlite under
+SVC_DATA_DIR (default .svc/data). --sandbox: in memory, with demo data and simulated computers.
+
+${ACCOUNT_USAGE}`;
+
+async function serve(sandbox: boolean): Promise<void> {
   const loaded = loadConfig(process.env, { sandbox });
   let app: App | undefined;
   // Bind first: with PORT=0 only the bound socket knows the port, and tokens' iss/aud and key files'
@@ -73,7 +82,35 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((error: unknown) => {
+async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === 'account') {
+    process.exitCode = await runAccountCommand(argv.slice(1), {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
+    return;
+  }
+  let values: { sandbox?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { sandbox: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (error) {
+    process.stderr.write(`svc-server: ${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  await serve(values.sandbox === true);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
   const message = error instanceof ConfigError ? `configuration: ${error.message}` : (error as Error).message;
   process.stderr.write(`svc-server could not start: ${message}\n`);
   process.exit(1);

@@ -10,7 +10,12 @@ export interface Principal {
   display_name: string;
   email: string | null;
   /** With `{ workspaces: true }`: the principal's workspaces and its role in each, newest first. */
-  workspaces?: { id: string; name: string; display_name: string; role: 'owner' | 'admin' | 'editor' | 'viewer' }[];
+  workspaces?: {
+    id: string;
+    name: string;
+    display_name: string;
+    role: 'owner' | 'admin' | 'editor' | 'viewer';
+  }[];
 }
 
 /**

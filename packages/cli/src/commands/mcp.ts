@@ -1,0 +1,30 @@
+import { runStdio } from '@svc/mcp';
+import type { Command } from 'commander';
+import { apiClient, type Context } from '../credentials.js';
+
+/**
+ * `svc mcp`: the MCP server (every operation of the spec as a tool, from `@svc/mcp`) over stdio,
+ * with the same credentials as every other command: `SVC_ACCESS_TOKEN`, `SVC_KEY_FILE`, or the stored
+ * browser session (refreshed as it expires). Stdout carries only MCP frames; messages go to stderr.
+ * The credential is tried once before serving, so a missing or refused one exits (code 3) at once
+ * instead of turning every tool call into an error.
+ *
+ * @example
+ * addMcpCommand(program, () => context);
+ */
+export function addMcpCommand(program: Command, context: () => Context): void {
+  program
+    .command('mcp')
+    .description(
+      'serve every API operation as an MCP tool over stdio (for agents), as SVC_KEY_FILE or the signed-in session',
+    )
+    .action(async () => {
+      const ctx = context();
+      const client = await apiClient(ctx);
+      await client.accessToken();
+      // The process's own stdin/stdout (runStdio's default), whatever `io` says: they carry the protocol.
+      const { closed } = await runStdio({ client });
+      ctx.io.stderr.write(`svc mcp: serving ${client.baseUrl} over stdio\n`);
+      await closed;
+    });
+}
