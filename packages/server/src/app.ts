@@ -3,8 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { loadDocument } from '@svc/contract';
 import { createMcpHttpHandler } from '@svc/mcp';
 import { AccessTokens } from './auth/access-token.js';
-import { authenticate } from './auth/authenticate.js';
+import { authenticate, type Principal } from './auth/authenticate.js';
 import { AuthError } from './auth/errors.js';
+import { PrincipalCache } from './auth/principal-cache.js';
 import { ServerKeys } from './auth/signing-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -168,14 +169,36 @@ export async function createApp(options: AppOptions): Promise<App> {
     return `address:${clientAddress(start.env) ?? 'unknown'}`;
   };
 
+  // Only the embedded engine: every write comes through this process (see PrincipalCache).
+  const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
+
   const handle = async (ctx: HandlerContext): Promise<Response> => {
     const operationId = ctx.operationId;
     const anonymous = operationId === 'getHealth' || operationId === 'exchangeToken';
+    const authorization = ctx.request.headers.get('authorization');
+    const workspaces = operationId === 'getMe';
+    const load = () => authenticate(db, tokens, authorization, { workspaces });
     const principal = anonymous
       ? undefined
-      : await authenticate(db, tokens, ctx.request.headers.get('authorization'), {
-          workspaces: operationId === 'getMe',
-        });
+      : principals
+        ? await principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load)
+        : await load();
+    // Anything a mutating request changes may change who someone is or what they may do.
+    if (principals && ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') {
+      try {
+        return await handleAuthenticated(ctx, principal);
+      } finally {
+        principals.invalidate();
+      }
+    }
+    return handleAuthenticated(ctx, principal);
+  };
+
+  const handleAuthenticated = async (
+    ctx: HandlerContext,
+    principal: Principal | undefined,
+  ): Promise<Response> => {
+    const operationId = ctx.operationId;
     const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
     const base = {
       operationId,
