@@ -1,7 +1,7 @@
+import type { components } from '@svc/contract';
 /**
- * HTTP status per error code (API.md §9). The codes are contract; this table is the server's choice of
- * status for each. TODO once `@svc/contract` is generated: type `ErrorCode` from the spec's enum and
- * test every key here against it, so nothing drifts silently.
+ * HTTP status per error code (API.md §9). The codes come from the spec's `ErrorCode` enum: a code the
+ * spec adds or drops is a type error here until this table follows, so nothing drifts silently.
  */
 export const ERROR_STATUS = {
   invalid_argument: 400,
@@ -22,7 +22,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
-} as const;
+} as const satisfies Record<components['schemas']['ErrorCode'], number>;
 
 /** An error code this server emits. Clients must tolerate others (API.md §12). */
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,3 +1,4 @@
+import type { components } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import type { AccessTokens } from './access-token.js';
 import { AuthError } from './errors.js';
@@ -14,7 +15,7 @@ export interface Principal {
     id: string;
     name: string;
     display_name: string;
-    role: 'owner' | 'admin' | 'editor' | 'viewer';
+    role: components['schemas']['Role'];
   }[];
 }
 

@@ -1,22 +1,14 @@
+import type { components } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DriverAction } from './driver.js';
 import { OPERATION_PENDING_CHANNEL } from './events.js';
 
-/** Computer states of API.md §4. */
-export type ComputerState =
-  | 'creating'
-  | 'starting'
-  | 'running'
-  | 'stopping'
-  | 'stopped'
-  | 'restarting'
-  | 'deleting'
-  | 'deleted'
-  | 'failed';
-/** Operation states of API.md §4 (`canceled` reserved). */
-export type OperationState = 'pending' | 'running' | 'succeeded' | 'failed' | 'canceled';
+/** Computer states of API.md §4, from the spec. */
+export type ComputerState = components['schemas']['ComputerState'];
+/** Operation states of API.md §4 (`canceled` reserved), from the spec. */
+export type OperationState = components['schemas']['OperationState'];
 
 export const TERMINAL_OPERATION_STATES: ReadonlySet<OperationState> = new Set([
   'succeeded',
