@@ -3,10 +3,14 @@
 // what each vitest run reported ("N passed, N failed, N skipped"), replayed cache logs included.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 
 const args = ['run', 'lint', 'test', ...process.argv.slice(2)];
 const bin = fileURLToPath(new URL('../node_modules/.bin/turbo', import.meta.url));
-const turbo = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0' } });
+const turbo = spawn(bin, args, {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 let pending = '';
@@ -18,7 +22,7 @@ const summary = /\bTests\s+((?:\d+ (?:failed|passed|skipped|todo)\s*\|?\s*)+)\(\
 const failedSuites = /\bFailed Suites (\d+)/;
 
 function count(line) {
-  const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+  const plain = stripVTControlCharacters(line);
   const suites = failedSuites.exec(plain);
   if (suites) totals.failed += Number(suites[1]);
   const found = summary.exec(plain);
@@ -37,6 +41,8 @@ turbo.stdout.on('data', (chunk) => {
 
 turbo.on('close', (code) => {
   count(pending);
-  process.stdout.write(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
+  process.stdout.write(
+    `\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`,
+  );
   process.exit(code ?? 1);
 });

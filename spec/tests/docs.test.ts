@@ -2,7 +2,8 @@
 // of the bundle, offline, in the Chromium that Debian ships. No browser is ever downloaded.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { launchChromium } from '@svc/tools/browser';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const bundlePath = fileURLToPath(new URL('../dist/openapi.json', import.meta.url));
@@ -89,17 +90,7 @@ describe('reference docs page', { timeout: 60_000 }, () => {
     if (!existsSync(bundlePath)) throw new Error(`${bundlePath} is missing: run the build task first`);
     operations = operationsOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
 
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     // The page must render from the file alone: nothing leaves the machine.
     await page.route('**/*', (route) => {

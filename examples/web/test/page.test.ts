@@ -1,7 +1,8 @@
 // Loads the page in headless Chromium (Debian's, never a downloaded one) against a Prism mock of its own.
 import { listOperations, loadDocument } from '@svc/contract';
 import { type PrismMock, startPrism } from '@svc/contract-tests/prism';
-import { type Browser, chromium } from 'playwright-core';
+import { launchChromium } from '@svc/tools/browser';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer } from '../server.mjs';
 
@@ -11,17 +12,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   [prism, page] = await Promise.all([startPrism(), startServer(0)]);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
