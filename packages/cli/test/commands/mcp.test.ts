@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listOperations, loadDocument } from '@svc/contract';
 import { toolName } from '@svc/mcp';
+import { serverBuilt, spawnServer } from '@svc/tools/server-process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, connectSvcMcp } from '../support/mcp-client.js';
-import { sandboxBuilt, spawnSandbox } from '../support/server.js';
 
 /** Runs `svc mcp`, writes `frames` to its stdin, ends stdin and collects what it wrote and its exit code. */
 function runRaw(
@@ -35,12 +35,17 @@ function runRaw(
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-describe.skipIf(!existsSync(BIN) || !sandboxBuilt)('svc mcp (stdio) against svc-server --sandbox', () => {
-  let server: Awaited<ReturnType<typeof spawnSandbox>>;
+const missing = !existsSync(BIN) || !serverBuilt();
+// turbo builds the CLI and the server first: under CI a missing build is a failure, not a skip.
+if (missing && process.env.CI)
+  throw new Error('svc mcp test cannot run under CI: build the CLI and the server first');
+
+describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
+  let server: Awaited<ReturnType<typeof spawnServer>>;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    server = await spawnSandbox();
+    server = await spawnServer();
     env = { SVC_KEY_FILE: server.keyFilePath, SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-mcp-')) };
   });
   afterAll(() => server?.close());

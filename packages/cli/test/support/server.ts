@@ -1,10 +1,6 @@
 // The real server for the CLI's end-to-end tests: in process (the app from `@svc/server`), or the
 // built `svc-server --sandbox` binary as a child process (what an agent's `svc mcp` would talk to).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type App, bootstrap, createApp, listen, loadConfig, setLocalAccount } from '@svc/server';
 
 export interface RunningService {
@@ -45,54 +41,4 @@ export async function startApp(dir: string): Promise<RunningService> {
       await ready.close();
     },
   };
-}
-
-/** The built server entry, reached by path (its `bin`), as an MCP client configuration would. */
-const SERVER_MAIN = fileURLToPath(new URL('../../../server/dist/main.js', import.meta.url));
-
-/** Whether {@link spawnSandbox} can run (the server is built). */
-export const sandboxBuilt = existsSync(SERVER_MAIN);
-
-/**
- * `svc-server --sandbox` on a free port, its bootstrap key file in a temp dir; the API address is read
- * from its "listening" line. Stopped with SIGTERM by its pid.
- */
-export async function spawnSandbox(): Promise<Omit<RunningService, 'addAccount'>> {
-  const keyFilePath = join(mkdtempSync(join(tmpdir(), 'svc-cli-sandbox-')), 'bootstrap-key.json');
-  const child = spawn(process.execPath, [SERVER_MAIN, '--sandbox'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SVC_BASE_URL: '',
-      SVC_BOOTSTRAP_KEY_FILE: keyFilePath,
-      SVC_RATE_LIMITS: 'off',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const close = async () => {
-    if (child.exitCode !== null || child.pid === undefined) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(child.pid, 'SIGTERM');
-    await exited;
-  };
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`svc-server did not start in 60 s:\n${output}`)), 60_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /\(API (http:\S+\/v1)\)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code) => reject(new Error(`svc-server exited with ${code}:\n${output}`)));
-  }).catch(async (error: Error) => {
-    await close();
-    throw error;
-  });
-  return { baseUrl, keyFilePath, close };
 }
