@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// `pnpm test`: every package's lint and test task through turbo, then one closing line that adds up
+// `pnpm test`: Biome, then every package's lint and test task through turbo, then one closing line that adds up
 // what each vitest run reported ("N passed, N failed, N skipped"), replayed cache logs included.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 
-const args = ['run', 'lint', 'test', ...process.argv.slice(2)];
+// `check` is Biome over the whole repository (the root's own task); `lint` the spec; `test` everything.
+const args = ['run', 'check', 'lint', 'test', ...process.argv.slice(2)];
 const bin = fileURLToPath(new URL('../node_modules/.bin/turbo', import.meta.url));
 const turbo = spawn(bin, args, {
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -45,7 +45,9 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     );
     if (bad.length > 0) {
       // A global teardown that throws does not fail a vitest 4 run (verified): set the exit code instead.
-      process.stdout.write(`FAIL: Prism reported contract violations:\n${bad.map((b) => `  ${b}`).join('\n')}\n`);
+      process.stdout.write(
+        `FAIL: Prism reported contract violations:\n${bad.map((b) => `  ${b}`).join('\n')}\n`,
+      );
       process.exitCode = 1;
     }
   };

@@ -22,6 +22,8 @@ let cached: OpenApiDocument | undefined;
  * console.log(doc.info.version);
  */
 export function loadDocument(): OpenApiDocument {
-  cached ??= JSON.parse(readFileSync(new URL('./generated/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
+  cached ??= JSON.parse(
+    readFileSync(new URL('./generated/openapi.json', import.meta.url), 'utf8'),
+  ) as OpenApiDocument;
   return cached;
 }

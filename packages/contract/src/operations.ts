@@ -32,7 +32,8 @@ export function listOperations(document: OpenApiDocument): OperationInfo[] {
       const operation = item[method] as Record<string, unknown> | undefined;
       if (!operation) continue;
       const operationId = operation.operationId;
-      if (typeof operationId !== 'string') throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
+      if (typeof operationId !== 'string')
+        throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
       const tags = operation.tags as string[] | undefined;
       found.push({
         operationId,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type OpenApiDocument, listOperations, loadDocument } from '../src/index.js';
+import { listOperations, loadDocument, type OpenApiDocument } from '../src/index.js';
 
 const tiny: OpenApiDocument = {
   openapi: '3.1.0',
@@ -17,7 +17,12 @@ const tiny: OpenApiDocument = {
 
 describe('listOperations', () => {
   it('finds every method of every path item, in spec order, and ignores non-method keys', () => {
-    const found = listOperations(tiny).map(({ operationId, method, path, tag }) => ({ operationId, method, path, tag }));
+    const found = listOperations(tiny).map(({ operationId, method, path, tag }) => ({
+      operationId,
+      method,
+      path,
+      tag,
+    }));
     expect(found).toEqual([
       { operationId: 'listThings', method: 'get', path: '/things', tag: 'Things' },
       { operationId: 'createThing', method: 'post', path: '/things', tag: 'Things' },

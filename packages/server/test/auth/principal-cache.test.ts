@@ -25,7 +25,10 @@ describe('PrincipalCache', () => {
   it('does not store a read that raced a write', async () => {
     const cache = new PrincipalCache();
     let release: () => void = () => {};
-    const slow = cache.get('t', () => new Promise<Principal>((resolve) => (release = () => resolve(who('stale')))));
+    const slow = cache.get(
+      't',
+      () => new Promise<Principal>((resolve) => (release = () => resolve(who('stale')))),
+    );
     cache.invalidate(); // a write commits while the read is in flight
     release();
     expect((await slow).name).toBe('stale');
