@@ -69,3 +69,27 @@ export function lastOwner(workspaceName: string): ApiError {
     `the last owner of workspace ${workspaceName} cannot be removed or demoted`,
   );
 }
+
+/**
+ * The members quota (API.md §11): every membership counts, a service account's own included, since a
+ * new service account is made a member of its workspace.
+ *
+ * @example
+ * await checkMemberQuota(ctx.db, workspace, ctx.deps.config.quotas.membersPerWorkspace);
+ */
+export async function checkMemberQuota(
+  db: Queryable,
+  workspace: { id: string; name: string },
+  limit: number,
+): Promise<void> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM members WHERE workspace_id = $1',
+    [workspace.id],
+  );
+  if ((rows[0]?.n ?? 0) >= limit)
+    throw quotaExceeded(
+      'members_per_workspace',
+      limit,
+      `workspace ${workspace.name} already has ${limit} members`,
+    );
+}

@@ -6,7 +6,7 @@ import { newId } from '../ids.js';
 import { pageRequest, toPage } from '../paging.js';
 import type { MemberRow } from '../render.js';
 import { renderMember } from '../render.js';
-import { API_PREFIX, lastOwner, ownerCount, quotaExceeded } from './common.js';
+import { API_PREFIX, checkMemberQuota, lastOwner, ownerCount } from './common.js';
 import type { Handler } from './types.js';
 
 const COLUMNS =
@@ -61,17 +61,7 @@ export const createMember: Handler<'createMember'> = async (ctx) => {
     [ctx.body.principal_id],
   );
   if (!principals[0]) throw new ApiError('not_found', `principal ${ctx.body.principal_id} not found`);
-  const limit = ctx.deps.config.quotas.membersPerWorkspace;
-  const { rows: counted } = await ctx.db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM members WHERE workspace_id = $1',
-    [workspace.id],
-  );
-  if ((counted[0]?.n ?? 0) >= limit)
-    throw quotaExceeded(
-      'members_per_workspace',
-      limit,
-      `workspace ${workspace.name} already has ${limit} members`,
-    );
+  await checkMemberQuota(ctx.db, workspace, ctx.deps.config.quotas.membersPerWorkspace);
   const id = newId();
   const inserted = await ctx.db.query(
     `INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, $4)

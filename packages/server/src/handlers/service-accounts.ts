@@ -6,10 +6,10 @@ import type { ServiceAccountRow } from '../render.js';
 import { renderServiceAccount } from '../render.js';
 import {
   API_PREFIX,
+  checkMemberQuota,
   checkName,
   lastOwner,
   ownerCount,
-  quotaExceeded,
   SERVICE_ACCOUNT_COLUMNS,
   SERVICE_ACCOUNT_FROM,
   serviceAccountIn,
@@ -45,17 +45,7 @@ export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx)
   if (ctx.body.role === 'owner' && role !== 'owner') throw permissionDenied(role, 'owner to grant owner');
   ctx.countMutation(workspace.id);
   checkName(ctx.body.name);
-  const limit = ctx.deps.config.quotas.membersPerWorkspace;
-  const { rows: counted } = await ctx.db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM members WHERE workspace_id = $1',
-    [workspace.id],
-  );
-  if ((counted[0]?.n ?? 0) >= limit)
-    throw quotaExceeded(
-      'members_per_workspace',
-      limit,
-      `workspace ${workspace.name} already has ${limit} members`,
-    );
+  await checkMemberQuota(ctx.db, workspace, ctx.deps.config.quotas.membersPerWorkspace);
   const id = newId();
   const displayName = ctx.body.display_name ?? ctx.body.name;
   await ctx.db.query(
