@@ -69,6 +69,8 @@ export const POLICY = Object.freeze({
   'request-constraint-tightened': 'breaking',
   'response-constraint-tightened': 'additive',
   'response-constraint-loosened': 'breaking',
+  'request-constraint-changed': 'breaking',
+  'response-constraint-changed': 'breaking',
   'request-default-changed': 'breaking',
   'request-variant-added': 'additive',
   'request-variant-removed': 'breaking',
@@ -500,7 +502,7 @@ function compareSchema(base, current, b, c, direction, where, field, say, stack 
     const [x, y] = [bv.raw[name], cv.raw[name]];
     if (canonical(x) === canonical(y)) continue;
     if (x !== undefined && y !== undefined)
-      emit('type-changed', `${lead}${name} ${show(x)} → ${show(y)}`, `${at}/${name}`);
+      emit('constraint-changed', `${lead}${name} ${show(x)} → ${show(y)}`, `${at}/${name}`);
     else bound(name, y !== undefined);
   }
   if (!bv.raw.uniqueItems !== !cv.raw.uniqueItems) bound('uniqueItems', Boolean(cv.raw.uniqueItems));
