@@ -127,7 +127,10 @@ interface Row {
 const rows: Record<string, Row> = {
   'a new operation': {
     change: (d) => {
-      d.paths['/things/{thing}'].delete = { operationId: 'deleteThing', responses: { '204': { description: 'Gone.' } } };
+      d.paths['/things/{thing}'].delete = {
+        operationId: 'deleteThing',
+        responses: { '204': { description: 'Gone.' } },
+      };
     },
     kind: 'operation-added',
     class: 'additive',
