@@ -15,18 +15,6 @@ const require = createRequire(import.meta.url);
 const redoclyCli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
 
 /**
- * The root document of the spec: `apis.<name>.root` in redocly.yaml, else `openapi.yaml`.
- *
- * @param {string} specDir
- * @returns {Promise<string>} path relative to specDir
- */
-export async function rootOf(specDir) {
-  const config = await readFile(join(specDir, 'redocly.yaml'), 'utf8').catch(() => '');
-  const apis = Object.values(parse(config)?.apis ?? {});
-  return apis[0]?.root ?? 'openapi.yaml';
-}
-
-/**
  * Runs `redocly <args>` in `cwd` and resolves with its exit code and output (never rejects on failure).
  *
  * @param {string[]} args

@@ -3,7 +3,8 @@
 // and the preview, and the preview and the mock keep the last good bundle.
 import { join, relative, sep } from 'node:path';
 import { watch } from 'chokidar';
-import { bundleJson, bundleWithCli, installBundle, rootOf } from './bundle.mjs';
+import { rootOf } from '../spec-bundle.mjs';
+import { bundleJson, bundleWithCli, installBundle } from './bundle.mjs';
 import { runLint } from './lint.mjs';
 import { startMock } from './mock.mjs';
 import { startPreview } from './preview.mjs';
@@ -32,7 +33,7 @@ const IGNORED_FILE = /(^|[/\\])(\.#|#)|(\.sw[a-p]|~|\.tmp|^4913)$/;
  * @returns {Promise<{ previewUrl: string, mockUrl: string | null, close: () => Promise<void> }>}
  */
 export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCommand, debounceMs, log }) {
-  const root = await rootOf(specDir);
+  const root = rootOf(specDir);
   const preview = await startPreview({ host, port });
   let mockServer = null;
   let lint = null;
