@@ -1,5 +1,4 @@
-import { createClient, type KeyFile, type SvcClient } from '@svc/client';
-import { readKeyFile } from '@svc/client/node';
+import type { KeyFile, SvcClient } from '@svc/client';
 import { CliError } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { configDir } from './paths.js';
@@ -122,6 +121,11 @@ export async function apiClient(
   context: Context,
   mode: { anonymous?: boolean; credential?: string } = {},
 ): Promise<SvcClient> {
+  // Loaded here, not at start-up: `svc --help` never pays for the client.
+  const [{ createClient }, { readKeyFile }] = await Promise.all([
+    import('@svc/client'),
+    import('@svc/client/node'),
+  ]);
   const { env } = context.io;
   const fetch = context.io.fetch ? { fetch: context.io.fetch } : {};
   if (mode.anonymous || mode.credential !== undefined) {

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { type Operation, unwrap, waitForOperations } from '@svc/client';
+import type { Operation } from '@svc/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
@@ -139,6 +139,7 @@ async function runOperation(
   json: boolean,
 ): Promise<void> {
   const { io } = context;
+  const { unwrap, waitForOperations } = await import('@svc/client');
   const client = await apiClient(
     context,
     spec.auth === 'none'

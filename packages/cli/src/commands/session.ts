@@ -1,5 +1,3 @@
-import { unwrap } from '@svc/client';
-import { readKeyFile } from '@svc/client/node';
 import type { Command } from 'commander';
 import { openBrowser } from '../browser.js';
 import { apiClient, type Context, refreshSession, resolveBaseUrl } from '../credentials.js';
@@ -92,6 +90,7 @@ export function addSessionCommands(program: Command, context: () => Context): vo
     .action(async () => {
       const ctx = context();
       if (ctx.io.env.SVC_KEY_FILE) {
+        const { readKeyFile } = await import('@svc/client/node');
         const keyFile = await readKeyFile(ctx.io.env.SVC_KEY_FILE);
         const client = await apiClient(ctx);
         const token = await client.accessToken();
@@ -118,6 +117,7 @@ export function addSessionCommands(program: Command, context: () => Context): vo
     .action(async (_options: unknown, self: Command) => {
       const ctx = context();
       const client = await apiClient(ctx);
+      const { unwrap } = await import('@svc/client');
       const data = await unwrap(client.GET('/me'));
       if (self.optsWithGlobals().json === true) {
         ctx.io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
