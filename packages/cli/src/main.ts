@@ -6,4 +6,5 @@ process.exitCode = await run(process.argv.slice(2), {
   stderr: process.stderr,
   env: process.env,
   isTTY: process.stderr.isTTY === true,
+  columns: process.stdout.isTTY ? process.stdout.columns : undefined,
 });

@@ -3,10 +3,11 @@ import { Command, CommanderError } from 'commander';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
+import { addWaitCommand, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp } from './exit-codes.js';
 import type { CliIo } from './io.js';
-import { operationCommands } from './spec/commands.js';
+import { GROUP_ALIASES, operationCommands } from './spec/commands.js';
 
 /** The version of `svc` (this package's). */
 export const CLI_VERSION = '0.1.0';
@@ -37,7 +38,10 @@ export function buildProgram(io: CliIo): Command {
       '--base-url <url>',
       'base address of the API, ending in /v1 (default: SVC_BASE_URL, the key file, or the session)',
     )
-    .option('--json', "print the API's JSON instead of tables")
+    .option('-o, --output <format>', 'output format: table (default), json or yaml')
+    .option('--json', 'the same as -o json')
+    .option('--columns <fields>', 'table columns, comma-separated (dotted paths reach into objects)')
+    .option('--query <jmespath>', 'filter the answer with a JMESPath expression before printing')
     .showHelpAfterError()
     .addHelpText('after', `${ENVIRONMENT_HELP}${exitCodesHelp()}`);
   let context: Context | undefined;
@@ -55,14 +59,32 @@ export function buildProgram(io: CliIo): Command {
     ]),
   );
   const groups = new Map<string, Command>();
-  for (const spec of operationCommands(document)) {
-    let group = groups.get(spec.group);
+  const groupOf = (name: string, description: string, hidden = false): Command => {
+    let group = groups.get(name);
     if (!group) {
-      group = program.command(spec.group).description(tags.get(spec.group) ?? '');
-      groups.set(spec.group, group);
+      group = program.command(name, { hidden }).description(description);
+      const alias = GROUP_ALIASES[name];
+      if (alias) group.alias(alias);
+      groups.set(name, group);
     }
-    addOperationCommand(group, spec, contextOf);
-  }
+    return group;
+  };
+  const commands = operationCommands(document);
+  for (const spec of commands)
+    addOperationCommand(groupOf(spec.group, tags.get(spec.operation.tag ?? '') ?? ''), spec, contextOf);
+  // Today's names before nouns (`svc catalog list-sizes`) still work, hidden from help.
+  for (const spec of commands)
+    if (spec.legacy)
+      addOperationCommand(
+        groupOf(spec.legacy.group, tags.get(spec.legacy.group) ?? '', true),
+        { ...spec, ...spec.legacy },
+        contextOf,
+        { hidden: true },
+      );
+  const operationsGroup = commands.find(
+    (c) => c.operation.path === WAIT_PATH && c.operation.method === 'get',
+  );
+  if (operationsGroup) addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
   const route = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (text) => io.stdout.write(text),

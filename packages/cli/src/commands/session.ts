@@ -3,6 +3,7 @@ import { openBrowser } from '../browser.js';
 import { apiClient, type Context, refreshSession, resolveBaseUrl } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
 import { startLoopback } from '../loopback.js';
+import { outputOptions, printResult } from '../output/print.js';
 import { render } from '../output/render.js';
 import { signinUrl } from '../paths.js';
 import { createPkce, newState } from '../pkce.js';
@@ -119,8 +120,9 @@ export function addSessionCommands(program: Command, context: () => Context): vo
       const client = await apiClient(ctx);
       const { unwrap } = await import('@svc/client');
       const data = await unwrap(client.GET('/me'));
-      if (self.optsWithGlobals().json === true) {
-        ctx.io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      const output = outputOptions(self);
+      if (output.format !== 'table' || output.query !== undefined || output.columns) {
+        await printResult(ctx, self, data, output);
         return;
       }
       const { principal, workspaces } = data.identity;
@@ -130,7 +132,7 @@ export function addSessionCommands(program: Command, context: () => Context): vo
       ctx.io.stdout.write(
         workspaces.length === 0
           ? 'no workspaces\n'
-          : `\n${render({ workspaces, next_cursor: null, has_more: false }).stdout}`,
+          : `\n${render({ workspaces, next_cursor: null, has_more: false }, { width: ctx.io.columns ?? 80 }).stdout}`,
       );
     });
 }
