@@ -1,5 +1,7 @@
 import { loadDocument } from '@svc/contract';
 import { Command, CommanderError } from 'commander';
+import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
+import { addConfigCommands } from './commands/config.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
@@ -17,7 +19,8 @@ Environment:
   SVC_BASE_URL      base address (…/v1); --base-url overrides it
   SVC_KEY_FILE      a service account's key file: commands use its tokens, \`svc token\` prints one
   SVC_ACCESS_TOKEN  an access token to use as is
-  SVC_CONFIG_DIR    where the session is stored (default $XDG_CONFIG_HOME/svc or ~/.config/svc)
+  SVC_PROFILE       the profile to use; --profile overrides it
+  SVC_CONFIG_DIR    where profiles and sessions are stored (default $XDG_CONFIG_HOME/svc or ~/.config/svc)
 `;
 
 /**
@@ -38,6 +41,10 @@ export function buildProgram(io: CliIo): Command {
       '--base-url <url>',
       'base address of the API, ending in /v1 (default: SVC_BASE_URL, the key file, or the session)',
     )
+    .option(
+      '--profile <name>',
+      'the profile to use (default: SVC_PROFILE, else `svc config use`, else default)',
+    )
     .option('-o, --output <format>', 'output format: table (default), json or yaml')
     .option('--json', 'the same as -o json')
     .option('--columns <fields>', 'table columns, comma-separated (dotted paths reach into objects)')
@@ -46,7 +53,8 @@ export function buildProgram(io: CliIo): Command {
     .addHelpText('after', `${ENVIRONMENT_HELP}${exitCodesHelp()}`);
   let context: Context | undefined;
   const contextOf = (): Context => {
-    context ??= createContext(io, program.opts<{ baseUrl?: string }>().baseUrl);
+    const { baseUrl, profile } = program.opts<{ baseUrl?: string; profile?: string }>();
+    context ??= createContext(io, { baseUrl, profile });
     return context;
   };
   addSessionCommands(program, contextOf);
@@ -85,6 +93,8 @@ export function buildProgram(io: CliIo): Command {
     (c) => c.operation.path === WAIT_PATH && c.operation.method === 'get',
   );
   if (operationsGroup) addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
+  addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
+  addConfigCommands(program, contextOf);
   const route = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (text) => io.stdout.write(text),

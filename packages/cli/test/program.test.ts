@@ -158,7 +158,7 @@ describe('output', () => {
   test('default: a table of chosen columns, and the next page on stderr', async () => {
     const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
     const outcome = await svc(['computers', 'list', 'dev'], { env, fetch: api.fetch });
-    expect(outcome.stdout.split('\n')[0]).toMatch(/^NAME\s+ID\s+STATE\s+SIZE\s+IMAGE\s+LABELS$/);
+    expect(outcome.stdout.split('\n')[0]).toMatch(/^NAME\s+STATE\s+SIZE\s+IMAGE\s+LABELS\s+ID$/);
     expect(outcome.stdout).toContain('team=a');
     expect(outcome.stderr).toContain('--cursor c2');
   });

@@ -48,7 +48,7 @@ export function pick(row: Record<string, unknown>, path: string): unknown {
  *
  * @example
  * defaultColumns([{ id: '01…', name: 'box', state: 'running', workspace_id: '01…', created_at: '…' }], 80);
- * // ['name', 'state', 'created_at']
+ * // ['name', 'state', 'id', 'created_at']
  */
 export function defaultColumns(rows: readonly Record<string, unknown>[], width = 80): string[] {
   const keys: string[] = [];
@@ -77,8 +77,7 @@ export function defaultColumns(rows: readonly Record<string, unknown>[], width =
       used += GAP + w;
     }
   }
-  // Back in the rows' own (schema) order, identity first.
-  return [...chosen.slice(0, identity ? 1 : 0), ...keys.filter((k) => chosen.includes(k) && k !== identity)];
+  return chosen;
 }
 
 /**
