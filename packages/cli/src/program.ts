@@ -1,6 +1,7 @@
 import { loadDocument } from '@svc/contract';
 import { Command, CommanderError } from 'commander';
 import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
+import { addCompletionCommands } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
@@ -95,6 +96,7 @@ export function buildProgram(io: CliIo): Command {
   if (operationsGroup) addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   addConfigCommands(program, contextOf);
+  addCompletionCommands(program, io);
   const route = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (text) => io.stdout.write(text),
