@@ -1,5 +1,5 @@
 import { loadDocument } from '@svc/contract';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
 import { addCompletionCommands } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
@@ -10,7 +10,18 @@ import { addWaitCommand, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp } from './exit-codes.js';
 import type { CliIo } from './io.js';
+import { FORMATS } from './output/print.js';
 import { GROUP_ALIASES, operationCommands } from './spec/commands.js';
+
+/**
+ * `-o, --output <format>`. Its choices are listed for help and completion but not enforced by commander:
+ * commands that write a key file also take a path there (as before formats); the rest reject others.
+ */
+function outputFormatOption(): Option {
+  const option = new Option('-o, --output <format>', 'output format (default: table)');
+  option.argChoices = [...FORMATS];
+  return option;
+}
 
 /** The version of `svc` (this package's). */
 export const CLI_VERSION = '0.1.0';
@@ -46,7 +57,7 @@ export function buildProgram(io: CliIo): Command {
       '--profile <name>',
       'the profile to use (default: SVC_PROFILE, else `svc config use`, else default)',
     )
-    .option('-o, --output <format>', 'output format: table (default), json or yaml')
+    .addOption(outputFormatOption())
     .option('--json', 'the same as -o json')
     .option('--columns <fields>', 'table columns, comma-separated (dotted paths reach into objects)')
     .option('--query <jmespath>', 'filter the answer with a JMESPath expression before printing')

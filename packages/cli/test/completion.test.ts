@@ -29,6 +29,10 @@ describe('completions of the command tree', () => {
       ['help', 'list'],
     ],
     [['cat'], []], // old names still run but are not offered
+    [
+      ['-o', ''],
+      ['table', 'json', 'yaml'],
+    ],
   ])('svc %j', (words, want) => {
     expect(completions(buildProgram(io), words)).toEqual(want);
   });

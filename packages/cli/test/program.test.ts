@@ -201,6 +201,18 @@ describe('output', () => {
     expect(outcome.stdout).toBe(want);
   });
 
+  test('a page of operations is a table too', async () => {
+    const api = fakeApi({
+      'GET /workspaces/dev/operations': () => ({
+        status: 200,
+        body: { operations: [operation('succeeded', 100)], next_cursor: null, has_more: false },
+      }),
+    });
+    const outcome = await svc(['ops', 'list', 'dev'], { env, fetch: api.fetch });
+    expect(outcome.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATE\s+PROGRESS/);
+    expect(outcome.stdout).not.toContain('has_more');
+  });
+
   test('-o yaml prints the answer as YAML', async () => {
     const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
     const outcome = await svc(['-o', 'yaml', 'computers', 'list', 'dev'], { env, fetch: api.fetch });
@@ -292,12 +304,15 @@ describe('--wait on long-running commands', () => {
         body: { operations: [operation('pending', 0)] },
       }),
       [`GET /operations/${operation('', 0).id}`]: polls([['succeeded', 100]]),
+      'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer } }),
     });
-    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], {
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait', '--query', 'computer.state'], {
       env,
       fetch: api.fetch,
       isTTY: true,
     });
+    // The 202 carried only the operation: the computer is read by the action's own path.
+    expect(outcome.stdout).toBe('running\n');
     expect(outcome.stderr).toContain('⠋ computer.start');
     expect(outcome.stderr).toContain('succeeded  100%');
     expect(outcome.stderr.endsWith('\x1b[0J')).toBe(true);

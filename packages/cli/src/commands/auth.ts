@@ -32,7 +32,8 @@ export function addAuthCommands(group: Command, context: () => Context): void {
       else if (ctx.keyFilePath) {
         const { readKeyFile } = await import('@svc/client/node');
         const keyFile = await readKeyFile(ctx.keyFilePath);
-        status.credentials = `key file ${ctx.keyFilePath} (key ${keyFile.key_id})`;
+        status.credentials = `key file ${ctx.keyFilePath}`;
+        status.key_id = keyFile.key_id;
         status.base_url = resolveBaseUrl(ctx, { keyFile });
       } else if (session) {
         status.credentials = `session ${sessionPath(ctx.configDir, ctx.profile)}`;

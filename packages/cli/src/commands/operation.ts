@@ -174,8 +174,9 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
     const resource = Object.entries(data).find(
       ([key, value]) => key !== 'operations' && value !== null && typeof value === 'object',
     )?.[1] as { id?: string } | undefined;
-    if (spec.refetch && resource?.id) {
-      const again = spec.refetch.param ? { ...path, [spec.refetch.param]: resource.id } : path;
+    // An action's path names its resource already; a create's needs the new id.
+    if (spec.refetch && (!spec.refetch.param || resource?.id)) {
+      const again = spec.refetch.param ? { ...path, [spec.refetch.param]: resource?.id } : path;
       const fresh = await call('GET', spec.refetch.path, { params: { path: again } });
       data = { ...fresh, operations: final };
     }

@@ -13,7 +13,9 @@ export function render(data: unknown, options: TableOptions = {}): { stdout: str
   if (data === undefined || data === null || typeof data !== 'object')
     return { stdout: data === undefined || data === null ? '' : `${String(data)}\n` };
   const body = data as Record<string, unknown>;
-  const arrays = Object.entries(body).filter(([key, value]) => Array.isArray(value) && key !== 'operations');
+  // A page of operations is a list too; elsewhere `operations` rides along with a resource (a 202).
+  const lists = Object.entries(body).filter(([, value]) => Array.isArray(value));
+  const arrays = lists.length === 1 ? lists : lists.filter(([key]) => key !== 'operations');
   if ('has_more' in body && arrays.length === 1) {
     const [noun, items] = arrays[0] as [string, Record<string, unknown>[]];
     const more =
