@@ -57,9 +57,9 @@ export function completions(program: Command, words: readonly string[]): string[
     if (sub) command = sub;
   }
   const previous = before.at(-1);
-  const valueOf = previous?.startsWith('-') ? findOption(command, previous) : undefined;
-  if (valueOf && (valueOf.required || valueOf.optional))
-    return (valueOf.argChoices ?? []).filter((choice) => choice.startsWith(current));
+  const awaiting = previous?.startsWith('-') ? findOption(command, previous) : undefined;
+  if (awaiting && (awaiting.required || awaiting.optional))
+    return (awaiting.argChoices ?? []).filter((choice) => choice.startsWith(current));
   const help = new Help();
   if (current.startsWith('-')) {
     const flags = new Set<string>();
