@@ -6,7 +6,7 @@
 // Needs `pnpm turbo run build --filter=@svc/cli...` first (the server is built with it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnServer } from '@svc/tools/server-process';
@@ -20,11 +20,11 @@ function median(values) {
   return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function time(args, env) {
+function time(args, env, script = BIN) {
   const samples = [];
   for (let i = 0; i <= RUNS; i++) {
     const started = process.hrtime.bigint();
-    const result = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, script ? [script, ...args] : args, { env, encoding: 'utf8' });
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     if (result.status !== 0)
       throw new Error(`svc ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
@@ -54,11 +54,16 @@ try {
     }),
     { mode: 0o600 },
   );
+  // Node's own start (an empty script) in the same run, to read the figures against the machine's load.
+  const bare = time(['-e', '0'], base, '');
   const rows = [
     ['svc --help', time(['--help'], base), 150],
     ['svc whoami (token cached)', time(['whoami'], base), 300],
   ];
-  console.log(`svc start-up, median of ${RUNS} runs (node ${process.version}):`);
+  console.log(
+    `svc start-up, median of ${RUNS} runs (node ${process.version}, load average ${loadavg()[0].toFixed(1)}):`,
+  );
+  console.log(`  ${'node -e 0 (bare start)'.padEnd(28)} ${bare.median.toFixed(0).padStart(4)} ms`);
   for (const [name, t, target] of rows)
     console.log(
       `  ${name.padEnd(28)} ${t.median.toFixed(0).padStart(4)} ms  (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target ${target} ms, ${(t.median / target).toFixed(2)}× of it) ${t.median <= target ? 'ok' : 'OVER'}`,

@@ -1,12 +1,9 @@
 import type { Command } from 'commander';
-import { openBrowser } from '../browser.js';
 import { apiClient, type Context, refreshSession, resolveBaseUrl } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
-import { startLoopback } from '../loopback.js';
 import { outputOptions, printResult } from '../output/print.js';
 import { render } from '../output/render.js';
 import { signinUrl } from '../paths.js';
-import { createPkce, newState } from '../pkce.js';
 import { deleteSession, readSession, sessionPath, writeSession } from '../session.js';
 import { exchangeToken } from '../token-exchange.js';
 
@@ -30,6 +27,12 @@ export function addSessionCommands(program: Command, context: () => Context): vo
     .option('--timeout <seconds>', 'give up waiting for the sign-in after this long', '300')
     .action(async (options: { browser: boolean; quiet?: boolean; timeout: string }) => {
       const ctx = context();
+      // Loaded here: importing node:http (the loopback) alone costs start-up tens of milliseconds.
+      const [{ openBrowser }, { startLoopback }, { createPkce, newState }] = await Promise.all([
+        import('../browser.js'),
+        import('../loopback.js'),
+        import('../pkce.js'),
+      ]);
       const previous = await readSession(ctx.configDir, ctx.profile).catch(() => undefined);
       const baseUrl = resolveBaseUrl(ctx, { session: previous });
       const { verifier, challenge } = createPkce();
