@@ -256,10 +256,8 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     options,
     longRunning: successResponses(info.operation).some(([status]) => status === '202'),
     auth,
-    writesKeyFile: successResponses(info.operation).some(
-      ([, response]) =>
-        JSON.stringify(response).includes('#/components/schemas/KeyWithSecret') ||
-        JSON.stringify(response).includes('#/components/schemas/KeyFile'),
+    writesKeyFile: successResponses(info.operation).some(([, response]) =>
+      /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),
     ),
   };
 }
