@@ -11,7 +11,7 @@ import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { FORMATS } from './output/print.js';
-import { GROUP_ALIASES, operationCommands } from './spec/commands.js';
+import { GROUP_ALIASES, operationCommands, type placeOf } from './spec/commands.js';
 
 /**
  * `-o, --output <format>`. Its choices are listed for help and completion but not enforced by commander:
@@ -36,8 +36,9 @@ Environment:
 `;
 
 /**
- * The whole `svc` command tree: the session commands and one command per operation of the bundled
- * spec, grouped by tag (`svc computers start <workspace> <computer> --wait`).
+ * The whole `svc` command tree: the session, auth, config and completion commands, and one command per
+ * operation of the bundled spec, named by noun ({@link placeOf}: `svc computers start <workspace>
+ * <computer> --wait`, `svc sizes list`), with the names from before nouns as hidden aliases.
  *
  * @example
  * const program = buildProgram(io);
