@@ -1,7 +1,7 @@
 import { loadDocument } from '@svc/contract';
 import { Command, CommanderError, Option } from 'commander';
 import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
-import { addCompletionCommands } from './commands/completion.js';
+import { addCompletionCommands, COMPLETE_COMMAND } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
@@ -41,10 +41,18 @@ Environment:
  * <computer> --wait`, `svc sizes list`), with the names from before nouns as hidden aliases.
  *
  * @example
- * const program = buildProgram(io);
+ * const program = buildProgram(io); // every command; run() passes argv to build only the groups it names
  * await program.parseAsync(['node', 'svc', 'workspaces', 'list']);
  */
-export function buildProgram(io: CliIo): Command {
+export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
+  // With the command line known, only the groups it names get their commands (the others are listed
+  // in help by name and description): building every operation's options is most of the tree's cost.
+  const wanted = (group: string) =>
+    !argv ||
+    argv.includes(group) ||
+    argv.includes(GROUP_ALIASES[group] ?? group) ||
+    argv.includes('help') ||
+    argv.includes(COMPLETE_COMMAND);
   const program = new Command('svc')
     .description(
       'The Cloud Computer Service command line: sign in, get tokens, and call every operation of the v1 API.',
@@ -91,11 +99,13 @@ export function buildProgram(io: CliIo): Command {
     return group;
   };
   const commands = operationCommands(document);
-  for (const spec of commands)
-    addOperationCommand(groupOf(spec.group, tags.get(spec.operation.tag ?? '') ?? ''), spec, contextOf);
+  for (const spec of commands) {
+    const group = groupOf(spec.group, tags.get(spec.operation.tag ?? '') ?? '');
+    if (wanted(spec.group)) addOperationCommand(group, spec, contextOf);
+  }
   // Today's names before nouns (`svc catalog list-sizes`) still work, hidden from help.
   for (const spec of commands)
-    if (spec.legacy)
+    if (spec.legacy && wanted(spec.legacy.group))
       addOperationCommand(
         groupOf(spec.legacy.group, tags.get(spec.legacy.group) ?? '', true),
         { ...spec, ...spec.legacy },
@@ -105,7 +115,8 @@ export function buildProgram(io: CliIo): Command {
   const operationsGroup = commands.find(
     (c) => c.operation.path === WAIT_PATH && c.operation.method === 'get',
   );
-  if (operationsGroup) addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
+  if (operationsGroup && wanted(operationsGroup.group))
+    addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   addConfigCommands(program, contextOf);
   addCompletionCommands(program, io);
@@ -128,7 +139,7 @@ export function buildProgram(io: CliIo): Command {
  * const code = await run(['whoami'], { stdout: process.stdout, stderr: process.stderr, env: process.env, isTTY: false });
  */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+  const program = buildProgram(io, argv);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
