@@ -74,6 +74,17 @@ describe('exit codes by class, and errors on stderr with code, message and reque
     expect(api.seen).toHaveLength(0);
   });
 
+  test('svc --help lists every command group (built lazily) and svc <group> --help its commands', async () => {
+    const { listOperations, loadDocument } = await import('@svc/contract');
+    const { operationCommands } = await import('../src/spec/commands.js');
+    const top = (await svc(['--help'])).stdout;
+    for (const { group } of operationCommands(loadDocument()))
+      expect(top).toMatch(new RegExp(`^  ${group}\\b`, 'm'));
+    const computers = (await svc(['computers', '--help'])).stdout;
+    for (const op of listOperations(loadDocument()).filter((o) => o.tag === 'computers'))
+      expect(computers).toContain(op.summary);
+  });
+
   test('svc --help lists every exit code', async () => {
     const { stdout } = await svc(['--help']);
     for (const { code, meaning } of EXIT_CODES) expect(stdout).toContain(`${code}  ${meaning}`);
