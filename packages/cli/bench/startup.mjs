@@ -54,8 +54,17 @@ try {
     }),
     { mode: 0o600 },
   );
-  // Node's own start (an empty script) in the same run, to read the figures against the machine's load.
+  // Node's own start (an empty script, and one that only fetches GET /me) in the same run, to read the
+  // figures against the machine's load: on a shared machine these move as much as svc does.
   const bare = time(['-e', '0'], base, '');
+  const bareFetch = time(
+    [
+      '-e',
+      `fetch(${JSON.stringify(`${server.baseUrl}/me`)}, { headers: { authorization: 'Bearer ${token}' } }).then((r) => r.text())`,
+    ],
+    base,
+    '',
+  );
   const rows = [
     ['svc --help', time(['--help'], base), 150],
     ['svc whoami (token cached)', time(['whoami'], base), 300],
@@ -64,6 +73,7 @@ try {
     `svc start-up, median of ${RUNS} runs (node ${process.version}, load average ${loadavg()[0].toFixed(1)}):`,
   );
   console.log(`  ${'node -e 0 (bare start)'.padEnd(28)} ${bare.median.toFixed(0).padStart(4)} ms`);
+  console.log(`  ${'node -e fetch(/me) (bare)'.padEnd(28)} ${bareFetch.median.toFixed(0).padStart(4)} ms`);
   for (const [name, t, target] of rows)
     console.log(
       `  ${name.padEnd(28)} ${t.median.toFixed(0).padStart(4)} ms  (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target ${target} ms, ${(t.median / target).toFixed(2)}× of it) ${t.median <= target ? 'ok' : 'OVER'}`,
