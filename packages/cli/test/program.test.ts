@@ -224,6 +224,15 @@ describe('output', () => {
     expect(outcome.stdout).not.toContain('has_more');
   });
 
+  test('--columns on one resource prints those fields', async () => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer } }) });
+    const outcome = await svc(['computers', 'get', 'dev', 'box', '--columns', 'state,labels.team'], {
+      env,
+      fetch: api.fetch,
+    });
+    expect(outcome.stdout).toBe('state        running\nlabels.team  a\n');
+  });
+
   test('-o yaml prints the answer as YAML', async () => {
     const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
     const outcome = await svc(['-o', 'yaml', 'computers', 'list', 'dev'], { env, fetch: api.fetch });

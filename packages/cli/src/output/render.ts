@@ -1,4 +1,4 @@
-import { fields, type TableOptions, table } from './table.js';
+import { fields, pick, type TableOptions, table } from './table.js';
 
 /**
  * The readable form of an API answer (the default; `-o json|yaml` prints the data instead):
@@ -30,7 +30,12 @@ export function render(data: unknown, options: TableOptions = {}): { stdout: str
     if (key === 'operations' && Array.isArray(value)) {
       out += `${out ? '\n' : ''}operations:\n${table(value as Record<string, unknown>[], { width: options.width })}`;
     } else if (value && typeof value === 'object' && !Array.isArray(value)) {
-      const { text, lists } = fields(value as Record<string, unknown>);
+      const record = value as Record<string, unknown>;
+      // `--columns` on one resource picks its fields, in that order.
+      const shown = options.columns?.length
+        ? Object.fromEntries(options.columns.map((c) => [c, pick(record, c)]))
+        : record;
+      const { text, lists } = fields(shown);
       out += (out ? '\n' : '') + text;
       for (const [name, rows] of lists) out += `\n${name}:\n${table(rows, { width: options.width })}`;
     } else {
