@@ -23,6 +23,27 @@ function outputFormatOption(): Option {
   return option;
 }
 
+/** Sends commander's own output (help, usage errors) to the run's streams, and never exits the process. */
+function route(command: Command, io: CliIo): void {
+  command.exitOverride().configureOutput({
+    writeOut: (text) => io.stdout.write(text),
+    writeErr: (text) => io.stderr.write(text),
+  });
+  for (const sub of command.commands) route(sub, io);
+}
+
+/** The first word of `argv` that is not an option or a global option's value: the command it runs. */
+function commandWord(program: Command, argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] as string;
+    if (word === '--') return argv[i + 1];
+    if (!word.startsWith('-')) return word;
+    const option = program.options.find((o) => o.long === word || o.short === word);
+    if (option && (option.required || option.optional)) i++; // skip its value
+  }
+  return undefined;
+}
+
 /** The version of `svc` (this package's). */
 export const CLI_VERSION = '0.1.0';
 
@@ -80,6 +101,19 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   };
   addSessionCommands(program, contextOf);
   addMcpCommand(program, contextOf);
+  addConfigCommands(program, contextOf);
+  addCompletionCommands(program, io);
+  // `svc whoami`, `svc token`, `svc mcp`… need nothing of the spec: skip reading and deriving it.
+  const named = argv && commandWord(program, argv);
+  if (
+    named &&
+    named !== COMPLETE_COMMAND &&
+    program.commands.some((c) => c.name() === named) &&
+    !argv.includes('help')
+  ) {
+    route(program, io);
+    return program;
+  }
   const document = loadDocument();
   const tags = new Map(
     ((document.tags ?? []) as { name: string; description?: string }[]).map((t) => [
@@ -118,16 +152,7 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   if (operationsGroup && wanted(operationsGroup.group))
     addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
-  addConfigCommands(program, contextOf);
-  addCompletionCommands(program, io);
-  const route = (command: Command) => {
-    command.exitOverride().configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
-    });
-    for (const sub of command.commands) route(sub);
-  };
-  route(program);
+  route(program, io);
   return program;
 }
 
