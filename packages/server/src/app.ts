@@ -6,7 +6,7 @@ import { AccessTokens } from './auth/access-token.js';
 import { authenticate, bearerToken, type Principal } from './auth/authenticate.js';
 import { AuthError } from './auth/errors.js';
 import { PrincipalCache } from './auth/principal-cache.js';
-import { routeSecurity } from './auth/route-security.js';
+import { hasGrantCredentialForm, routeSecurity } from './auth/route-security.js';
 import { ServerKeys } from './auth/signing-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -182,8 +182,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     const authorization = start.request.headers.get('authorization');
     try {
       if (kind === 'grant') {
-        // The grant (named in the body) verifies the credential; here it must be present and well-formed.
-        bearerToken(authorization);
+        // The grant (named in the body) verifies the credential; here it must be present and have the
+        // form of an assertion or a sign-in secret.
+        if (!hasGrantCredentialForm(bearerToken(authorization)))
+          throw new AuthError(
+            'malformed',
+            'the credential is neither a signed assertion nor a sign-in token',
+          );
         return undefined;
       }
       const workspaces = start.operationId === 'getMe';

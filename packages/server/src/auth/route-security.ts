@@ -1,5 +1,6 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { listOperations } from '@svc/contract';
+import { decodeProtectedHeader } from 'jose';
 
 /**
  * How a route is protected, read from the spec's `security`:
@@ -32,4 +33,25 @@ export function routeSecurity(document: OpenApiDocument): ReadonlyMap<OperationI
     result.set(op.operationId as OperationId, kind);
   }
   return result;
+}
+
+/** An opaque secret as browser sign-in issues them (authorization codes, refresh tokens): 32 bytes, base64url. */
+const OPAQUE_SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Whether a grant route's Bearer credential has the form of something a grant accepts: a compact JWS
+ * whose header decodes (an assertion), or an opaque sign-in secret. Checked before the body is read,
+ * so a credential that no grant could accept is 401 whatever the body says; the grant verifies the rest.
+ *
+ * @example
+ * hasGrantCredentialForm('eyJhbGciOi.garbage.x'); // false
+ */
+export function hasGrantCredentialForm(credential: string): boolean {
+  if (OPAQUE_SECRET.test(credential)) return true;
+  try {
+    decodeProtectedHeader(credential);
+    return credential.split('.').length === 3;
+  } catch {
+    return false;
+  }
 }

@@ -5,9 +5,10 @@
 import type { OperationInfo } from '@svc/contract';
 import { listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { signAssertion } from '../../src/auth/assertion.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
-import { startHarness } from './support/harness.js';
+import { startHarness, TOKEN_URL } from './support/harness.js';
 
 const document = loadDocument();
 const globalSecurity = (document as { security?: Record<string, unknown>[] }).security ?? [];
@@ -44,8 +45,10 @@ const CREDENTIALS: { name: string; header?: string; only?: string }[] = [
   { name: 'anonymous' },
   { name: 'not a Bearer credential', header: 'Basic Zm9vOmJhcg==' },
   { name: 'empty Bearer', header: 'Bearer ' },
-  { name: 'garbage Bearer token', header: 'Bearer eyJhbGciOi.garbage.x', only: 'bearerAuth' },
-  { name: 'Bearer of the wrong kind (an id)', header: `Bearer ${'0'.repeat(27)}`, only: 'bearerAuth' },
+  { name: 'garbage Bearer token', header: 'Bearer eyJhbGciOi.garbage.x' },
+  { name: 'Bearer of the wrong kind (an id)', header: `Bearer ${'0'.repeat(27)}` },
+  // Has the form of an assertion, so only an access-token route can refuse it before the body.
+  { name: 'an assertion where an access token belongs', header: 'assertion', only: 'bearerAuth' },
 ];
 
 const cases = protectedOps.flatMap((op) =>
@@ -74,7 +77,9 @@ describeEngines('authentication before validation', (engine) => {
     );
     const url = `http://svc.test/v1${path}${breakage.query ? `?${breakage.query}` : ''}`;
     const headers = new Headers();
-    if (credential.header !== undefined) headers.set('authorization', credential.header);
+    if (credential.header === 'assertion')
+      headers.set('authorization', `Bearer ${await signAssertion(h.ownerKeyFile, { tokenUrl: TOKEN_URL })}`);
+    else if (credential.header !== undefined) headers.set('authorization', credential.header);
     const method = op.method.toUpperCase();
     const withBody = breakage.body !== undefined && method !== 'GET' && method !== 'HEAD';
     if (withBody) headers.set('content-type', breakage.contentType ?? 'application/json');

@@ -276,7 +276,11 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
         auth,
         ...(mutated ? { jwt } : {}),
         // An empty path segment is another route (maybe none): 404 comes before any credential check.
-        expect401: !anonymous && !exchange && auth !== 'owner' && !tags.includes('empty-segment'),
+        // POST /auth/token checks only the form of its credential first: nothing, or garbage.
+        expect401:
+          !anonymous &&
+          !tags.includes('empty-segment') &&
+          (exchange ? auth === 'none' || auth === 'garbage' : auth !== 'owner'),
         ...(sent === undefined ? {} : { body: sent }),
         invalid,
         tags,
