@@ -24,7 +24,7 @@ async function manageable(
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
   if (account.role === 'owner' && role !== 'owner')
     throw permissionDenied(role, 'owner to manage the keys of an owner service account');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   return { workspaceId: workspace.id, account };
 }
 
