@@ -37,16 +37,23 @@ export function secureDataDir(dir: string): void {
       `the data directory ${dir} has mode ${mode.toString(8).padStart(4, '0')}: other users can read or write ` +
         `the database in it. Run \`chmod -R go-rwx ${dir}\` and start again.`,
     );
-  tighten(dir);
+  tightenDataDir(dir);
 }
 
-/** Clears group and other bits of everything under `dir` (symbolic links are left alone). */
-function tighten(dir: string): void {
+/**
+ * Clears group and other bits of everything under `dir` (symbolic links are left alone). PGlite
+ * unpacks its initial cluster with explicit modes (0666/0755) that the umask does not reach, so
+ * `openPglite` calls this again once the database is open, and on close.
+ *
+ * @example
+ * tightenDataDir('/var/lib/svc/data');
+ */
+export function tightenDataDir(dir: string): void {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     const stat = lstatSync(path);
     if (stat.isSymbolicLink()) continue;
     if (stat.mode & OTHERS) chmodSync(path, stat.mode & 0o700);
-    if (stat.isDirectory()) tighten(path);
+    if (stat.isDirectory()) tightenDataDir(path);
   }
 }

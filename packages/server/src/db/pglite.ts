@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { secureDataDir } from './data-dir.js';
+import { secureDataDir, tightenDataDir } from './data-dir.js';
 import type { Database, Queryable, QueryResult } from './database.js';
 
 interface PgliteLike {
@@ -36,8 +36,17 @@ function wrap(target: PgliteLike): Queryable {
  * const db = await openPglite(undefined); // in memory
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) secureDataDir(dataDir);
-  return wrapPglite(await PGlite.create(dataDir ? { dataDir } : {}));
+  if (!dataDir) return wrapPglite(await PGlite.create({}));
+  secureDataDir(dataDir);
+  const db = wrapPglite(await PGlite.create({ dataDir }));
+  tightenDataDir(dataDir);
+  return {
+    ...db,
+    async close() {
+      await db.close();
+      tightenDataDir(dataDir);
+    },
+  };
 }
 
 /**
