@@ -2,12 +2,10 @@
 // directories whatever the umask (the server is started with umask 000); a data directory or key file
 // that others can read or write stops the start; and the signing keys in the database are sealed
 // under a key that is not in the database, so a reader of the database alone holds no usable key.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -18,8 +16,8 @@ import { openPglite } from '../../src/db/pglite.js';
 import { newId } from '../../src/ids.js';
 import { createClusterDatabase } from '../cluster/processes.js';
 import { describeEngines } from '../support/databases.js';
+import { startServer } from './support/server-process.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const BASE_URL = 'http://svc.test/v1';
 const secretKey = () => randomBytes(32).toString('base64url');
 
@@ -35,31 +33,6 @@ function modes(root: string): { path: string; dir: boolean; mode: number }[] {
   return found;
 }
 
-/** Starts `dist/main.js` under `umask 000` with `env`; resolves when it listens or exits. */
-async function startUnderUmask000(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; output: () => string; exitCode: number | null }> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build the server first`);
-  let output = '';
-  const child = spawn('/bin/sh', ['-c', 'umask 000 && exec "$0" "$1"', process.execPath, MAIN], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SVC_RATE_LIMITS: 'off', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/svc-server listening on/.test(output) && child.exitCode === null && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  return { child, output: () => output, exitCode: child.exitCode };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  process.kill(child.pid, 'SIGTERM');
-  await exited;
-}
-
 // Real processes: PGlite's WASM start-up and the bootstrap's scrypt take seconds on a busy machine.
 describe('files the server writes hold secrets: 0600 files in 0700 directories under umask 000', {
   timeout: 90_000,
@@ -70,10 +43,13 @@ describe('files the server writes hold secrets: 0600 files in 0700 directories u
 
   test('PGlite: the data directory, the secret key file and the bootstrap key file', async () => {
     const home = join(root, 'pglite');
-    const started = await startUnderUmask000({
-      SVC_DATA_DIR: join(home, 'data'),
-      SVC_BOOTSTRAP_KEY_FILE: join(home, 'keys', 'bootstrap-key.json'),
-    });
+    const started = await startServer(
+      {
+        SVC_DATA_DIR: join(home, 'data'),
+        SVC_BOOTSTRAP_KEY_FILE: join(home, 'keys', 'bootstrap-key.json'),
+      },
+      { umask000: true },
+    );
     const loose = () =>
       modes(home)
         .filter((f) => f.path !== home && f.mode !== (f.dir ? 0o700 : 0o600))
@@ -84,7 +60,7 @@ describe('files the server writes hold secrets: 0600 files in 0700 directories u
       whileRunning = loose();
     } finally {
       // Then stopped: PGlite writes more on the way out (a checkpoint), and those files count too.
-      await stop(started.child);
+      await started.stop();
     }
     expect(whileRunning).toEqual([]);
     expect(loose()).toEqual([]);
@@ -103,12 +79,15 @@ describe('files the server writes hold secrets: 0600 files in 0700 directories u
     const database = await createClusterDatabase(probe.url);
     const home = join(root, 'postgres');
     try {
-      const started = await startUnderUmask000({
-        DATABASE_URL: database.url,
-        SVC_SECRET_KEY_FILE: join(home, 'state', 'secret-key'),
-        SVC_BOOTSTRAP_KEY_FILE: join(home, 'keys', 'bootstrap-key.json'),
-      });
-      await stop(started.child);
+      const started = await startServer(
+        {
+          DATABASE_URL: database.url,
+          SVC_SECRET_KEY_FILE: join(home, 'state', 'secret-key'),
+          SVC_BOOTSTRAP_KEY_FILE: join(home, 'keys', 'bootstrap-key.json'),
+        },
+        { umask000: true },
+      );
+      await started.stop();
       expect(started.output()).toMatch(/svc-server listening on/);
       const all = modes(home).filter((f) => f.path !== home);
       expect(all.map((f) => f.path.slice(home.length)).sort()).toEqual([
@@ -136,11 +115,14 @@ describe('files the server writes hold secrets: 0600 files in 0700 directories u
       writeFileSync(join(home, 'secret-key'), `${secretKey()}\n`);
     }
     chmodSync(join(home, what), mode);
-    const started = await startUnderUmask000({
-      SVC_DATA_DIR: dataDir,
-      SVC_BOOTSTRAP_KEY_FILE: join(home, 'bootstrap-key.json'),
-    });
-    await stop(started.child);
+    const started = await startServer(
+      {
+        SVC_DATA_DIR: dataDir,
+        SVC_BOOTSTRAP_KEY_FILE: join(home, 'bootstrap-key.json'),
+      },
+      { umask000: true },
+    );
+    await started.stop();
     expect(started.output()).toContain('svc-server could not start');
     expect(started.output()).toContain(join(home, what));
     expect(started.output()).toMatch(/other users can read or write/);
