@@ -68,7 +68,7 @@ export interface AppOptions {
   db?: Database;
   /** Runs computers; by default the simulated driver with `config.simStepMs`. */
   driver?: ComputerDriver;
-  /** Milliseconds since the epoch; injectable for tests (tokens, rate limits). */
+  /** Milliseconds since the epoch; injectable for tests (tokens). Rate limits count in real time. */
   clock?: () => number;
   responseValidation?: ResponseValidation;
   /** How often housekeeping runs (default 5 minutes). */

@@ -2,7 +2,8 @@
 // address and per account; password checks run a few at a time, and the rest get 429 with
 // Retry-After in the error envelope at once. While a burst of anonymous sign-in posts runs against a
 // real server on 127.0.0.1 (from a process of its own; bounded: at most SIGNIN_POSTS posts and
-// BURST_MS), POST /v1/auth/token and GET /v1/me keep their p99 under 200 ms.
+// BURST_MS), POST /v1/auth/token and GET /v1/me keep their p99 under 200 ms. A latency figure: the
+// package's `test` and `security` scripts run this file on its own, after the others.
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
