@@ -45,7 +45,10 @@ async function spend(urls: string[], token: string, n: number): Promise<Record<s
 
 describeEngines('limits hold across replicas', (engine) => {
   if (engine.name === 'pglite') {
-    test(`one process: ${QUOTA} requests of a principal pass, the rest get 429`, async () => {
+    // PGlite's start-up and the bootstrap's scrypt run inside this test: seconds on a busy machine.
+    test(`one process: ${QUOTA} requests of a principal pass, the rest get 429`, {
+      timeout: 90_000,
+    }, async () => {
       const h = await startHarness(await engine.open(), { env: ENV });
       try {
         const token = (await h.user()).token;
