@@ -7,6 +7,7 @@ import { authenticate, bearerToken, type Principal } from './auth/authenticate.j
 import { AuthError } from './auth/errors.js';
 import { PrincipalCache } from './auth/principal-cache.js';
 import { hasGrantCredentialForm, routeSecurity } from './auth/route-security.js';
+import { loadSecretKey } from './auth/secret-key.js';
 import { ServerKeys } from './auth/signing-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -39,6 +40,7 @@ import { OperationWorker } from './operations/worker.js';
 import { Cursors, loadCursorSecret } from './paging.js';
 import type { RateLimitState } from './ratelimit.js';
 import { RateLimitError, RateLimiter, rateLimitHeaders } from './ratelimit.js';
+import { counterStore } from './ratelimit-store.js';
 import { createSigninHandler } from './signin/handler.js';
 
 /**
@@ -67,7 +69,7 @@ export interface AppOptions {
   db?: Database;
   /** Runs computers; by default the simulated driver with `config.simStepMs`. */
   driver?: ComputerDriver;
-  /** Milliseconds since the epoch; injectable for tests (tokens, rate limits). */
+  /** Milliseconds since the epoch; injectable for tests (tokens). Rate limits count in real time. */
   clock?: () => number;
   responseValidation?: ResponseValidation;
   /** How often housekeeping runs (default 5 minutes). */
@@ -114,11 +116,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const ownsDb = !options.db;
   const db = options.db ?? (await openDatabase(config));
   const document = loadDocument();
-  const serverKeys = new ServerKeys(db);
+  // Sealed at rest under a key from outside the database: SVC_SECRET_KEY, else the key file beside
+  // the data directory. A database that dies with the process (PGlite in memory) needs neither.
+  const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
+  const serverKeys = new ServerKeys(db, persistent || config.secretKey ? loadSecretKey(config) : undefined);
   // Created (or loaded) now: exchanging a token inside a transaction must not need the database for it.
   await serverKeys.signingKey();
   const tokens = new AccessTokens(serverKeys, { baseUrl: config.baseUrl, now: clock });
-  const limiter = config.rateLimits ? new RateLimiter(config.rateLimits, { now: clock }) : undefined;
+  // Counters every replica shares (PostgreSQL), or in memory on PGlite: rate limits and sign-in throttles.
+  const counters = counterStore(db);
+  const limiter = config.rateLimits ? new RateLimiter(config.rateLimits, counters) : undefined;
   const events = new OperationEvents();
   const deps: AppDeps = {
     db,
@@ -141,13 +148,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   const validator = compileValidator(document, config.bodyLimitBytes);
   const validation = options.responseValidation ?? 'off';
 
+  /**
+   * The principal policy for one request of `/v1` (and `/mcp`, which calls this same function):
+   * counted by the token's subject when it verifies (signature only; the database check comes
+   * later), else by the client's address. Throws `RateLimitError` (429) when over.
+   */
+  const limitRequest = async (request: Request, env: unknown): Promise<RateLimitState | undefined> =>
+    limiter?.take('principal', await rateLimitKey(request, env));
+
   const onRequest = async (start: RequestStart): Promise<Response | undefined> => {
     if (!limiter) return undefined;
-    // The principal policy counts every request, early errors included: by the token's subject when it
-    // verifies (signature only; the database check comes later), else by the client's address.
-    const key = await rateLimitKey(start);
+    // Every request counts, early errors included.
     try {
-      const state = limiter.take('principal', key);
+      const state = await limitRequest(start.request, start.env);
       start.state.rateLimits = [state];
       Object.assign(start.headers, rateLimitHeaders([state]));
       return undefined;
@@ -157,8 +170,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     }
   };
 
-  const rateLimitKey = async (start: RequestStart): Promise<string> => {
-    const authorization = start.request.headers.get('authorization');
+  const rateLimitKey = async (request: Request, env: unknown): Promise<string> => {
+    const authorization = request.headers.get('authorization');
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
     if (token) {
       try {
@@ -167,8 +180,9 @@ export async function createApp(options: AppOptions): Promise<App> {
         // not an access token (an assertion, or garbage): counted by address below
       }
     }
-    return `address:${clientAddress(start.env) ?? 'unknown'}`;
+    return `address:${clientAddress(env) ?? 'unknown'}`;
   };
+  deps.limitRequest = limitRequest;
 
   // Only the embedded engine: every write comes through this process (see PrincipalCache).
   const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
@@ -238,8 +252,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       principal,
       deps,
       clientAddress: clientAddress(ctx.env),
-      countMutation(workspaceId: string) {
-        const state = limiter?.take('workspace_mutations', workspaceId);
+      async countMutation(workspaceId: string) {
+        const state = await limiter?.take('workspace_mutations', workspaceId);
         Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
         return state;
       },
@@ -341,6 +355,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicOrigin: new URL(config.baseUrl).origin,
     csrfSecret: await serverSecret(db, 'signin_csrf'),
     clientAddress: (request) => addresses.get(request),
+    counters,
+    attempts: config.signinLimits,
+    ...(config.signinHashConcurrency ? { hashConcurrency: config.signinHashConcurrency } : {}),
   });
   let mcp: ((request: Request) => Promise<Response>) | undefined;
   const api = core;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { chmod } from 'node:fs/promises';
 import type { KeyFile } from './auth/keypair.js';
 import { generateServiceAccountKey, keyFile, writeKeyFile } from './auth/keypair.js';
 import type { Database, Queryable } from './db/database.js';
@@ -91,6 +92,8 @@ export async function bootstrap(
     const file = keyFile({ keyId, principalId: serviceAccountId, baseUrl: options.baseUrl, pair });
     try {
       await writeKeyFile(options.keyFilePath, file, { exclusive: !options.overwriteKeyFile });
+      // An overwritten file keeps its old mode: the key file is owner-only whatever was there before.
+      await chmod(options.keyFilePath, 0o600);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST')
         throw new BootstrapError(

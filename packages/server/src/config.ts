@@ -1,6 +1,8 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { RateLimitPolicies } from './ratelimit.js';
 import { parseRateLimits } from './ratelimit.js';
+import type { SigninAttemptsOptions } from './signin/attempts.js';
+import { DEFAULT_SIGNIN_LIMITS } from './signin/attempts.js';
 
 /** Resource quotas of API.md §11; each has its own environment variable. */
 export interface Quotas {
@@ -27,6 +29,17 @@ export interface Config {
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
   rateLimits: RateLimitPolicies | undefined;
+  /** Sign-in limits (`SVC_SIGNIN_LIMITS`): per address, per account, failures per account and address. */
+  signinLimits: Required<SigninAttemptsOptions>;
+  /** Password checks at once per process (`SVC_SIGNIN_HASH_CONCURRENCY`); more are answered 429. */
+  signinHashConcurrency: number | undefined;
+  /**
+   * The key that seals the signing keys at rest (`SVC_SECRET_KEY`, 32 bytes in base64url); when
+   * unset, read from (or generated into) `secretKeyFile`, outside the database.
+   */
+  secretKey: string | undefined;
+  /** `SVC_SECRET_KEY_FILE`, default `secret-key` beside the data directory (mode 0600). */
+  secretKeyFile: string;
   quotas: Quotas;
   bodyLimitBytes: number;
   /** Time one step of a simulated computer transition takes. */
@@ -81,22 +94,64 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
   } catch (error) {
     throw new ConfigError(`SVC_RATE_LIMITS: ${(error as Error).message}`);
   }
+  const dataDir = sandbox ? undefined : resolve(env.SVC_DATA_DIR || '.svc/data');
+  const secretKey = env.SVC_SECRET_KEY || undefined;
+  if (secretKey !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(secretKey))
+    throw new ConfigError('SVC_SECRET_KEY must be 32 random bytes in base64url (43 characters)');
+  const hashConcurrency = env.SVC_SIGNIN_HASH_CONCURRENCY
+    ? int(env, 'SVC_SIGNIN_HASH_CONCURRENCY', 2, 1, 64)
+    : undefined;
   return Object.freeze({
     host,
     port,
     baseUrl,
     tokenUrl: `${baseUrl}/auth/token`,
     databaseUrl,
-    dataDir: sandbox ? undefined : resolve(env.SVC_DATA_DIR || '.svc/data'),
+    dataDir,
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,
+    signinLimits: parseSigninLimits(env.SVC_SIGNIN_LIMITS),
+    signinHashConcurrency: hashConcurrency,
+    secretKey,
+    secretKeyFile: resolve(
+      env.SVC_SECRET_KEY_FILE || resolve(dirname(dataDir ?? resolve('.svc/data')), 'secret-key'),
+    ),
     quotas: Object.freeze(quotas),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
   });
+}
+
+const SIGNIN_LIMIT_NAMES = ['address', 'account', 'failures'] as const;
+
+/**
+ * `SVC_SIGNIN_LIMITS`: a comma list `name=quota/seconds` over the defaults, names `address` (posts
+ * per client address), `account` (wrong passwords per account) and `failures` (wrong passwords per
+ * account and address), e.g. `address=30/60,account=50/900,failures=5/900`. Never off.
+ */
+function parseSigninLimits(text: string | undefined): Required<SigninAttemptsOptions> {
+  const limits: Required<SigninAttemptsOptions> = {
+    maxFailures: DEFAULT_SIGNIN_LIMITS.maxFailures,
+    windowSeconds: DEFAULT_SIGNIN_LIMITS.windowSeconds,
+    address: { ...DEFAULT_SIGNIN_LIMITS.address },
+    account: { ...DEFAULT_SIGNIN_LIMITS.account },
+  };
+  for (const part of (text ?? '').split(',').filter((p) => p.trim() !== '')) {
+    const match = /^\s*([a-z]+)\s*=\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(part);
+    const name = match?.[1] as (typeof SIGNIN_LIMIT_NAMES)[number] | undefined;
+    const quota = Number(match?.[2]);
+    const windowSeconds = Number(match?.[3]);
+    if (!match || !name || !SIGNIN_LIMIT_NAMES.includes(name) || quota < 1 || windowSeconds < 1)
+      throw new ConfigError(
+        `SVC_SIGNIN_LIMITS: expected ${SIGNIN_LIMIT_NAMES.join('|')}=quota/seconds (both ≥ 1), got ${JSON.stringify(part)}`,
+      );
+    if (name === 'failures') Object.assign(limits, { maxFailures: quota, windowSeconds });
+    else limits[name] = { quota, windowSeconds };
+  }
+  return limits;
 }
 
 function parseBaseUrl(value: string): string {

@@ -56,6 +56,8 @@ export {
   RateLimiter,
   rateLimitHeaders,
 } from './ratelimit.js';
+export type { Counter, CounterOptions, CounterState, CounterStore } from './ratelimit-store.js';
+export { counterStore, memoryCounters } from './ratelimit-store.js';
 export { seedSandbox } from './sandbox.js';
 export type { LocalAccountInput } from './signin/index.js';
 export { createSigninHandler, setLocalAccount } from './signin/index.js';

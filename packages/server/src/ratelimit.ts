@@ -1,4 +1,5 @@
 import { ApiError } from './errors.js';
+import type { Counter, CounterStore } from './ratelimit-store.js';
 
 /** The two policies of API.md §11. */
 export type RateLimitPolicyName = 'principal' | 'workspace_mutations';
@@ -90,91 +91,50 @@ export class RateLimitError extends ApiError {
   }
 }
 
-interface Counter {
-  window: number;
-  current: number;
-  previous: number;
-}
-
 /**
- * Sliding-window-counter rate limiter (two fixed windows, the previous one weighted by how much of
- * it still overlaps the sliding window), in memory, per replica: limits are per process, so N
- * replicas allow up to N× the policy. We chose memory over the database because every request pays
- * for it: measured ~0.7 µs per `take` in memory against ~330 µs (PostgreSQL) or ~500 µs (PGlite)
- * for a counter upsert, and one principal's counter row serialises its requests (~1.3k/s on one hot
- * row). A shared store can replace `counters` later without changing callers.
- * Refused requests are not counted, so a client that keeps retrying early does not extend its wait.
+ * The API's rate limits (API.md §11) over shared counters ({@link counterStore}): on PostgreSQL every
+ * replica counts in one table, so N replicas give a client the budget of one; on PGlite (one
+ * process) in memory. Fixed windows that start with a key's first request (rate-limiter-flexible);
+ * a refused request counts too but never moves the window's end, so retrying early does not extend
+ * the wait. `/v1` and `/mcp` share one limiter: the MCP route calls {@link RateLimiter.take} with the
+ * same policies and keys.
  *
  * @example
- * const limiter = new RateLimiter(DEFAULT_RATE_LIMITS);
- * const state = limiter.take('principal', principalId); // throws RateLimitError when exceeded
+ * const limiter = new RateLimiter(DEFAULT_RATE_LIMITS, counterStore(db));
+ * const state = await limiter.take('principal', principalId); // throws RateLimitError when exceeded
  * Object.assign(responseHeaders, rateLimitHeaders([state]));
  */
 export class RateLimiter {
   readonly policies: Readonly<RateLimitPolicies>;
-  private readonly counters = new Map<string, Counter>();
-  private readonly now: () => number;
-  private readonly maxKeys: number;
+  private readonly counters: Partial<Record<RateLimitPolicyName, Counter>> = {};
 
-  constructor(policies: RateLimitPolicies, options: { now?: () => number; maxKeys?: number } = {}) {
+  constructor(policies: RateLimitPolicies, store: CounterStore) {
     this.policies = policies;
-    this.now = options.now ?? Date.now;
-    this.maxKeys = options.maxKeys ?? 100_000;
+    for (const name of POLICY_NAMES) {
+      const limits = policies[name];
+      if (limits)
+        this.counters[name] = store({
+          name: `api_${name}`,
+          points: limits.quota,
+          durationSeconds: limits.windowSeconds,
+        });
+    }
   }
 
   /**
-   * Counts one request of `key` against `policy`. Returns where the key stands, or `undefined` when
+   * Counts one request of `key` against `policy`. Answers where the key stands, or `undefined` when
    * that policy is off; throws `RateLimitError` when the request is over the limit.
    */
-  take(policy: RateLimitPolicyName, key: string): RateLimitState | undefined {
+  async take(policy: RateLimitPolicyName, key: string): Promise<RateLimitState | undefined> {
     const limits = this.policies[policy];
-    if (!limits) return undefined;
-    const windowMs = limits.windowSeconds * 1000;
-    const now = this.now();
-    const window = Math.floor(now / windowMs);
-    const id = `${policy}\u0000${key}`;
-    let counter = this.counters.get(id);
-    if (!counter) {
-      if (this.counters.size >= this.maxKeys) this.sweep(now);
-      counter = { window, current: 0, previous: 0 };
-      this.counters.set(id, counter);
-    } else if (counter.window !== window) {
-      counter.previous = counter.window === window - 1 ? counter.current : 0;
-      counter.current = 0;
-      counter.window = window;
-    }
-    const elapsed = now - window * windowMs;
-    const overlap = 1 - elapsed / windowMs;
-    const used = counter.previous * overlap + counter.current;
-    const resetSeconds = Math.max(1, Math.ceil((windowMs - elapsed) / 1000));
-    const state: RateLimitState = { policy, ...limits, remaining: 0, resetSeconds };
-    if (used + 1 > limits.quota) {
-      throw new RateLimitError(state, retryAfter(counter, limits.quota, windowMs, elapsed));
-    }
-    counter.current += 1;
-    state.remaining = Math.max(0, Math.floor(limits.quota - used - 1));
+    const counter = this.counters[policy];
+    if (!limits || !counter) return undefined;
+    const counted = await counter.consume(key);
+    const resetSeconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000));
+    const state: RateLimitState = { policy, ...limits, remaining: counted.remaining, resetSeconds };
+    if (!counted.allowed) throw new RateLimitError(state, resetSeconds);
     return state;
   }
-
-  /** Drops counters whose windows are over; called when the map grows past `maxKeys`. */
-  private sweep(now: number): void {
-    for (const [id, counter] of this.counters) {
-      const windowSeconds =
-        this.policies[id.slice(0, id.indexOf('\u0000')) as RateLimitPolicyName]?.windowSeconds ?? 1;
-      if (counter.window < Math.floor(now / (windowSeconds * 1000)) - 1) this.counters.delete(id);
-    }
-  }
-}
-
-/** Seconds until the weighted count falls below the quota again (at least 1). */
-function retryAfter(counter: Counter, quota: number, windowMs: number, elapsed: number): number {
-  let waitMs = windowMs - elapsed;
-  if (counter.current < quota && counter.previous > 0) {
-    // previous * (1 - (elapsed + wait) / window) + current <= quota - 1
-    const wait = windowMs * (1 - (quota - 1 - counter.current) / counter.previous) - elapsed;
-    waitMs = Math.min(waitMs, wait);
-  }
-  return Math.max(1, Math.ceil(waitMs / 1000));
 }
 
 /**

@@ -1,7 +1,13 @@
 import type { CryptoKey, JWK } from 'jose';
-import { exportJWK, generateKeyPair, importJWK } from 'jose';
+import { CompactEncrypt, compactDecrypt, exportJWK, generateKeyPair, importJWK } from 'jose';
 import type { Queryable } from '../db/database.js';
 import { newId } from '../ids.js';
+import { ephemeralSecretKey } from './secret-key.js';
+
+/** The signing keys in the database cannot be unsealed with this process's secret key. */
+export class SealedKeyError extends Error {
+  override name = 'SealedKeyError';
+}
 
 /** The server's key for signing access tokens. */
 export interface SigningKey {
@@ -12,26 +18,62 @@ export interface SigningKey {
 interface Row {
   id: string;
   public_jwk: JWK;
-  private_jwk: JWK;
+  private_jwk: JWK | null;
+  private_jwe: string | null;
   state: 'active' | 'retired';
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Seals a private JWK as a compact JWE (`dir`, A256GCM) under `secretKey`. The key's id is in the
+ * protected header, which the tag authenticates, so a sealed key cannot be moved to another row.
+ */
+async function seal(kid: string, jwk: JWK, secretKey: Uint8Array): Promise<string> {
+  return new CompactEncrypt(encoder.encode(JSON.stringify(jwk)))
+    .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid, cty: 'jwk+json' })
+    .encrypt(secretKey);
+}
+
+async function unseal(kid: string, jwe: string, secretKey: Uint8Array): Promise<JWK> {
+  let opened: Awaited<ReturnType<typeof compactDecrypt>>;
+  try {
+    opened = await compactDecrypt(jwe, secretKey, {
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
+  } catch {
+    throw new SealedKeyError(
+      `signing key ${kid} was sealed with another secret key: give every replica the same SVC_SECRET_KEY ` +
+        '(or the secret key file the database was first started with)',
+    );
+  }
+  if (opened.protectedHeader.kid !== kid)
+    throw new SealedKeyError(`sealed signing key ${kid} names another key`);
+  return JSON.parse(new TextDecoder().decode(opened.plaintext)) as JWK;
 }
 
 /**
  * The access-token signing keys (EdDSA, Ed25519), kept in the database so every replica signs and
  * verifies with the same keys. The first replica to need a key creates it; a unique index on the
  * active key makes concurrent first starts agree on one. Verification keys are cached by `kid`.
- * The private key is stored as a JWK in plain text: protect the database (open decision: wrap it
- * with a key from the environment).
+ * The private key is stored sealed (a compact JWE, `dir` + A256GCM) under a secret key that lives
+ * outside the database (`loadSecretKey`), so a reader of the database alone holds no usable key.
+ * Plaintext keys written by older versions are sealed on first use.
  *
  * @example
- * const keys = new ServerKeys(db);
+ * const keys = new ServerKeys(db, loadSecretKey(config));
  * const { kid, privateKey } = await keys.signingKey();
  */
 export class ServerKeys {
   private active: Promise<SigningKey> | undefined;
   private readonly verifying = new Map<string, Promise<CryptoKey | undefined>>();
 
-  constructor(private readonly db: Queryable) {}
+  /** `secretKey`: 32 bytes; default a per-process key, for databases that die with the process. */
+  constructor(
+    private readonly db: Queryable,
+    private readonly secretKey: Uint8Array = ephemeralSecretKey(),
+  ) {}
 
   /** The active signing key, created on first use. */
   signingKey(): Promise<SigningKey> {
@@ -61,15 +103,31 @@ export class ServerKeys {
     return found;
   }
 
+  /** Seals every plaintext private key (rows of versions before sealing); idempotent across replicas. */
+  private async sealPlaintext(): Promise<void> {
+    const { rows } = await this.db.query<Pick<Row, 'id' | 'private_jwk'>>(
+      'SELECT id, private_jwk FROM server_signing_keys WHERE private_jwk IS NOT NULL',
+    );
+    for (const row of rows) {
+      if (!row.private_jwk) continue;
+      await this.db.query(
+        `UPDATE server_signing_keys SET private_jwe = $2, private_jwk = NULL
+          WHERE id = $1 AND private_jwk IS NOT NULL`,
+        [row.id, await seal(row.id, row.private_jwk, this.secretKey)],
+      );
+    }
+  }
+
   private async loadOrCreate(): Promise<SigningKey> {
+    await this.sealPlaintext();
     const existing = await this.loadActive();
     if (existing) return existing;
     const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const kid = newId();
     await this.db.query(
-      `INSERT INTO server_signing_keys (id, algorithm, public_jwk, private_jwk) VALUES ($1, 'EdDSA', $2, $3)
+      `INSERT INTO server_signing_keys (id, algorithm, public_jwk, private_jwe) VALUES ($1, 'EdDSA', $2, $3)
        ON CONFLICT DO NOTHING`,
-      [kid, await exportJWK(publicKey), await exportJWK(privateKey)],
+      [kid, await exportJWK(publicKey), await seal(kid, await exportJWK(privateKey), this.secretKey)],
     );
     const stored = await this.loadActive();
     if (!stored) throw new Error('no active signing key after creating one');
@@ -78,10 +136,12 @@ export class ServerKeys {
 
   private async loadActive(): Promise<SigningKey | undefined> {
     const { rows } = await this.db.query<Row>(
-      `SELECT id, private_jwk FROM server_signing_keys WHERE state = 'active'`,
+      `SELECT id, private_jwe FROM server_signing_keys WHERE state = 'active'`,
     );
     const row = rows[0];
     if (!row) return undefined;
-    return { kid: row.id, privateKey: (await importJWK(row.private_jwk, 'EdDSA')) as CryptoKey };
+    if (!row.private_jwe) throw new SealedKeyError(`signing key ${row.id} has no sealed private key`);
+    const jwk = await unseal(row.id, row.private_jwe, this.secretKey);
+    return { kid: row.id, privateKey: (await importJWK(jwk, 'EdDSA')) as CryptoKey };
   }
 }

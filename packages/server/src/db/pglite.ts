@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { secureDataDir, tightenDataDir } from './data-dir.js';
 import type { Database, Queryable, QueryResult } from './database.js';
 
 interface PgliteLike {
@@ -29,13 +29,24 @@ function wrap(target: PgliteLike): Queryable {
  * Opens PGlite (PostgreSQL compiled to WASM, in this process): files under `dataDir`, or in memory
  * when `dataDir` is undefined. One connection: statements run one at a time, and a transaction holds
  * the database until it ends. Start-up takes a few seconds (WASM), so tests open one per file.
+ * The data directory is made private first ({@link secureDataDir}: refused when others can read or
+ * write it; the process umask becomes 077).
  *
  * @example
  * const db = await openPglite(undefined); // in memory
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  return wrapPglite(await PGlite.create(dataDir ? { dataDir } : {}));
+  if (!dataDir) return wrapPglite(await PGlite.create({}));
+  secureDataDir(dataDir);
+  const db = wrapPglite(await PGlite.create({ dataDir }));
+  tightenDataDir(dataDir);
+  return {
+    ...db,
+    async close() {
+      await db.close();
+      tightenDataDir(dataDir);
+    },
+  };
 }
 
 /**

@@ -91,7 +91,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers', {
     lock: true,
   });
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const { name, size, image, labels } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
@@ -128,7 +128,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
 /** Renames or re-labels a computer, in any state but `deleted`. */
 export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer, { lock: true });
   if (computer.state === 'deleted')
     throw new ApiError('invalid_state', `computer ${computer.name} is deleted`, {
@@ -160,7 +160,7 @@ type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteCo
 /** start/stop/restart/delete: one operation, or 409 `invalid_state` / `operation_in_progress`. */
 async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'delete') {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const operation = await requestComputerAction(ctx.db, computer.id, name, ctx.principal.id);
   return {

@@ -25,7 +25,7 @@ async function manageable(
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
   await checkReach(ctx.db, ctx.principal.id, account.id, 'match');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   return { workspaceId: workspace.id, account };
 }
 

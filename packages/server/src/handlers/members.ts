@@ -55,7 +55,7 @@ export const createMember: Handler<'createMember'> = async (ctx) => {
     lock: true,
   });
   checkOwnerChange(role, undefined, ctx.body.role);
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const { rows: principals } = await ctx.db.query<{ kind: string }>(
     'SELECT kind FROM principals WHERE id = $1 AND disabled_at IS NULL',
     [ctx.body.principal_id],
@@ -85,7 +85,7 @@ export const updateMember: Handler<'updateMember'> = async (ctx) => {
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);
   checkOwnerChange(role, member.role, ctx.body.role);
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   if (member.role === 'owner' && ctx.body.role !== 'owner' && (await ownerCount(ctx.db, workspace.id)) <= 1)
     throw lastOwner(workspace.name);
   await ctx.db.query('UPDATE members SET role = $2, updated_at = now() WHERE id = $1', [
@@ -108,7 +108,7 @@ export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
   const self = member.principal_id === ctx.principal.id;
   if (!self && !atLeast(role, 'admin')) throw permissionDenied(role, 'admin');
   if (!self) checkOwnerChange(role, member.role, undefined);
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   if (member.role === 'owner' && (await ownerCount(ctx.db, workspace.id)) <= 1)
     throw lastOwner(workspace.name);
   const { rowCount: owned } = await ctx.db.query(

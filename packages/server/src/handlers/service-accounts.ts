@@ -43,7 +43,7 @@ export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx)
     lock: true,
   });
   if (ctx.body.role === 'owner' && role !== 'owner') throw permissionDenied(role, 'owner to grant owner');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   checkName(ctx.body.name);
   await checkMemberQuota(ctx.db, workspace, ctx.deps.config.quotas.membersPerWorkspace);
   const id = newId();
@@ -84,7 +84,7 @@ export const updateServiceAccount: Handler<'updateServiceAccount'> = async (ctx)
   const newRole = ctx.body.role;
   const touchesOwner = account.role === 'owner' || newRole === 'owner';
   if (touchesOwner && role !== 'owner') throw permissionDenied(role, 'owner to change an owner');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   checkName(ctx.body.name);
   if (
     account.role === 'owner' &&
@@ -133,7 +133,7 @@ export const deleteServiceAccount: Handler<'deleteServiceAccount'> = async (ctx)
   if (account.role === 'owner' && role !== 'owner') throw permissionDenied(role, 'owner to delete an owner');
   // Deleting it revokes its keys and removes it from every workspace it is a member of.
   await checkReach(ctx.db, ctx.principal.id, account.id, 'match');
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const { rows: sole } = await ctx.db.query<{ name: string }>(
     `SELECT w.name FROM members m JOIN workspaces w ON w.id = m.workspace_id
       WHERE m.principal_id = $1 AND m.role = 'owner'

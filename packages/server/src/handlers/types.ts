@@ -45,6 +45,11 @@ export interface AppDeps {
   tokens: AccessTokens;
   serverKeys: ServerKeys;
   limiter: RateLimiter | undefined;
+  /**
+   * The `/v1` principal rate limit for one request (by verified token subject, else client address);
+   * `/mcp` calls it too so both share one budget. Throws `RateLimitError` when over.
+   */
+  limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
   cursors: Cursors;
   /** The version `GET /health` reports: the spec's `info.version`. */
@@ -71,7 +76,7 @@ export interface Ctx<K extends OperationId> {
   db: Queryable;
   deps: AppDeps;
   /** Counts a mutation against its workspace's rate limit (API.md §11); throws `RateLimitError`. */
-  countMutation(workspaceId: string): RateLimitState | undefined;
+  countMutation(workspaceId: string): Promise<RateLimitState | undefined>;
   /** The client's address when the adapter knows it (rate limits of anonymous calls). */
   clientAddress: string | undefined;
 }

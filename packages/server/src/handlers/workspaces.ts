@@ -67,7 +67,7 @@ export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
     lock: true,
   });
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   checkName(ctx.body.name);
   const { rows } = await ctx.db.query<WorkspaceRow>(
     `UPDATE workspaces SET name = coalesce($2, name), display_name = coalesce($3, display_name), updated_at = now()
@@ -82,7 +82,7 @@ export const deleteWorkspace: Handler<'deleteWorkspace'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
     lock: true,
   });
-  ctx.countMutation(workspace.id);
+  await ctx.countMutation(workspace.id);
   const { rows } = await ctx.db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM computers WHERE workspace_id = $1 AND state <> 'deleted'`,
     [workspace.id],

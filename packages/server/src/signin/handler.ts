@@ -1,6 +1,8 @@
 import type { Database } from '../db/database.js';
+import { newRequestId } from '../http/request-id.js';
+import { type CounterStore, counterStore } from '../ratelimit-store.js';
 import { checkLocalPassword, usernameOf } from './accounts.js';
-import { SigninAttempts, type SigninAttemptsOptions } from './attempts.js';
+import { SigninAttempts, type SigninAttemptsOptions, type SigninPolicy } from './attempts.js';
 import {
   AUTHORIZE_PARAMS,
   type AuthorizeParams,
@@ -9,6 +11,7 @@ import {
 } from './authorize-request.js';
 import { issueAuthorizationCode } from './codes.js';
 import { CSRF_FIELD, Csrf } from './csrf.js';
+import { HashingGate } from './hashing-gate.js';
 import { messagePage, PAGE_HEADERS, signinFormPage } from './page.js';
 
 /** What {@link createSigninHandler} needs. */
@@ -25,6 +28,10 @@ export interface SigninDeps {
   /** The client's address, for rate limiting (e.g. the socket's remote address). Default: none, so limits are per account. */
   clientAddress?: (request: Request) => string | undefined;
   attempts?: SigninAttemptsOptions;
+  /** Where the attempt counters live; default {@link counterStore} of `db` (shared on PostgreSQL). */
+  counters?: CounterStore;
+  /** Password checks run at once in this process (default {@link HashingGate}'s); more get 429. */
+  hashConcurrency?: number;
   /** Authorization-code lifetime, at most 60 s (the default). */
   codeTtlSeconds?: number;
 }
@@ -38,7 +45,9 @@ const MAX_FORM_BYTES = 16 * 1024;
  * - `GET /signin`: explains that sign-in starts from `svc login`.
  * - `GET /signin/authorize?response_type=code&client_id=svc-cli&redirect_uri=http://127.0.0.1:PORT/callback&code_challenge=…&code_challenge_method=S256&state=…`:
  *   the sign-in form for local accounts (RFC 8252 loopback redirect, PKCE S256 only).
- * - `POST /signin/authorize` (the form): CSRF-checked, rate-limited per account and address; on
+ * - `POST /signin/authorize` (the form): CSRF-checked; limited per client address, per account, and
+ *   per account and address (an attempt is reserved atomically before its password check, see
+ *   {@link SigninAttempts}); password checks run a few at a time ({@link HashingGate}); on
  *   success `303` to `redirect_uri?code=…&state=…` with a single-use code valid 60 s.
  *
  * An unknown client or a redirect URI that is not an exact loopback callback gets a 400 page and
@@ -51,7 +60,8 @@ const MAX_FORM_BYTES = 16 * 1024;
  */
 export function createSigninHandler(deps: SigninDeps): (request: Request) => Promise<Response> {
   const csrf = new Csrf(deps.csrfSecret);
-  const attempts = new SigninAttempts(deps.attempts);
+  const attempts = new SigninAttempts(deps.counters ?? counterStore(deps.db), deps.attempts);
+  const gate = new HashingGate(deps.hashConcurrency);
   return async (request) => {
     const url = new URL(request.url);
     const origin = deps.publicOrigin ?? url.origin;
@@ -106,24 +116,63 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     if (check.kind === 'redirect_error') return redirectError(check);
     const email = form.get('email') ?? '';
     const password = form.get('password') ?? '';
-    const key = SigninAttempts.key(usernameOf(email), deps.clientAddress?.(request) ?? '');
-    const wait = attempts.retryAfter(key);
-    if (wait !== undefined) {
+    const attempt = await attempts.reserve(usernameOf(email), deps.clientAddress?.(request) ?? '');
+    if (!attempt.allowed)
+      return tooMany(request, query, origin, email, attempt.policy, attempt.retryAfterSeconds);
+    const principalId = await gate.tryRun(() => checkLocalPassword(deps.db, email, password));
+    if (principalId === HashingGate.BUSY) {
+      await attempt.cancel();
+      return tooMany(request, query, origin, email, 'password-hashing', 1);
+    }
+    if (!principalId) {
+      await attempt.failed();
+      return showForm(request, query, origin, { email, status: 401, error: 'Wrong email or password.' });
+    }
+    await attempt.succeeded();
+    return issueAndRedirect(check.params, principalId);
+  }
+
+  /**
+   * 429 with `Retry-After`: the form again with a message for a browser (it asks for text/html), the
+   * published error envelope (`rate_limited`, `details.policy`, `details.retry_after_seconds`) for
+   * any other client.
+   */
+  function tooMany(
+    request: Request,
+    query: URLSearchParams,
+    origin: string,
+    email: string,
+    policy: SigninPolicy | 'password-hashing',
+    retryAfterSeconds: number,
+  ): Response {
+    const headers = { 'retry-after': String(retryAfterSeconds) };
+    if ((request.headers.get('accept') ?? '').includes('text/html')) {
       const response = showForm(request, query, origin, {
         email,
         status: 429,
-        error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+        error:
+          policy === 'password-hashing'
+            ? 'The service is busy. Try again in a second.'
+            : `Too many attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
       });
-      response.headers.set('retry-after', String(wait));
+      response.headers.set('retry-after', headers['retry-after']);
       return response;
     }
-    const principalId = await checkLocalPassword(deps.db, email, password);
-    if (!principalId) {
-      attempts.failed(key);
-      return showForm(request, query, origin, { email, status: 401, error: 'Wrong email or password.' });
-    }
-    attempts.succeeded(key);
-    return issueAndRedirect(check.params, principalId);
+    const requestId = newRequestId();
+    return Response.json(
+      {
+        error: {
+          code: 'rate_limited',
+          message: `sign-in limit ${policy} exceeded; retry after ${retryAfterSeconds} s`,
+          details: { policy, retry_after_seconds: retryAfterSeconds },
+          request_id: requestId,
+        },
+      },
+      {
+        status: 429,
+        headers: { ...PAGE_HEADERS, ...headers, 'content-type': 'application/json', 'request-id': requestId },
+      },
+    );
   }
 
   async function issueAndRedirect(params: AuthorizeParams, principalId: string): Promise<Response> {

@@ -11,6 +11,9 @@ import type { KeyFile } from '../../src/auth/keypair.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
+/** The secret key every replica of this test process shares (SVC_SECRET_KEY). */
+export const CLUSTER_SECRET_KEY = randomBytes(32).toString('base64url');
+
 /** Every replica answers for this public address (tokens' iss/aud), as replicas behind one balancer do. */
 export const PUBLIC_BASE = 'http://svc.cluster.test/v1';
 
@@ -83,6 +86,8 @@ export async function startReplica(
       DATABASE_URL: options.databaseUrl,
       SVC_BOOTSTRAP_KEY_FILE: options.keyFile,
       SVC_RATE_LIMITS: 'off',
+      // Replicas of one database share the key that seals its signing keys (as in production).
+      SVC_SECRET_KEY: CLUSTER_SECRET_KEY,
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
