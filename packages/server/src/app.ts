@@ -24,6 +24,8 @@ import { serviceAccountHandlers } from './handlers/service-accounts.js';
 import type { AppDeps, Handlers } from './handlers/types.js';
 import { workspaceHandlers } from './handlers/workspaces.js';
 import { housekeeping } from './housekeeping.js';
+import { createCors } from './http/cors.js';
+import { createMcpRoute } from './http/mcp-route.js';
 import type { FetchHandler, HandlerContext, RequestStart } from './http/pipeline.js';
 import { createHttpCore } from './http/pipeline.js';
 import { newRequestId } from './http/request-id.js';
@@ -172,17 +174,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Only the embedded engine: every write comes through this process (see PrincipalCache).
   const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
 
+  /** The one authentication of `/v1` and `/mcp`: token, key still active, principal still there. */
+  const authenticateRequest = (authorization: string | null, workspaces = false): Promise<Principal> => {
+    const load = () => authenticate(db, tokens, authorization, { workspaces });
+    return principals ? principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load) : load();
+  };
+
   const handle = async (ctx: HandlerContext): Promise<Response> => {
     const operationId = ctx.operationId;
     const anonymous = operationId === 'getHealth' || operationId === 'exchangeToken';
     const authorization = ctx.request.headers.get('authorization');
-    const workspaces = operationId === 'getMe';
-    const load = () => authenticate(db, tokens, authorization, { workspaces });
     const principal = anonymous
       ? undefined
-      : principals
-        ? await principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load)
-        : await load();
+      : await authenticateRequest(authorization, operationId === 'getMe');
     // Anything a mutating request changes may change who someone is or what they may do.
     if (principals && ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') {
       try {
@@ -313,8 +317,22 @@ export async function createApp(options: AppOptions): Promise<App> {
     csrfSecret: await serverSecret(db, 'signin_csrf'),
     clientAddress: (request) => addresses.get(request),
   });
-  let mcp: ((request: Request) => Promise<Response>) | undefined;
   const api = core;
+  // `/mcp` shares the `/v1` rate limits, authentication and body limit (see createMcpRoute). MCP tools
+  // call the API in-process, as the caller (their Bearer token is passed through), so every tool call
+  // is checked and counted by `/v1` as well.
+  const mcp = createMcpRoute({
+    mcp: createMcpHttpHandler({
+      apiBaseUrl: config.baseUrl,
+      fetch: (inner) => api(inner),
+      document,
+      newRequestId,
+    }),
+    admit: onRequest,
+    authenticate: (authorization) => authenticateRequest(authorization),
+    bodyLimitBytes: config.bodyLimitBytes,
+    responseHeaders: createCors(document).responseHeaders,
+  });
 
   const fetch: FetchHandler = async (request, env) => {
     const url = request.url;
@@ -326,22 +344,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (address) addresses.set(request, address);
       return signin(request);
     }
-    if (path === '/mcp' || path.startsWith('/mcp?')) {
-      // MCP tools call the API in-process, as the caller (their Bearer token is passed through).
-      // An invalid or expired token is refused with a real 401 before any tool runs.
-      mcp ??= createMcpHttpHandler({
-        apiBaseUrl: config.baseUrl,
-        fetch: (inner) => api(inner, env),
-        document,
-        newRequestId,
-        verifyToken: (token) =>
-          tokens.verify(token).then(
-            () => true,
-            () => false,
-          ),
-      });
-      return mcp(request);
-    }
+    if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
     return api(request, env);
   };
 
