@@ -61,7 +61,10 @@ async function call(client: Client, name: string, args: Json = {}, onprogress?: 
     undefined,
     onprogress ? { onprogress, resetTimeoutOnProgress: true } : {},
   )) as CallToolResult;
-  return { result, body: result.structuredContent as Json };
+  // A refusal carries the API's error envelope as JSON text (the output schema describes success only).
+  const text = (result.content as { text?: string }[])[1]?.text;
+  const body = result.structuredContent ?? (result.isError && text ? JSON.parse(text) : undefined);
+  return { result, body: body as Json };
 }
 async function ok(client: Client, name: string, args: Json = {}, onprogress?: (p: Progress) => void) {
   const { result, body } = await call(client, name, args, onprogress);
