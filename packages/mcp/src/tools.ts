@@ -157,7 +157,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
       ...(required.length ? { required } : {}),
       additionalProperties: false,
     }),
-    annotations: annotationsFor(op),
+    annotations: annotationsFor(op, Object.keys(document.paths[op.path] ?? {})),
     operation: op,
     targets,
     longRunning,

@@ -1,7 +1,7 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { listOperations, loadDocument } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
-import { ACTION_HINTS } from '../src/annotations.js';
+import { ACTION_HINTS, annotationsFor } from '../src/annotations.js';
 import { toolName } from '../src/names.js';
 import { strictSchema } from '../src/strict.js';
 import { buildTools } from '../src/tools.js';
@@ -120,6 +120,41 @@ describe('annotations', () => {
     ['restart_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: false }],
   ])('%s', (name, want) => {
     expect(byName.get(name)?.annotations).toMatchObject({ ...want, openWorldHint: false });
+  });
+
+  it('derives every tool’s hints from its method, and gives an unjudged action MCP’s cautious defaults', () => {
+    for (const tool of tools) {
+      const { method } = tool.operation;
+      const a = tool.annotations;
+      expect(a.readOnlyHint, tool.name).toBe(method === 'get');
+      if (method === 'delete') expect(a.destructiveHint, tool.name).toBe(true);
+      expect(a.title, tool.name).toBeTruthy();
+      expect(a.openWorldHint, tool.name).toBe(false);
+    }
+    const stop = operations.find((op) => op.operationId === 'stopComputer');
+    if (!stop) throw new Error('stopComputer is gone from the spec');
+    expect(
+      annotationsFor(
+        {
+          ...stop,
+          operationId: 'hibernateComputer',
+          path: '/workspaces/{w}/computers/{c}/hibernate',
+        },
+        ['post'],
+      ),
+    ).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+    });
+    expect(
+      annotationsFor({ ...stop, operationId: 'createThing', path: '/workspaces/{w}/things' }, [
+        'get',
+        'post',
+      ]),
+    ).toMatchObject({
+      destructiveHint: false,
+    });
   });
 
   it('names only operations that exist in ACTION_HINTS', () => {
