@@ -143,9 +143,12 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
  * const entry = compactListing(doc, tools[0]!, buildGlossary(tools));
  */
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
-  const output = shallowOutputSchema(document, tool.operation);
-  // The title is the tool's own `title`; repeating it in the annotations would only cost bytes.
-  const { title: _, ...hints } = tool.annotations;
+  const output = shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
+  // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. MCP
+  // defines destructiveHint and idempotentHint only for tools that are not read-only: a read drops them.
+  const { title: _, ...all } = tool.annotations;
+  const { destructiveHint: _d, idempotentHint: _i, ...readHints } = all;
+  const hints = all.readOnlyHint ? readHints : all;
   return {
     name: tool.name,
     title: tool.title,

@@ -1,4 +1,5 @@
 import type { OpenApiDocument, OperationInfo } from '@svc/contract';
+import { withReadBack } from './read-back.js';
 import { inlineRefs, type JsonSchema, resolvePointer } from './schema.js';
 import { strictSchema } from './strict.js';
 
@@ -60,7 +61,9 @@ function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
 export function shallowOutputSchema(
   document: OpenApiDocument,
   op: OperationInfo,
+  readBack?: OperationInfo,
 ): (JsonSchema & { type: 'object' }) | undefined {
+  const read = readBack ? shallowOutputSchema(document, readBack) : undefined;
   const responses = (op.operation.responses ?? {}) as Record<string, unknown>;
   const bodies: JsonSchema[] = [];
   for (const [status, raw] of Object.entries(responses)) {
@@ -79,9 +82,10 @@ export function shallowOutputSchema(
     });
   }
   if (bodies.length === 0) return undefined;
-  const [only] = bodies;
+  const merged = bodies.map((body) => withReadBack(body, read));
+  const [only] = merged;
   return strictSchema(
-    bodies.length === 1 && only ? only : { type: 'object', anyOf: bodies },
+    merged.length === 1 && only ? only : { type: 'object', anyOf: merged },
   ) as JsonSchema & {
     type: 'object';
   };

@@ -2,6 +2,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
 import { annotationsFor } from './annotations.js';
 import { headerArgument, toolName } from './names.js';
+import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema, jsonContentSchema } from './schema.js';
 import { strictSchema } from './strict.js';
 
@@ -24,6 +25,8 @@ export interface ToolDefinition {
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
   longRunning: boolean;
+  /** Long-running tools: the GET that reads the resource once its operations finish. */
+  readBack?: ReadBack;
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -162,10 +165,14 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     targets,
     longRunning,
   };
-  const [only] = success;
+  const readBack = longRunning ? readBackRoute(document, op) : undefined;
+  if (readBack) tool.readBack = readBack;
+  const read = readBack ? responseSchemas(document, readBack.operation).success[0] : undefined;
+  const bodies = success.map((body) => withReadBack(body, read));
+  const [only] = bodies;
   if (only)
     tool.outputSchema = strictSchema(
-      success.length === 1 ? only : { type: 'object', anyOf: success },
+      bodies.length === 1 ? only : { type: 'object', anyOf: bodies },
     ) as JsonSchema & { type: 'object' };
   return tool;
 }
