@@ -27,7 +27,13 @@ function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
   // The use site's description (a `$ref` sibling) stays; the shared schema's own is in its resource.
   const own = (raw as JsonSchema).description ?? (name === undefined ? node.description : undefined);
   const description = typeof own === 'string' ? { description: own } : {};
-  const type = typeof node.type === 'string' ? { type: node.type } : {};
+  // The type stays (as `anyOf` for a type list, which strict validators want): a bare `{title}`
+  // would accept anything. The rest of a shared schema's constraints are in its resource.
+  const type = Array.isArray(node.type)
+    ? { anyOf: (node.type as string[]).map((name) => ({ type: name })) }
+    : typeof node.type === 'string'
+      ? { type: node.type }
+      : {};
   if (name !== undefined) return { ...type, title: name, ...description };
   if (node.type === 'array') {
     const items = follow(document, node.items);

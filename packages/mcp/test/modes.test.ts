@@ -146,6 +146,37 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
     expect(instructions).toContain('`permission_denied`');
   });
 
+  it.each([
+    ['compact', ''],
+    ['full', '?mode=full'],
+    ['dynamic', '?mode=dynamic'],
+  ])(
+    '%s: no type arrays and no property that accepts anything (the Inspector’s strict rules)',
+    async (_, query) => {
+      const { tools } = await listed(query);
+      const problems: string[] = [];
+      const walk = (schema: unknown, path: string): void => {
+        if (typeof schema !== 'object' || schema === null) return;
+        const node = schema as Record<string, unknown>;
+        if (Array.isArray(node.type)) problems.push(`${path}: type array`);
+        for (const [name, value] of Object.entries(
+          (node.properties ?? {}) as Record<string, Record<string, unknown>>,
+        )) {
+          if (!['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const'].some((k) => k in value))
+            problems.push(`${path}.${name}: accepts anything`);
+        }
+        for (const [key, value] of Object.entries(node))
+          if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}.${key}[${i}]`));
+          else walk(value, `${path}.${key}`);
+      };
+      for (const tool of tools) {
+        walk(tool.inputSchema, `${tool.name}.inputSchema`);
+        walk(tool.outputSchema, `${tool.name}.outputSchema`);
+      }
+      expect(problems).toEqual([]);
+    },
+  );
+
   it('names shared output schemas by title, each one a readable resource', async () => {
     const { client, tools } = await listed();
     const titles = new Set<string>();
