@@ -166,8 +166,9 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
             problems.push(`${path}.${name}: accepts anything`);
         }
         for (const [key, value] of Object.entries(node))
-          if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}.${key}[${i}]`));
-          else walk(value, `${path}.${key}`);
+          if (Array.isArray(value)) {
+            for (const [i, item] of value.entries()) walk(item, `${path}.${key}[${i}]`);
+          } else walk(value, `${path}.${key}`);
       };
       for (const tool of tools) {
         walk(tool.inputSchema, `${tool.name}.inputSchema`);
