@@ -33,6 +33,8 @@ import { compileRouter } from './http/router.js';
 import { compileValidator } from './http/validation.js';
 import type { StoredResponse } from './idempotency.js';
 import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
+import { ClientRegistry } from './oauth/clients.js';
+import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { OperationEvents } from './operations/events.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
@@ -311,11 +313,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The sign-in rate limit counts per account and per client address; the address lives in the
   // adapter's env, which the handler does not see, so it is handed over per request.
   const addresses = new WeakMap<Request, string>();
+  // MCP sign-in by URL: OAuth metadata, registration and token routes; codes from the browser sign-in.
+  const origin = new URL(config.baseUrl).origin;
+  const mcpResource = `${origin}/mcp`;
+  const clients = new ClientRegistry(await serverSecret(db, 'oauth_clients'));
+  const oauth = createOAuthRoutes({ db, tokens, clients, origin, resource: mcpResource });
   const signin = createSigninHandler({
     db,
-    publicOrigin: new URL(config.baseUrl).origin,
+    publicOrigin: origin,
     csrfSecret: await serverSecret(db, 'signin_csrf'),
     clientAddress: (request) => addresses.get(request),
+    authorize: { client: (id) => clients.lookup(id), resources: [mcpResource] },
   });
   const api = core;
   // `/mcp` shares the `/v1` rate limits, authentication and body limit (see createMcpRoute). MCP tools
@@ -332,6 +340,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     authenticate: (authorization) => authenticateRequest(authorization),
     bodyLimitBytes: config.bodyLimitBytes,
     responseHeaders: createCors(document).responseHeaders,
+    resourceMetadataUrl: `${origin}${OAUTH_PATHS.resourceMetadata}`,
   });
 
   const fetch: FetchHandler = async (request, env) => {
@@ -345,6 +354,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       return signin(request);
     }
     if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
+    if (path.startsWith('/.well-k') || path.startsWith('/oauth/'))
+      return (await oauth(request)) ?? api(request, env);
     return api(request, env);
   };
 

@@ -3,8 +3,10 @@ import { checkLocalPassword, usernameOf } from './accounts.js';
 import { SigninAttempts, type SigninAttemptsOptions } from './attempts.js';
 import {
   AUTHORIZE_PARAMS,
+  type AuthorizeOptions,
   type AuthorizeParams,
   checkAuthorizeRequest,
+  OPTIONAL_AUTHORIZE_PARAMS,
   redirectBack,
 } from './authorize-request.js';
 import { issueAuthorizationCode } from './codes.js';
@@ -27,6 +29,8 @@ export interface SigninDeps {
   attempts?: SigninAttemptsOptions;
   /** Authorization-code lifetime, at most 60 s (the default). */
   codeTtlSeconds?: number;
+  /** Registered OAuth clients (MCP clients) and the resources their tokens may be bound to. */
+  authorize?: AuthorizeOptions;
 }
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -76,7 +80,7 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     origin: string,
     extra: { email?: string; error?: string; status?: number } = {},
   ): Response {
-    const check = checkAuthorizeRequest(query);
+    const check = checkAuthorizeRequest(query, deps.authorize);
     if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
     if (check.kind === 'redirect_error') return redirectError(check);
     const { nonce, setCookie } = csrf.issue(request, origin.startsWith('https:'));
@@ -100,8 +104,9 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
       );
     }
     const query = new URLSearchParams();
-    for (const name of AUTHORIZE_PARAMS) for (const value of form.getAll(name)) query.append(name, value);
-    const check = checkAuthorizeRequest(query);
+    for (const name of [...AUTHORIZE_PARAMS, ...OPTIONAL_AUTHORIZE_PARAMS])
+      for (const value of form.getAll(name)) query.append(name, value);
+    const check = checkAuthorizeRequest(query, deps.authorize);
     if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
     if (check.kind === 'redirect_error') return redirectError(check);
     const email = form.get('email') ?? '';
