@@ -25,7 +25,7 @@ import type { AppDeps, Handlers } from './handlers/types.js';
 import { workspaceHandlers } from './handlers/workspaces.js';
 import { housekeeping } from './housekeeping.js';
 import { createCors } from './http/cors.js';
-import { createMcpRoute } from './http/mcp-route.js';
+import { admitRequest, createMcpRoute } from './http/mcp-route.js';
 import type { FetchHandler, HandlerContext, RequestStart } from './http/pipeline.js';
 import { createHttpCore } from './http/pipeline.js';
 import { newRequestId } from './http/request-id.js';
@@ -326,6 +326,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     authorize: { client: (id) => clients.lookup(id), resources: [mcpResource] },
   });
   const api = core;
+  const corsHeaders = createCors(document).responseHeaders;
   // `/mcp` shares the `/v1` rate limits, authentication and body limit (see createMcpRoute). MCP tools
   // call the API in-process, as the caller (their Bearer token is passed through), so every tool call
   // is checked and counted by `/v1` as well.
@@ -339,7 +340,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     admit: onRequest,
     authenticate: (authorization) => authenticateRequest(authorization),
     bodyLimitBytes: config.bodyLimitBytes,
-    responseHeaders: createCors(document).responseHeaders,
+    responseHeaders: corsHeaders,
     resourceMetadataUrl: `${origin}${OAUTH_PATHS.resourceMetadata}`,
   });
 
@@ -354,8 +355,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       return signin(request);
     }
     if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
-    if (path.startsWith('/.well-k') || path.startsWith('/oauth/'))
-      return (await oauth(request)) ?? api(request, env);
+    if (path.startsWith('/.well-k') || path.startsWith('/oauth/')) {
+      // Anonymous endpoints: counted by the /v1 rate limits per client address, like /v1/auth/token.
+      const admitted = await admitRequest(onRequest, corsHeaders, request, env);
+      if (admitted.refused) return admitted.refused;
+      const answer = await oauth(request);
+      if (!answer) return api(request, env);
+      for (const [name, value] of Object.entries(admitted.headers)) answer.headers.set(name, value);
+      return answer;
+    }
     return api(request, env);
   };
 

@@ -23,6 +23,43 @@ export interface McpRouteOptions {
 }
 
 /**
+ * Runs the `/v1` admission hook (rate limits) for a request outside the `/v1` pipeline, such as the
+ * OAuth endpoints: the refusal to send (429 in the envelope), or the headers to add to the answer.
+ *
+ * @example
+ * const { refused } = await admitRequest(onRequest, cors.responseHeaders, request, env);
+ * if (refused) return refused;
+ */
+export async function admitRequest(
+  admit: McpRouteOptions['admit'],
+  responseHeaders: Readonly<Record<string, string>>,
+  request: Request,
+  env: unknown,
+): Promise<{ refused?: Response; headers: Record<string, string> }> {
+  const requestId = newRequestId();
+  const headers: Record<string, string> = {};
+  const error = (
+    status: number,
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    extra?: Record<string, string>,
+  ) =>
+    new Response(JSON.stringify({ error: { code, message, details, request_id: requestId } }), {
+      status,
+      headers: {
+        ...responseHeaders,
+        ...headers,
+        ...extra,
+        'request-id': requestId,
+        'content-type': 'application/json',
+      },
+    });
+  const refused = await admit({ request, requestId, env, headers, state: {}, error });
+  return refused ? { refused, headers } : { headers };
+}
+
+/**
  * The `/mcp` route: the `/v1` rate limits (the pipeline's own `onRequest`), then the `/v1`
  * authentication (signature, expiry, revoked key, deleted or disabled principal), then the `/v1` body
  * limit (413 `payload_too_large`), each refusal in the published error envelope with `Request-Id`;

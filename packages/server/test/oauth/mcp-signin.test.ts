@@ -145,6 +145,55 @@ describe.skipIf(missing)('MCP sign-in by URL (SDK OAuth client, Chromium, browse
     expect(await answer.json()).toMatchObject({ error: 'invalid_redirect_uri' });
   });
 
+  test.each([
+    ['a redirect the client did not register', { redirect_uri: 'http://127.0.0.1:1/other' }, 400, undefined],
+    ['an unregistered client id', { client_id: 'mcp.forged.signature' }, 400, undefined],
+    ['a resource of another service', { resource: 'https://elsewhere.example/mcp' }, 303, 'invalid_target'],
+    ['no PKCE challenge', { code_challenge: null }, 303, 'invalid_request'],
+  ])('authorize refuses %s', async (_, change, status, error) => {
+    const registered = (await (
+      await fetch(`${origin}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:1/callback'] }),
+      })
+    ).json()) as { client_id: string };
+    const query: Record<string, string | null> = {
+      response_type: 'code',
+      client_id: registered.client_id,
+      redirect_uri: 'http://127.0.0.1:1/callback',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 's',
+      resource: `${origin}/mcp`,
+      ...change,
+    };
+    const url = new URL(`${origin}/signin/authorize`);
+    for (const [name, value] of Object.entries(query)) if (value !== null) url.searchParams.set(name, value);
+    const answer = await fetch(url, { redirect: 'manual' });
+    expect(answer.status).toBe(status);
+    if (error) expect(new URL(answer.headers.get('location') ?? '').searchParams.get('error')).toBe(error);
+  });
+
+  test.each([
+    ['an unknown client', { client_id: 'nobody' }, 401, 'invalid_client'],
+    ['an unknown code', { code: 'not-a-code' }, 400, 'invalid_grant'],
+    ['another grant type', { grant_type: 'password' }, 400, 'unsupported_grant_type'],
+    ['a resource of another service', { resource: 'https://elsewhere.example/mcp' }, 400, 'invalid_target'],
+  ])('the token endpoint refuses %s with the RFC 6749 error', async (_, change, status, error) => {
+    const form = new URLSearchParams({
+      grant_type: 'authorization_code',
+      client_id: 'svc-cli',
+      code: 'x',
+      code_verifier: 'v'.repeat(43),
+      redirect_uri: 'http://127.0.0.1:1/callback',
+      ...change,
+    });
+    const answer = await fetch(`${origin}/oauth/token`, { method: 'POST', body: form });
+    expect(answer.status).toBe(status);
+    expect(await answer.json()).toMatchObject({ error });
+  });
+
   test('the SDK client signs in through the browser and calls a tool with an audience-bound token', async () => {
     const callback = await callbackServer();
     const provider = new MemoryProvider(callback.url);

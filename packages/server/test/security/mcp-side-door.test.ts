@@ -157,6 +157,12 @@ describeEngines('/mcp shares the /v1 authentication, body limit and rate limits'
       expect((refused.body as { error: { details: { policy: string } } }).error.details.policy).toBe(
         'principal',
       );
+      // The anonymous OAuth endpoints beside /mcp are counted too (by client address).
+      const register = () =>
+        limited.call('POST', '/oauth/register', { json: { redirect_uris: ['http://127.0.0.1:1/cb'] } });
+      const answers = [await register(), await register(), await register(), await register()];
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 429]);
+      expectRefused(answers[3] as Answer, 429, 'rate_limited', 'fourth registration in the window');
     } finally {
       await limited.close();
     }
