@@ -18,7 +18,7 @@ export type AuthorizeParams = Record<(typeof AUTHORIZE_PARAMS)[number], string> 
 /** Clients besides `svc-cli` (OAuth dynamic registration) and the resources tokens may be bound to. */
 export interface AuthorizeOptions {
   /** The registration of a client id (its redirect URIs), if there is one. */
-  client?: (clientId: string) => { redirect_uris: string[] } | undefined;
+  client?: (clientId: string) => { redirect_uris: string[]; client_name?: string } | undefined;
   /** The accepted values of `resource`. */
   resources?: readonly string[];
 }

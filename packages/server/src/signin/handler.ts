@@ -12,6 +12,7 @@ import {
 import { issueAuthorizationCode } from './codes.js';
 import { CSRF_FIELD, Csrf } from './csrf.js';
 import { messagePage, PAGE_HEADERS, signinFormPage } from './page.js';
+import { CLI_CLIENT_ID } from './redirect.js';
 
 /** What {@link createSigninHandler} needs. */
 export interface SigninDeps {
@@ -84,7 +85,17 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
     if (check.kind === 'redirect_error') return redirectError(check);
     const { nonce, setCookie } = csrf.issue(request, origin.startsWith('https:'));
-    const html = signinFormPage({ hidden: { ...check.params, [CSRF_FIELD]: csrf.token(nonce) }, ...extra });
+    const registered =
+      check.params.client_id === CLI_CLIENT_ID ? undefined : deps.authorize?.client?.(check.params.client_id);
+    const client = registered && {
+      name: registered.client_name ?? 'an unnamed application',
+      redirectOrigin: new URL(check.params.redirect_uri).origin,
+    };
+    const html = signinFormPage({
+      hidden: { ...check.params, [CSRF_FIELD]: csrf.token(nonce) },
+      ...extra,
+      ...(client ? { client } : {}),
+    });
     return page(extra.status ?? 200, html, setCookie ? { 'set-cookie': setCookie } : {});
   }
 

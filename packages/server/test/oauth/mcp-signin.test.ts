@@ -212,6 +212,9 @@ describe.skipIf(missing)('MCP sign-in by URL (SDK OAuth client, Chromium, browse
 
       const page = await browser.newPage();
       await page.goto(authorizationUrl.href);
+      // The page names the asking application and where the sign-in goes, not `svc`.
+      expect(await page.textContent('p.muted')).toContain('“sdk-oauth-test”');
+      expect(await page.textContent('p.muted')).toContain(new URL(callback.url).origin);
       await page.fill('input[name=email]', EMAIL);
       await page.fill('input[name=password]', PASSWORD);
       await page.click('button[type=submit], input[type=submit]');
