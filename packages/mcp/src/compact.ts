@@ -16,6 +16,14 @@ export interface Glossary {
   parameters: Map<string, string>;
 }
 
+/** The value MCP gives a tool hint that is absent (the specification's `ToolAnnotations`). */
+const MCP_HINT_DEFAULTS = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+
 /** A sentence is a note when this many tools or more repeat it, and it is at least this long. */
 const NOTE_MIN_TOOLS = 2;
 const NOTE_MIN_LENGTH = 40;
@@ -106,6 +114,8 @@ function compactSchema(schema: unknown, glossary: Glossary): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'examples') continue;
+    // `format` of an integer (int32, int64) only annotates in JSON Schema 2020-12, and the bounds beside it say more.
+    if (key === 'format' && (schema as { type?: unknown }).type === 'integer') continue;
     if (key === 'description' && typeof value === 'string' && glossary.parameters.has(value)) {
       const first = sentences(value)[0] ?? '';
       out[key] = first.length <= FIRST_SENTENCE_MAX ? first : 'See the instructions.';
@@ -144,11 +154,18 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
  */
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
   const output = shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
-  // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. MCP
-  // defines destructiveHint and idempotentHint only for tools that are not read-only: a read drops them.
+  // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. Hints
+  // equal to MCP's defaults are left out (MCP defines them: not read-only, destructive, not
+  // idempotent, open world), as are destructiveHint and idempotentHint on read-only tools, where MCP
+  // defines them as meaningless. The full mode lists every hint.
   const { title: _, ...all } = tool.annotations;
-  const { destructiveHint: _d, idempotentHint: _i, ...readHints } = all;
-  const hints = all.readOnlyHint ? readHints : all;
+  const hints = Object.fromEntries(
+    Object.entries(all).filter(
+      ([name, value]) =>
+        value !== MCP_HINT_DEFAULTS[name as keyof typeof MCP_HINT_DEFAULTS] &&
+        !(all.readOnlyHint && (name === 'destructiveHint' || name === 'idempotentHint')),
+    ),
+  );
   return {
     name: tool.name,
     title: tool.title,

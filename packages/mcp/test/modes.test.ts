@@ -24,7 +24,7 @@ function constraints(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   return Object.fromEntries(
     Object.entries(schema)
-      .filter(([key]) => key !== 'description' && key !== 'examples' && key !== 'title')
+      .filter(([key]) => key !== 'description' && key !== 'examples' && key !== 'title' && key !== 'format')
       .map(([key, value]) => [key, constraints(value)]),
   );
 }
@@ -106,10 +106,19 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
     for (const tool of compact) {
       const whole = full.get(tool.name) as Tool;
       expect(tool.title, tool.name).toBe(whole.title);
-      // Read-only tools drop the two hints MCP defines only for tools that write.
-      const { title: _, destructiveHint, idempotentHint, ...rest } = whole.annotations ?? {};
-      const want = whole.annotations?.readOnlyHint ? rest : { ...rest, destructiveHint, idempotentHint };
-      expect(tool.annotations, tool.name).toEqual(want);
+      // Compact lists the hints that differ from MCP's defaults; resolved, they are the full mode's.
+      const defaults = {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      };
+      const { title: _, ...hints } = whole.annotations ?? {};
+      const resolved = { ...defaults, ...tool.annotations };
+      for (const [name, value] of Object.entries(hints)) {
+        const meaningless = hints.readOnlyHint && (name === 'destructiveHint' || name === 'idempotentHint');
+        if (!meaningless) expect(resolved[name as keyof typeof resolved], `${tool.name} ${name}`).toBe(value);
+      }
       expect(constraints(tool.inputSchema), tool.name).toEqual(constraints(whole.inputSchema));
       expect(Boolean(tool.outputSchema), tool.name).toBe(Boolean(whole.outputSchema));
     }

@@ -45,9 +45,11 @@ describe('stdio entry against the Prism mock', () => {
       .map((op) => toolName(op.operationId));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(want);
-    expect(tools.find((t) => t.name === 'delete_computer')?.annotations).toMatchObject({
-      destructiveHint: true,
-    });
+    // Compact lists hints that differ from MCP's defaults: destructive (the default) is absent, so true.
+    const hints = tools.find((t) => t.name === 'delete_computer')?.annotations;
+    expect(hints).toMatchObject({ idempotentHint: true, openWorldHint: false });
+    expect(hints?.destructiveHint ?? true).toBe(true);
+    expect(hints?.readOnlyHint ?? false).toBe(false);
   });
 
   it('calls a tool with the key file’s token: list_computers', async () => {

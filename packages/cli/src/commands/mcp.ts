@@ -1,4 +1,3 @@
-import { runStdio, selectTools, ToolSelectionError } from '@svc/mcp';
 import type { Command } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
@@ -25,6 +24,7 @@ export function addMcpCommand(program: Command, context: () => Context): void {
       'compact (default), full (whole spec text and output schemas) or dynamic (3 tools)',
     )
     .action(async (options: { toolsets?: string; mode?: string }) => {
+      const { runStdio, selectTools, ToolSelectionError } = await import('@svc/mcp'); // the MCP SDK loads only for this command
       let tools: ReturnType<typeof selectTools>;
       try {
         tools = selectTools(options);
