@@ -166,5 +166,5 @@ describeEngines('/mcp shares the /v1 authentication, body limit and rate limits'
     } finally {
       await limited.close();
     }
-  });
+  }, 90_000); // a second database and app: ~3 s of PGlite start-up alone, more beside the fuzzer
 });
