@@ -38,7 +38,15 @@ export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
 };
 
 /**
- * The MCP annotations of an operation's tool. `openWorldHint` is false: every tool acts only on this
+ * Hints of a POST that acts on an existing resource and is not in {@link ACTION_HINTS}: MCP's
+ * cautious defaults (may change or remove state, not idempotent), since a create's "only adds" would
+ * be unsafe to assume for an action nobody has judged yet.
+ */
+const UNJUDGED_ACTION: Hints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+
+/**
+ * The MCP annotations of an operation's tool. `pathMethods` are the methods of its path in the spec
+ * (default: a collection's), which tell a create from an action. `openWorldHint` is false: every tool acts only on this
  * service's own resources.
  *
  * @example
@@ -46,8 +54,14 @@ export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
  * const [op] = listOperations(loadDocument()).filter((o) => o.operationId === 'deleteComputer');
  * if (op) annotationsFor(op).destructiveHint; // true
  */
-export function annotationsFor(op: OperationInfo): ToolAnnotations {
-  const hints = ACTION_HINTS[op.operationId] ??
-    METHOD_HINTS[op.method] ?? { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+export function annotationsFor(op: OperationInfo, pathMethods: readonly string[] = ['get']): ToolAnnotations {
+  // A POST to a collection (its path also lists with GET) creates; a POST to a path with no GET
+  // (`/computers/{computer}/stop`) is an action on an existing resource.
+  const action = op.method === 'post' && !pathMethods.includes('get');
+  const hints =
+    ACTION_HINTS[op.operationId] ??
+    (action ? UNJUDGED_ACTION : undefined) ??
+    METHOD_HINTS[op.method] ??
+    UNJUDGED_ACTION;
   return { title: op.summary || op.operationId, ...hints, openWorldHint: false };
 }

@@ -65,8 +65,47 @@ function ensureIdempotencyKey(tool: ToolDefinition, params: Params): string | un
   return undefined;
 }
 
+/**
+ * The body with its resource read again once the operations succeeded: the 202's snapshot is the
+ * resource as accepted (`creating`), the caller wants it as it is now (`running`). A resource that is
+ * gone (a delete) keeps its snapshot and says so; any other failure keeps the snapshot too.
+ */
+async function readBackResource(
+  client: SvcClient,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<{ body: Record<string, unknown>; note?: string }> {
+  const route = tool.readBack;
+  const noun = Object.keys(body).find((key) => key !== 'operations' && isResource(body[key]));
+  // A create names the new resource's id; an action or a delete reads its own path's resource.
+  if (!route || (route.idParam && !noun)) return { body };
+  const path: Record<string, unknown> = {};
+  for (const [name, target] of Object.entries(tool.targets))
+    if (target.in === 'path' && args[name] !== undefined) path[target.name] = args[name];
+  if (route.idParam && noun) path[route.idParam] = (body[noun] as { id: string }).id;
+  const request = (client as unknown as { request: LooseRequest }).request;
+  const { data, response } = await request('get', route.path, {
+    params: { path, query: {}, header: {} },
+    signal,
+  });
+  const fresh = Object.entries((data ?? {}) as Record<string, unknown>).filter(([, value]) =>
+    isResource(value),
+  );
+  if (response.ok && fresh.length > 0) return { body: { ...body, ...Object.fromEntries(fresh) } };
+  if (response.status === 404)
+    return { body, note: `The ${noun ?? 'resource'} is gone (404 on reading it back).` };
+  return { body };
+}
+
+const isResource = (value: unknown): value is { id: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string';
+
 async function waitFor(
   client: SvcClient,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
   body: { operations: Operation[] } & Record<string, unknown>,
   context: CallContext,
 ): Promise<CallToolResult> {
@@ -81,10 +120,17 @@ async function waitFor(
     });
     await tracker?.flush();
     const failed = operations.some((op) => op.state !== 'succeeded');
-    return successResult(
-      { ...body, operations },
-      { isError: failed, note: failed ? 'Not every operation succeeded:' : 'Finished:' },
-    );
+    if (failed)
+      return successResult(
+        { ...body, operations },
+        { isError: true, note: 'Not every operation succeeded:' },
+      );
+    const done = { ...body, operations };
+    const read = await readBackResource(client, tool, args, done, context.signal).catch((error: unknown) => {
+      if (context.signal.aborted) throw error;
+      return { body: done, note: 'The resource could not be read back; it is shown as accepted.' };
+    });
+    return successResult(read.body, { note: ['Finished:', read.note].filter(Boolean).join(' ') });
   } catch (error) {
     if (!(error instanceof TimeoutError)) throw error;
     const seen = new Map(error.operations.map((op) => [op.id, op]));
@@ -126,7 +172,7 @@ export async function callTool(
     if (!response.ok) return apiErrorResult(errorFromResponse(response, error));
     const operations = (data as { operations?: unknown } | undefined)?.operations;
     if (tool.longRunning && args.wait !== false && Array.isArray(operations) && operations.length > 0) {
-      return await waitFor(client, data as { operations: Operation[] }, context);
+      return await waitFor(client, tool, args, data as { operations: Operation[] }, context);
     }
     return successResult(data);
   } catch (error) {

@@ -1,9 +1,9 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createClient, type RetryOptions } from '@svc/client';
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
+import { buildCatalog, parseSelection } from './catalog.js';
 import { defaultRequestId, refusal } from './refusal.js';
 import { createMcpServer } from './server.js';
-import { buildTools } from './tools.js';
 
 /**
  * Options of {@link createMcpHttpHandler}.
@@ -69,7 +69,8 @@ function closeWhenDone(response: Response, close: () => Promise<void>): Response
  * built on the caller's own `Authorization: Bearer` token, so every tool call is made as the caller.
  * A request without a Bearer token is refused with 401 and `WWW-Authenticate: Bearer` before any MCP
  * message is read; GET and DELETE (SSE resumption and sessions, which a stateless server has none of)
- * answer 405.
+ * answer 405. The query chooses the tools: `toolsets` (comma list of spec tags, default all) and `mode`
+ * (`compact` default, `full`, `dynamic`); an unknown value is 400 `invalid_argument`.
  *
  * @example
  * const mcp = createMcpHttpHandler({ apiBaseUrl: 'http://127.0.0.1:8080/v1' });
@@ -78,7 +79,7 @@ function closeWhenDone(response: Response, close: () => Promise<void>): Response
  */
 export function createMcpHttpHandler(options: McpHttpOptions): (request: Request) => Promise<Response> {
   const document = options.document ?? loadDocument();
-  const tools = buildTools(document); // once: the spec does not change while the server runs
+  const catalog = buildCatalog(document); // once: the spec does not change while the server runs
   const newRequestId = options.newRequestId ?? defaultRequestId;
 
   return async (request) => {
@@ -117,6 +118,22 @@ export function createMcpHttpHandler(options: McpHttpOptions): (request: Request
       );
     }
 
+    // The client picks its tools in the URL: /mcp?toolsets=computers,operations&mode=dynamic.
+    const query = new URL(request.url).searchParams;
+    const parsed = parseSelection(catalog, { mode: query.get('mode'), toolsets: query.get('toolsets') });
+    if (!parsed.ok) {
+      return refusal(
+        400,
+        'invalid_argument',
+        'one or more fields are invalid',
+        newRequestId(),
+        {},
+        {
+          field_violations: [{ field: parsed.field, description: parsed.description }],
+        },
+      );
+    }
+
     const client = createClient({
       baseUrl: options.apiBaseUrl,
       token,
@@ -125,8 +142,8 @@ export function createMcpHttpHandler(options: McpHttpOptions): (request: Request
     });
     const server = createMcpServer({
       client,
-      document,
-      tools,
+      catalog,
+      selection: parsed.selection,
       ...(options.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: options.waitTimeoutMs }),
       ...(options.minPollIntervalMs === undefined ? {} : { minPollIntervalMs: options.minPollIntervalMs }),
     });

@@ -1,6 +1,9 @@
 export { ACTION_HINTS, annotationsFor } from './annotations.js';
 export type { CallContext } from './call.js';
 export { callTool } from './call.js';
+export type { Catalog, ToolMode, ToolSelection } from './catalog.js';
+export { buildCatalog, parseSelection, selectTools, TOOL_MODES, ToolSelectionError } from './catalog.js';
+export { DYNAMIC } from './dynamic.js';
 export type { McpHttpOptions } from './http.js';
 export { createMcpHttpHandler } from './http.js';
 export { headerArgument, toolName } from './names.js';
@@ -8,5 +11,6 @@ export type { StdioHandle, StdioOptions } from './run-stdio.js';
 export { runStdio } from './run-stdio.js';
 export type { McpServerOptions } from './server.js';
 export { createMcpServer, MCP_SERVER_VERSION } from './server.js';
+export { strictSchema } from './strict.js';
 export type { ArgumentTarget, ToolDefinition } from './tools.js';
 export { buildTools, toolFromOperation } from './tools.js';

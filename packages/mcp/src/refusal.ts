@@ -32,8 +32,9 @@ export function refusal(
   message: string,
   requestId: string,
   headers: Record<string, string> = {},
+  details: Record<string, unknown> = {},
 ): Response {
-  return new Response(JSON.stringify({ error: { code, message, details: {}, request_id: requestId } }), {
+  return new Response(JSON.stringify({ error: { code, message, details, request_id: requestId } }), {
     status,
     headers: { 'Content-Type': 'application/json', 'Request-Id': requestId, ...headers },
   });

@@ -66,9 +66,10 @@ export function successResult(
 }
 
 /**
- * The result of a refused call: `isError`, the API's error envelope `{error: {code, message, details,
- * request_id}}` as `structuredContent` and as text, and a summary line with the code, message and
- * request id to quote.
+ * The result of a refused call: `isError`, a summary line with the code, message and request id to
+ * quote, and the API's error envelope `{error: {code, message, details, request_id}}` as JSON text.
+ * Not as `structuredContent`: that must match the tool's output schema, which describes success only
+ * (the envelope is described once, in the server's instructions, not repeated in every tool).
  *
  * @example
  * import { ApiError } from '@svc/client';
@@ -77,7 +78,7 @@ export function successResult(
 export function apiErrorResult(error: ApiError): CallToolResult {
   const line = `Error ${error.status} ${error.code}: ${error.message}`;
   // No request id means the body was not the API's envelope (a proxy page, a mock's own error):
-  // there is then nothing spec-shaped to hand over as structuredContent.
+  // there is then nothing spec-shaped to hand over.
   if (error.requestId === undefined || error.code === 'unknown') return textError(line);
   const envelope = {
     error: {
@@ -92,7 +93,6 @@ export function apiErrorResult(error: ApiError): CallToolResult {
       { type: 'text', text: `${line} (request_id ${error.requestId})` },
       { type: 'text', text: JSON.stringify(envelope) },
     ],
-    structuredContent: envelope,
     isError: true,
   };
 }

@@ -1,17 +1,22 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  type Tool,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { SvcClient } from '@svc/client';
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import { callTool } from './call.js';
-import { textError } from './results.js';
-import { buildTools, type ToolDefinition } from './tools.js';
+import { buildCatalog, type Catalog, fullListing, type ToolSelection, toolsetOf } from './catalog.js';
+import { DYNAMIC, listEndpoints } from './dynamic.js';
+import { readResource, resourceList } from './resources.js';
+import { successResult, textError } from './results.js';
+import type { ToolDefinition } from './tools.js';
 
 /** This package's version, sent as the MCP server version. */
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -28,37 +33,35 @@ export interface McpServerOptions {
   client: SvcClient;
   /** The bundled spec the tools come from. Default: `loadDocument()` of `@svc/contract`. */
   document?: OpenApiDocument;
-  /** Tools already derived from `document` (the HTTP handler derives them once, not per request). */
-  tools?: readonly ToolDefinition[];
+  /** The catalog already derived from `document` (the HTTP handler derives it once, not per request). */
+  catalog?: Catalog;
+  /** Which operations, and how they are offered. Default: all, `compact`. */
+  selection?: ToolSelection;
   /** Longest a long-running tool waits for its operations before answering "still running". Default 10 min. */
   waitTimeoutMs?: number;
   /** Least time between two polls of one operation. Default: `waitForOperations`' (1 s). */
   minPollIntervalMs?: number;
 }
 
-/** Compiles each tool's input schema once, with the same validator the SDK's client uses. */
-function inputValidators(tools: readonly ToolDefinition[]) {
-  const ajv = new AjvJsonSchemaValidator();
-  return new Map(
-    tools.map((tool) => [tool.name, ajv.getValidator<Record<string, unknown>>(tool.inputSchema)]),
-  );
-}
-
-/** The `tools/list` entry of a tool: what MCP clients see. */
-function listing(tool: ToolDefinition): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-    annotations: tool.annotations,
-  };
+/** Input validators, compiled once per tool with the same validator the SDK's client uses. */
+const validatorCache = new WeakMap<
+  ToolDefinition,
+  (args: unknown) => { valid: boolean; errorMessage?: string }
+>();
+const ajv = new AjvJsonSchemaValidator();
+function validatorOf(tool: ToolDefinition) {
+  let validator = validatorCache.get(tool);
+  if (!validator) {
+    validator = ajv.getValidator<Record<string, unknown>>(tool.inputSchema);
+    validatorCache.set(tool, validator);
+  }
+  return validator;
 }
 
 /**
  * An MCP server (the SDK's low-level `Server`, so the spec's JSON Schemas go to clients as they are)
- * with one tool per API operation, derived from the bundled spec. Connect it to any transport.
+ * with the API's operations as tools, derived from the bundled spec, in the selected mode and
+ * toolsets; the shared schemas and the guide as resources. Connect it to any transport.
  *
  * @example
  * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -67,30 +70,32 @@ function listing(tool: ToolDefinition): Tool {
  * await server.connect(new StdioServerTransport());
  */
 export function createMcpServer(options: McpServerOptions): Server {
-  const document = options.document ?? loadDocument();
-  const tools = options.tools ?? buildTools(document);
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const validators = inputValidators(tools);
+  const catalog = options.catalog ?? buildCatalog(options.document ?? loadDocument());
+  const selection = options.selection ?? { mode: 'compact' };
+  const document = catalog.document;
+  const selected = catalog.selected(selection);
+  const callable = new Map(selected.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'svc', title: document.info.title, version: MCP_SERVER_VERSION },
-    {
-      capabilities: { tools: {} },
-      instructions:
-        `Tools for the ${document.info.title} ${document.info.version}: one per API operation, named after its operationId. ` +
-        'Resources are addressed by id or name; errors carry a code and a request_id to quote.',
-    },
+    { capabilities: { tools: {}, resources: {} }, instructions: catalog.instructions },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(listing) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.list(selection) }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resourceList(document) }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const contents = readResource(catalog, request.params.uri);
+    if (!contents) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
+    return { contents: [contents] };
+  });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const args = request.params.arguments ?? {};
-    const checked = validators.get(tool.name)?.(args);
-    if (checked && !checked.valid)
-      return textError(`Invalid arguments for ${tool.name}: ${checked.errorMessage}`);
-    const progressToken = request.params._meta?.progressToken;
+  const run = async (
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    extra: Parameters<Parameters<typeof server.setRequestHandler>[1]>[1],
+    progressToken: string | number | undefined,
+  ): Promise<CallToolResult> => {
+    const checked = validatorOf(tool)(args);
+    if (!checked.valid) return textError(`Invalid arguments for ${tool.name}: ${checked.errorMessage}`);
     return callTool(options.client, tool, args, {
       signal: extra.signal,
       waitTimeoutMs: options.waitTimeoutMs ?? 600_000,
@@ -104,6 +109,31 @@ export function createMcpServer(options: McpServerOptions): Server {
                 params: { progressToken, progress, total: 100, message },
               }),
     });
+  };
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
+    const progressToken = request.params._meta?.progressToken;
+    if (selection.mode !== 'dynamic') {
+      const tool = callable.get(name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      return run(tool, args, extra, progressToken);
+    }
+    const target = typeof args.name === 'string' ? callable.get(args.name) : undefined;
+    if (name === DYNAMIC.list) {
+      const filters = args as { toolset?: string; search?: string };
+      return successResult(listEndpoints(selected, filters, toolsetOf));
+    }
+    if (name !== DYNAMIC.describe && name !== DYNAMIC.invoke)
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!target)
+      return textError(`Unknown endpoint ${JSON.stringify(args.name)}: call ${DYNAMIC.list} for the names.`);
+    if (name === DYNAMIC.describe) return successResult({ endpoint: fullListing(target) });
+    const inner = args.arguments ?? {};
+    if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
+      return textError('`arguments` must be an object.');
+    return run(target, inner as Record<string, unknown>, extra, progressToken);
   });
   return server;
 }

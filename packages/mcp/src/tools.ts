@@ -2,7 +2,9 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
 import { annotationsFor } from './annotations.js';
 import { headerArgument, toolName } from './names.js';
+import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema, jsonContentSchema } from './schema.js';
+import { strictSchema } from './strict.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
 export type ArgumentTarget =
@@ -15,7 +17,7 @@ export interface ToolDefinition {
   title: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
-  /** The 2xx JSON body or the error envelope; absent when success has no body (204). */
+  /** The 2xx JSON body (errors are `isError` results, not a branch); absent when success has no body (204). */
   outputSchema?: JsonSchema & { type: 'object' };
   annotations: ToolAnnotations;
   operation: OperationInfo;
@@ -23,6 +25,8 @@ export interface ToolDefinition {
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
   longRunning: boolean;
+  /** Long-running tools: the GET that reads the resource once its operations finish. */
+  readBack?: ReadBack;
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -60,18 +64,16 @@ function parametersOf(document: OpenApiDocument, op: OperationInfo): Parameter[]
   return [...byKey.values()];
 }
 
-/** A response's JSON schema for each 2xx status that has one, and the error envelope of the first 4xx. */
+/** A response's JSON schema for each 2xx status that has one. */
 function responseSchemas(document: OpenApiDocument, op: OperationInfo) {
   const responses = (op.operation.responses ?? {}) as Record<string, { content?: unknown }>;
   const success: JsonSchema[] = [];
-  let error: JsonSchema | undefined;
   for (const [status, raw] of Object.entries(responses)) {
-    const response = inlineRefs(document, raw);
-    const schema = jsonContentSchema(document, response.content);
-    if (/^2/.test(status) && schema) success.push(schema);
-    if (/^[45]/.test(status) && schema && !error) error = schema;
+    if (!/^2/.test(status)) continue;
+    const schema = jsonContentSchema(document, inlineRefs(document, raw).content);
+    if (schema) success.push(schema);
   }
-  return { success, error, longRunning: '202' in responses };
+  return { success, longRunning: '202' in responses };
 }
 
 function describe(op: OperationInfo, longRunning: boolean): string {
@@ -126,7 +128,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     | { required?: boolean; content?: unknown }
     | undefined;
   const body = jsonContentSchema(document, requestBody?.content);
-  const { success, error, longRunning } = responseSchemas(document, op);
+  const { success, longRunning } = responseSchemas(document, op);
   const reserved = longRunning ? ['wait'] : [];
   if (body) {
     const bodyRequired = requestBody?.required === true;
@@ -152,24 +154,26 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     name: toolName(op.operationId),
     title: op.summary || op.operationId,
     description: describe(op, longRunning),
-    inputSchema: {
+    inputSchema: strictSchema({
       type: 'object',
       properties,
       ...(required.length ? { required } : {}),
       additionalProperties: false,
-    },
-    annotations: annotationsFor(op),
+    }),
+    annotations: annotationsFor(op, Object.keys(document.paths[op.path] ?? {})),
     operation: op,
     targets,
     longRunning,
   };
-  if (success.length > 0) {
-    tool.outputSchema = {
-      type: 'object',
-      description: 'The API’s JSON answer: the success body or, with isError, the error envelope.',
-      anyOf: error ? [...success, error] : success,
-    };
-  }
+  const readBack = longRunning ? readBackRoute(document, op) : undefined;
+  if (readBack) tool.readBack = readBack;
+  const read = readBack ? responseSchemas(document, readBack.operation).success[0] : undefined;
+  const bodies = success.map((body) => withReadBack(body, read));
+  const [only] = bodies;
+  if (only)
+    tool.outputSchema = strictSchema(
+      bodies.length === 1 ? only : { type: 'object', anyOf: bodies },
+    ) as JsonSchema & { type: 'object' };
   return tool;
 }
 

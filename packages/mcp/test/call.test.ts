@@ -161,3 +161,67 @@ describe('progressTracker', () => {
     expect(sent).toEqual([0, 50, 75]);
   });
 });
+
+describe('long-running calls return the final resource', () => {
+  const computer = (state: string) => ({
+    id: '01m6cnenctgek8472bc9m7jfnzd',
+    workspace_id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+    name: 'box',
+    state,
+    size: 'small',
+    image: 'debian-13',
+    labels: {},
+    created_at: '2026-11-03T10:00:00Z',
+    updated_at: '2026-11-03T10:00:00Z',
+  });
+  /** The API: the 202 with the computer as accepted, polls that finish, then `readBack` for the GET. */
+  const apiWith = (accepted: object, readBack: () => Response, seen: Request[]) =>
+    createClient({
+      baseUrl: 'http://api.test/v1',
+      token: 't',
+      retry: false,
+      fetch: async (request) => {
+        seen.push(request);
+        const path = new URL(request.url).pathname;
+        if (request.method !== 'GET') return json(202, { ...accepted, operations: [op('pending', 0)] });
+        if (path.startsWith('/v1/operations/')) return json(200, { operation: op('succeeded', 100) });
+        return readBack();
+      },
+    });
+
+  it('create: reads the new computer back by id once its operation succeeded', async () => {
+    const seen: Request[] = [];
+    const client = apiWith(
+      { computer: computer('creating') },
+      () => json(200, { computer: computer('running') }),
+      seen,
+    );
+    const result = await callTool(
+      client,
+      tool('create_computer'),
+      { workspace: 'w', name: 'box', size: 'small', image: 'debian-13' },
+      context(),
+    );
+    expect(result.isError).toBeUndefined();
+    expect((result.structuredContent as { computer: { state: string } }).computer.state).toBe('running');
+    expect(new URL(seen.at(-1)?.url ?? '').pathname).toBe(
+      '/v1/workspaces/w/computers/01m6cnenctgek8472bc9m7jfnzd',
+    );
+  });
+
+  it('delete: a resource gone (404) keeps its snapshot and says so', async () => {
+    const seen: Request[] = [];
+    const gone = () =>
+      json(404, { error: { code: 'not_found', message: 'no', details: {}, request_id: 'r' } });
+    const client = apiWith({ computer: computer('deleting') }, gone, seen);
+    const result = await callTool(
+      client,
+      tool('delete_computer'),
+      { workspace: 'w', computer: 'box' },
+      context(),
+    );
+    expect(result.isError).toBeUndefined();
+    expect(texts(result)[0]).toMatch(/^Finished: The computer is gone \(404 on reading it back\)\./);
+    expect(new URL(seen.at(-1)?.url ?? '').pathname).toBe('/v1/workspaces/w/computers/box');
+  });
+});

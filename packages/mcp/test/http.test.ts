@@ -192,7 +192,9 @@ describe('API refusals become tool errors', () => {
     });
     await client.close();
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual(envelope(code));
+    // The envelope as JSON text, not structuredContent: the output schema describes success only.
+    expect(result.structuredContent).toBeUndefined();
+    expect(JSON.parse((result.content as { text: string }[])[1]?.text ?? '')).toEqual(envelope(code));
     expect((result.content as { text: string }[])[0]?.text).toBe(
       `Error ${status} ${code}: ${code} here (request_id 01m6ty2frhn2f2c4v4t96368nge)`,
     );

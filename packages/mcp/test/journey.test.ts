@@ -33,7 +33,9 @@ async function overHttp(token: string): Promise<Client> {
   if (typeof server === 'string') throw new Error(server);
   const client = new Client({ name: 'journey-http', version: '0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
+    // The full mode over HTTP, the compact default over stdio: the SDK client checks every structured
+    // result against the listed output schema, so both modes' schemas meet the real server's answers.
+    new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}?mode=full`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
@@ -61,7 +63,10 @@ async function call(client: Client, name: string, args: Json = {}, onprogress?: 
     undefined,
     onprogress ? { onprogress, resetTimeoutOnProgress: true } : {},
   )) as CallToolResult;
-  return { result, body: result.structuredContent as Json };
+  // A refusal carries the API's error envelope as JSON text (the output schema describes success only).
+  const text = (result.content as { text?: string }[])[1]?.text;
+  const body = result.structuredContent ?? (result.isError && text ? JSON.parse(text) : undefined);
+  return { result, body: body as Json };
 }
 async function ok(client: Client, name: string, args: Json = {}, onprogress?: (p: Progress) => void) {
   const { result, body } = await call(client, name, args, onprogress);
@@ -87,6 +92,7 @@ describe.skipIf(skip)('journey: workspace → computer → stop → delete', () 
     const workspace = `mcp-${transport.startsWith('HTTP') ? 'http' : 'stdio'}-${suffix}`;
     beforeAll(async () => {
       client = await connect();
+      await client.listTools(); // caches the output schemas: every structured result is checked from here on
     });
     afterAll(() => client?.close());
 
@@ -106,12 +112,14 @@ describe.skipIf(skip)('journey: workspace → computer → stop → delete', () 
         ['computer.create', 'succeeded'],
       ]);
       expect(progress.length).toBeGreaterThan(0);
+      expect(created.computer.state).toBe('running'); // the final resource, read back after the wait
       expect((await ok(client, 'get_computer', { workspace, computer: 'box' })).computer.state).toBe(
         'running',
       );
 
       const stopped = await ok(client, 'stop_computer', { workspace, computer: 'box' });
       expect(stopped.operations[0].state).toBe('succeeded');
+      expect(stopped.computer.state).toBe('stopped');
       expect((await ok(client, 'get_computer', { workspace, computer: 'box' })).computer.state).toBe(
         'stopped',
       );
@@ -122,6 +130,7 @@ describe.skipIf(skip)('journey: workspace → computer → stop → delete', () 
 
       const deleted = await ok(client, 'delete_computer', { workspace, computer: created.computer.id });
       expect(deleted.operations[0].state).toBe('succeeded');
+      expect(deleted.computer.state).toBe('deleted');
       expect(
         (await ok(client, 'get_computer', { workspace, computer: created.computer.id })).computer.state,
       ).toBe('deleted');

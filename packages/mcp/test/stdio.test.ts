@@ -11,10 +11,10 @@ import { writeKeyFile } from './support/key-file.js';
 /** The built entry, as `svc-mcp` and MCP client configs run it (turbo builds before testing). */
 const ENTRY = fileURLToPath(new URL('../dist/stdio.js', import.meta.url));
 
-function spawnClient(env: Record<string, string>) {
+function spawnClient(env: Record<string, string>, flags: string[] = []) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [ENTRY],
+    args: [ENTRY, ...flags],
     env,
     stderr: 'pipe',
   });
@@ -45,9 +45,11 @@ describe('stdio entry against the Prism mock', () => {
       .map((op) => toolName(op.operationId));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(want);
-    expect(tools.find((t) => t.name === 'delete_computer')?.annotations).toMatchObject({
-      destructiveHint: true,
-    });
+    // Compact lists hints that differ from MCP's defaults: destructive (the default) is absent, so true.
+    const hints = tools.find((t) => t.name === 'delete_computer')?.annotations;
+    expect(hints).toMatchObject({ idempotentHint: true, openWorldHint: false });
+    expect(hints?.destructiveHint ?? true).toBe(true);
+    expect(hints?.readOnlyHint ?? false).toBe(false);
   });
 
   it('calls a tool with the key file’s token: list_computers', async () => {
@@ -91,5 +93,29 @@ describe('stdio entry without credentials', () => {
     await transport.start();
     await closed;
     expect(stderr()).toMatch(/key_file_not_configured: SVC_KEY_FILE is not set/);
+  });
+});
+
+describe('stdio entry flags', () => {
+  it('--toolsets and --mode choose the tools, as /mcp?toolsets=…&mode=… does', async () => {
+    const env = { SVC_KEY_FILE: writeKeyFile(inject('prismUrl')), PATH: process.env.PATH ?? '' };
+    const client = new Client({ name: 'stdio-flags', version: '0.0.0' });
+    await client.connect(spawnClient(env, ['--toolsets', 'catalog']).transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list_sizes', 'list_images']);
+    await client.close();
+    const dynamic = new Client({ name: 'stdio-flags', version: '0.0.0' });
+    await dynamic.connect(spawnClient(env, ['--mode', 'dynamic']).transport);
+    expect((await dynamic.listTools()).tools).toHaveLength(3);
+    await dynamic.close();
+  });
+
+  it('exits 1 naming the known toolsets when one is unknown', async () => {
+    const { transport, stderr } = spawnClient({ PATH: process.env.PATH ?? '' }, ['--toolsets', 'nope']);
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve;
+    });
+    await transport.start();
+    await closed;
+    expect(stderr()).toMatch(/--toolsets: unknown toolset nope; known: identity, workspaces/);
   });
 });

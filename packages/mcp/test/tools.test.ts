@@ -1,14 +1,16 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { listOperations, loadDocument } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
-import { ACTION_HINTS } from '../src/annotations.js';
+import { ACTION_HINTS, annotationsFor } from '../src/annotations.js';
 import { toolName } from '../src/names.js';
+import { strictSchema } from '../src/strict.js';
 import { buildTools } from '../src/tools.js';
 
 const document = loadDocument();
 const operations = listOperations(document);
 const tools = buildTools(document);
 const byName = new Map(tools.map((t) => [t.name, t]));
+const ajv = new AjvJsonSchemaValidator();
 /** The two operations that do not take an access token: health probes and the token exchange itself. */
 const NOT_TOOLS = ['getHealth', 'exchangeToken'];
 
@@ -74,8 +76,7 @@ describe('buildTools', () => {
     );
   });
 
-  const ajv = new AjvJsonSchemaValidator();
-  it('accepts every success and error example of the spec as structured output', () => {
+  it('accepts every success example of the spec as structured output', () => {
     let checked = 0;
     for (const tool of tools) {
       if (!tool.outputSchema) continue;
@@ -101,7 +102,7 @@ describe('buildTools', () => {
     expect(checked).toBeGreaterThan(20);
   });
 
-  it('refuses an error envelope that breaks the spec (the output schema can fail)', () => {
+  it('refuses an error envelope and a body that breaks the spec (the output schema describes success only)', () => {
     const validate = ajv.getValidator(byName.get('get_computer')?.outputSchema ?? {});
     expect(validate({ error: { code: 'not_found' } }).valid).toBe(false);
     expect(validate({ computer: { id: 'x' } }).valid).toBe(false);
@@ -121,6 +122,41 @@ describe('annotations', () => {
     expect(byName.get(name)?.annotations).toMatchObject({ ...want, openWorldHint: false });
   });
 
+  it('derives every tool’s hints from its method, and gives an unjudged action MCP’s cautious defaults', () => {
+    for (const tool of tools) {
+      const { method } = tool.operation;
+      const a = tool.annotations;
+      expect(a.readOnlyHint, tool.name).toBe(method === 'get');
+      if (method === 'delete') expect(a.destructiveHint, tool.name).toBe(true);
+      expect(a.title, tool.name).toBeTruthy();
+      expect(a.openWorldHint, tool.name).toBe(false);
+    }
+    const stop = operations.find((op) => op.operationId === 'stopComputer');
+    if (!stop) throw new Error('stopComputer is gone from the spec');
+    expect(
+      annotationsFor(
+        {
+          ...stop,
+          operationId: 'hibernateComputer',
+          path: '/workspaces/{w}/computers/{c}/hibernate',
+        },
+        ['post'],
+      ),
+    ).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+    });
+    expect(
+      annotationsFor({ ...stop, operationId: 'createThing', path: '/workspaces/{w}/things' }, [
+        'get',
+        'post',
+      ]),
+    ).toMatchObject({
+      destructiveHint: false,
+    });
+  });
+
   it('names only operations that exist in ACTION_HINTS', () => {
     const ids = operations.map((op) => op.operationId);
     for (const id of Object.keys(ACTION_HINTS)) expect(ids).toContain(id);
@@ -128,5 +164,30 @@ describe('annotations', () => {
 
   it('titles every tool with its summary', () => {
     for (const tool of tools) expect(tool.annotations.title).toBe(tool.operation.summary);
+  });
+});
+
+describe('strict schemas (no type arrays, which strict validators warn on)', () => {
+  it.each([
+    [
+      'nullable string',
+      { type: ['string', 'null'], maxLength: 5, description: 'd' },
+      { description: 'd', anyOf: [{ type: 'string', maxLength: 5 }, { type: 'null' }] },
+    ],
+    ['single type untouched', { type: 'string', pattern: '^a$' }, { type: 'string', pattern: '^a$' }],
+    [
+      'nested in properties',
+      { type: 'object', properties: { c: { type: ['integer', 'null'], minimum: 1 } } },
+      { type: 'object', properties: { c: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] } } },
+    ],
+  ])('%s', (_, given, want) => expect(strictSchema(given)).toEqual(want));
+
+  it('leaves no type array in any tool schema, and keeps the meaning (null and strings still accepted)', () => {
+    const typeArrays = JSON.stringify(tools.map((t) => [t.inputSchema, t.outputSchema])).match(/"type":\[/g);
+    expect(typeArrays).toBeNull();
+    const validate = ajv.getValidator(byName.get('list_computers')?.outputSchema ?? {});
+    expect(validate({ computers: [], next_cursor: null, has_more: false }).valid).toBe(true);
+    expect(validate({ computers: [], next_cursor: 'abc', has_more: true }).valid).toBe(true);
+    expect(validate({ computers: [], next_cursor: 'a b', has_more: true }).valid).toBe(false);
   });
 });

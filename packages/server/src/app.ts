@@ -26,6 +26,8 @@ import { serviceAccountHandlers } from './handlers/service-accounts.js';
 import type { AppDeps, Handlers } from './handlers/types.js';
 import { workspaceHandlers } from './handlers/workspaces.js';
 import { housekeeping } from './housekeeping.js';
+import { createCors } from './http/cors.js';
+import { admitRequest, createMcpRoute } from './http/mcp-route.js';
 import type { FetchHandler, HandlerContext, RequestStart, RouteStart } from './http/pipeline.js';
 import { createHttpCore } from './http/pipeline.js';
 import { newRequestId } from './http/request-id.js';
@@ -33,6 +35,8 @@ import { compileRouter } from './http/router.js';
 import { compileValidator } from './http/validation.js';
 import type { StoredResponse } from './idempotency.js';
 import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
+import { ClientRegistry } from './oauth/clients.js';
+import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { OperationEvents } from './operations/events.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
@@ -187,6 +191,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Only the embedded engine: every write comes through this process (see PrincipalCache).
   const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
 
+  /** The one authentication of `/v1` and `/mcp`: token, key still active, principal still there. */
+  const authenticateRequest = (authorization: string | null, workspaces = false): Promise<Principal> => {
+    const load = () => authenticate(db, tokens, authorization, { workspaces });
+    return principals ? principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load) : load();
+  };
+
   // Authentication runs before validation (pipeline `authenticate`): a protected route answers an
   // anonymous or badly authenticated caller 401, never a validation error describing its schema.
   const security = routeSecurity(document);
@@ -205,11 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           );
         return undefined;
       }
-      const workspaces = start.operationId === 'getMe';
-      const load = () => authenticate(db, tokens, authorization, { workspaces });
-      start.state.principal = principals
-        ? await principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load)
-        : await load();
+      start.state.principal = await authenticateRequest(authorization, start.operationId === 'getMe');
       return undefined;
     } catch (thrown) {
       const error = toApiError(thrown);
@@ -350,17 +356,39 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The sign-in rate limit counts per account and per client address; the address lives in the
   // adapter's env, which the handler does not see, so it is handed over per request.
   const addresses = new WeakMap<Request, string>();
+  // MCP sign-in by URL: OAuth metadata, registration and token routes; codes from the browser sign-in.
+  const origin = new URL(config.baseUrl).origin;
+  const mcpResource = `${origin}/mcp`;
+  const clients = new ClientRegistry(await serverSecret(db, 'oauth_clients'));
+  const oauth = createOAuthRoutes({ db, tokens, clients, origin, resource: mcpResource });
   const signin = createSigninHandler({
     db,
-    publicOrigin: new URL(config.baseUrl).origin,
+    publicOrigin: origin,
     csrfSecret: await serverSecret(db, 'signin_csrf'),
     clientAddress: (request) => addresses.get(request),
     counters,
     attempts: config.signinLimits,
     ...(config.signinHashConcurrency ? { hashConcurrency: config.signinHashConcurrency } : {}),
+    authorize: { client: (id) => clients.lookup(id), resources: [mcpResource] },
   });
-  let mcp: ((request: Request) => Promise<Response>) | undefined;
   const api = core;
+  const corsHeaders = createCors(document).responseHeaders;
+  // `/mcp` shares the `/v1` rate limits, authentication and body limit (see createMcpRoute). MCP tools
+  // call the API in-process, as the caller (their Bearer token is passed through), so every tool call
+  // is checked and counted by `/v1` as well.
+  const mcp = createMcpRoute({
+    mcp: createMcpHttpHandler({
+      apiBaseUrl: config.baseUrl,
+      fetch: (inner) => api(inner),
+      document,
+      newRequestId,
+    }),
+    admit: onRequest,
+    authenticate: (authorization) => authenticateRequest(authorization),
+    bodyLimitBytes: config.bodyLimitBytes,
+    responseHeaders: corsHeaders,
+    resourceMetadataUrl: `${origin}${OAUTH_PATHS.resourceMetadata}`,
+  });
 
   const fetch: FetchHandler = async (request, env) => {
     const url = request.url;
@@ -372,21 +400,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (address) addresses.set(request, address);
       return signin(request);
     }
-    if (path === '/mcp' || path.startsWith('/mcp?')) {
-      // MCP tools call the API in-process, as the caller (their Bearer token is passed through).
-      // An invalid or expired token is refused with a real 401 before any tool runs.
-      mcp ??= createMcpHttpHandler({
-        apiBaseUrl: config.baseUrl,
-        fetch: (inner) => api(inner, env),
-        document,
-        newRequestId,
-        verifyToken: (token) =>
-          tokens.verify(token).then(
-            () => true,
-            () => false,
-          ),
-      });
-      return mcp(request);
+    if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
+    if (path.startsWith('/.well-k') || path.startsWith('/oauth/')) {
+      // Anonymous endpoints: counted by the /v1 rate limits per client address, like /v1/auth/token.
+      const admitted = await admitRequest(onRequest, corsHeaders, request, env);
+      if (admitted.refused) return admitted.refused;
+      const answer = await oauth(request);
+      if (!answer) return api(request, env);
+      for (const [name, value] of Object.entries(admitted.headers)) answer.headers.set(name, value);
+      return answer;
     }
     return api(request, env);
   };

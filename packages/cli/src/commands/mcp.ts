@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
+import { CliError } from '../exit-codes.js';
 
 /**
  * `svc mcp`: the MCP server (every operation of the spec as a tool, from `@svc/mcp`) over stdio,
@@ -17,13 +18,25 @@ export function addMcpCommand(program: Command, context: () => Context): void {
     .description(
       'serve every API operation as an MCP tool over stdio (for agents), as SVC_KEY_FILE or the signed-in session',
     )
-    .action(async () => {
+    .option('--toolsets <tags>', 'only the tools of these spec tags, comma-separated (default: all)')
+    .option(
+      '--mode <mode>',
+      'compact (default), full (whole spec text and output schemas) or dynamic (3 tools)',
+    )
+    .action(async (options: { toolsets?: string; mode?: string }) => {
+      const { runStdio, selectTools, ToolSelectionError } = await import('@svc/mcp'); // the MCP SDK loads only for this command
+      let tools: ReturnType<typeof selectTools>;
+      try {
+        tools = selectTools(options);
+      } catch (error) {
+        if (error instanceof ToolSelectionError) throw new CliError('usage', 'invalid_option', error.message);
+        throw error;
+      }
       const ctx = context();
-      const { runStdio } = await import('@svc/mcp'); // the MCP SDK loads only for this command
       const client = await apiClient(ctx);
       await client.accessToken();
       // The process's own stdin/stdout (runStdio's default), whatever `io` says: they carry the protocol.
-      const { closed } = await runStdio({ client });
+      const { closed } = await runStdio({ client, ...tools });
       ctx.io.stderr.write(`svc mcp: serving ${client.baseUrl} over stdio\n`);
       await closed;
     });

@@ -64,15 +64,21 @@ export class AccessTokens {
     this.now = options.now ?? Date.now;
   }
 
-  /** Signs a new access token for `sub`. */
-  async issue(sub: string, options: { keyId?: string } = {}): Promise<IssuedToken> {
+  /**
+   * Signs a new access token for `sub`. `resources` (RFC 8707) are added to its audience beside the
+   * base address, e.g. the MCP endpoint a client asked for with `resource`.
+   */
+  async issue(
+    sub: string,
+    options: { keyId?: string; resources?: readonly string[] } = {},
+  ): Promise<IssuedToken> {
     const { kid, privateKey } = await this.keys.signingKey();
     const iat = Math.floor(this.now() / 1000);
     const exp = iat + this.ttl;
     const access_token = await new SignJWT(options.keyId ? { key_id: options.keyId } : {})
       .setProtectedHeader({ alg: 'EdDSA', typ: ACCESS_TOKEN_TYPE, kid })
       .setIssuer(this.baseUrl)
-      .setAudience(this.baseUrl)
+      .setAudience(options.resources?.length ? [this.baseUrl, ...options.resources] : this.baseUrl)
       .setSubject(sub)
       .setJti(newId())
       .setIssuedAt(iat)

@@ -10,7 +10,18 @@ export const AUTHORIZE_PARAMS = [
   'code_challenge_method',
   'state',
 ] as const;
-export type AuthorizeParams = Record<(typeof AUTHORIZE_PARAMS)[number], string>;
+/** Optional parameters: RFC 8707 `resource` (the MCP endpoint a token is for) and `scope`. */
+export const OPTIONAL_AUTHORIZE_PARAMS = ['resource', 'scope'] as const;
+export type AuthorizeParams = Record<(typeof AUTHORIZE_PARAMS)[number], string> &
+  Partial<Record<(typeof OPTIONAL_AUTHORIZE_PARAMS)[number], string>>;
+
+/** Clients besides `svc-cli` (OAuth dynamic registration) and the resources tokens may be bound to. */
+export interface AuthorizeOptions {
+  /** The registration of a client id (its redirect URIs), if there is one. */
+  client?: (clientId: string) => { redirect_uris: string[]; client_name?: string } | undefined;
+  /** The accepted values of `resource`. */
+  resources?: readonly string[];
+}
 
 /**
  * How a request was judged: `valid`; `refused` (client or redirect URI unknown: show a page, never
@@ -38,16 +49,28 @@ const MAX_STATE_LENGTH = 512;
  * const check = checkAuthorizeRequest(new URL(request.url).searchParams);
  * if (check.kind === 'valid') showForm(check.params);
  */
-export function checkAuthorizeRequest(params: URLSearchParams): AuthorizeCheck {
+export function checkAuthorizeRequest(
+  params: URLSearchParams,
+  options: AuthorizeOptions = {},
+): AuthorizeCheck {
   const single = (name: string): string | undefined => {
     const values = params.getAll(name);
     return values.length === 1 ? values[0] : undefined;
   };
   const clientId = single('client_id');
-  if (clientId !== CLI_CLIENT_ID)
-    return { kind: 'refused', message: `Unknown client: client_id must be ${CLI_CLIENT_ID}.` };
+  const registered =
+    clientId === undefined || clientId === CLI_CLIENT_ID ? undefined : options.client?.(clientId);
+  if (clientId !== CLI_CLIENT_ID && !registered)
+    return {
+      kind: 'refused',
+      message: `Unknown client: client_id must be ${CLI_CLIENT_ID} or a registered client.`,
+    };
   const redirectUri = single('redirect_uri');
-  if (redirectUri === undefined || !isLoopbackRedirect(redirectUri)) {
+  if (registered) {
+    // A registered client: exactly one of the redirect URIs it registered (RFC 6749 §3.1.2.3).
+    if (redirectUri === undefined || !registered.redirect_uris.includes(redirectUri))
+      return { kind: 'refused', message: 'The redirect address is not one this client registered.' };
+  } else if (redirectUri === undefined || !isLoopbackRedirect(redirectUri)) {
     return {
       kind: 'refused',
       message:
@@ -62,9 +85,13 @@ export function checkAuthorizeRequest(params: URLSearchParams): AuthorizeCheck {
     description,
     state,
   });
-  for (const name of AUTHORIZE_PARAMS) {
+  for (const name of [...AUTHORIZE_PARAMS, ...OPTIONAL_AUTHORIZE_PARAMS]) {
     if (params.getAll(name).length > 1) return fail('invalid_request', `${name} was given more than once`);
   }
+  const resource = single('resource');
+  if (resource !== undefined && !(options.resources ?? []).includes(resource))
+    return fail('invalid_target', 'resource is not a resource of this service');
+  const scope = single('scope');
   if (single('response_type') !== 'code')
     return fail('unsupported_response_type', 'response_type must be code');
   if (single('code_challenge_method') !== 'S256')
@@ -78,11 +105,13 @@ export function checkAuthorizeRequest(params: URLSearchParams): AuthorizeCheck {
     kind: 'valid',
     params: {
       response_type: 'code',
-      client_id: clientId,
+      client_id: clientId as string, // svc-cli or a registered client: checked above
       redirect_uri: redirectUri,
       code_challenge: challenge,
       code_challenge_method: 'S256',
       state,
+      ...(resource === undefined ? {} : { resource }),
+      ...(scope === undefined ? {} : { scope }),
     },
   };
 }

@@ -5,14 +5,17 @@ import { checkLocalPassword, usernameOf } from './accounts.js';
 import { SigninAttempts, type SigninAttemptsOptions, type SigninPolicy } from './attempts.js';
 import {
   AUTHORIZE_PARAMS,
+  type AuthorizeOptions,
   type AuthorizeParams,
   checkAuthorizeRequest,
+  OPTIONAL_AUTHORIZE_PARAMS,
   redirectBack,
 } from './authorize-request.js';
 import { issueAuthorizationCode } from './codes.js';
 import { CSRF_FIELD, Csrf } from './csrf.js';
 import { HashingGate } from './hashing-gate.js';
 import { messagePage, PAGE_HEADERS, signinFormPage } from './page.js';
+import { CLI_CLIENT_ID } from './redirect.js';
 
 /** What {@link createSigninHandler} needs. */
 export interface SigninDeps {
@@ -34,6 +37,8 @@ export interface SigninDeps {
   hashConcurrency?: number;
   /** Authorization-code lifetime, at most 60 s (the default). */
   codeTtlSeconds?: number;
+  /** Registered OAuth clients (MCP clients) and the resources their tokens may be bound to. */
+  authorize?: AuthorizeOptions;
 }
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -86,11 +91,21 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     origin: string,
     extra: { email?: string; error?: string; status?: number } = {},
   ): Response {
-    const check = checkAuthorizeRequest(query);
+    const check = checkAuthorizeRequest(query, deps.authorize);
     if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
     if (check.kind === 'redirect_error') return redirectError(check);
     const { nonce, setCookie } = csrf.issue(request, origin.startsWith('https:'));
-    const html = signinFormPage({ hidden: { ...check.params, [CSRF_FIELD]: csrf.token(nonce) }, ...extra });
+    const registered =
+      check.params.client_id === CLI_CLIENT_ID ? undefined : deps.authorize?.client?.(check.params.client_id);
+    const client = registered && {
+      name: registered.client_name ?? 'an unnamed application',
+      redirectOrigin: new URL(check.params.redirect_uri).origin,
+    };
+    const html = signinFormPage({
+      hidden: { ...check.params, [CSRF_FIELD]: csrf.token(nonce) },
+      ...extra,
+      ...(client ? { client } : {}),
+    });
     return page(extra.status ?? 200, html, setCookie ? { 'set-cookie': setCookie } : {});
   }
 
@@ -110,8 +125,9 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
       );
     }
     const query = new URLSearchParams();
-    for (const name of AUTHORIZE_PARAMS) for (const value of form.getAll(name)) query.append(name, value);
-    const check = checkAuthorizeRequest(query);
+    for (const name of [...AUTHORIZE_PARAMS, ...OPTIONAL_AUTHORIZE_PARAMS])
+      for (const value of form.getAll(name)) query.append(name, value);
+    const check = checkAuthorizeRequest(query, deps.authorize);
     if (check.kind === 'refused') return page(400, messagePage('Sign-in refused', check.message));
     if (check.kind === 'redirect_error') return redirectError(check);
     const email = form.get('email') ?? '';

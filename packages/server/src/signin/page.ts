@@ -44,6 +44,8 @@ export interface SigninForm {
   hidden: Record<string, string>;
   email?: string;
   error?: string;
+  /** A registered (MCP) client asking instead of `svc`: its self-declared name and where the code goes. */
+  client?: { name: string; redirectOrigin: string };
 }
 
 /**
@@ -57,9 +59,13 @@ export function signinFormPage(form: SigninForm): string {
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('');
   const error = form.error ? `<p class="error" role="alert">${escapeHtml(form.error)}</p>` : '';
+  // A registered client names itself; the page says so, and where the sign-in will be sent.
+  const who = form.client
+    ? `The application “${escapeHtml(form.client.name)}” asked to sign you in; the sign-in goes to <code>${escapeHtml(form.client.redirectOrigin)}</code>. Continue only if you started this.`
+    : 'The <code>svc</code> command-line client on this computer asked to sign you in.';
   return htmlPage(
     'Sign in to svc',
-    `<h1>Sign in</h1><p class="muted">The <code>svc</code> command-line client on this computer asked to sign you in.</p>${error}
+    `<h1>Sign in</h1><p class="muted">${who}</p>${error}
 <form method="post" action="/signin/authorize">${hidden}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(form.email ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>

@@ -1,0 +1,98 @@
+import type { OpenApiDocument, OperationInfo } from '@svc/contract';
+import { withReadBack } from './read-back.js';
+import { inlineRefs, type JsonSchema, resolvePointer } from './schema.js';
+import { strictSchema } from './strict.js';
+
+const SCHEMA_PREFIX = '#/components/schemas/';
+
+/** Follows `$ref`s of a response or schema object to what they name; also returns the last schema name. */
+function follow(document: OpenApiDocument, value: unknown): { node: JsonSchema; name?: string } {
+  let node = value as JsonSchema;
+  let name: string | undefined;
+  while (typeof node?.$ref === 'string') {
+    const ref = node.$ref;
+    if (ref.startsWith(SCHEMA_PREFIX)) name = ref.slice(SCHEMA_PREFIX.length);
+    const { $ref: _, ...siblings } = node;
+    node = { ...(resolvePointer(document, ref) as JsonSchema), ...siblings };
+  }
+  return name === undefined ? { node } : { node, name };
+}
+
+/**
+ * One property of a success body: a shared schema (or an array of one) becomes its type and a
+ * reference by `title` (the schema is a resource, `svc://schemas/<title>`); anything else is inlined.
+ */
+function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
+  const { node, name } = follow(document, raw);
+  // The use site's description (a `$ref` sibling) stays; the shared schema's own is in its resource.
+  const own = (raw as JsonSchema).description ?? (name === undefined ? node.description : undefined);
+  const description = typeof own === 'string' ? { description: own } : {};
+  // The type stays (as `anyOf` for a type list, which strict validators want): a bare `{title}`
+  // would accept anything. The rest of a shared schema's constraints are in its resource.
+  const type = Array.isArray(node.type)
+    ? { anyOf: (node.type as string[]).map((name) => ({ type: name })) }
+    : typeof node.type === 'string'
+      ? { type: node.type }
+      : {};
+  if (name !== undefined) return { ...type, title: name, ...description };
+  if (node.type === 'array') {
+    const items = follow(document, node.items);
+    if (items.name !== undefined)
+      return {
+        type: 'array',
+        items: {
+          ...(typeof items.node.type === 'string' ? { type: items.node.type } : {}),
+          title: items.name,
+        },
+        ...description,
+      };
+  }
+  const { examples: _, ...rest } = inlineRefs(document, node);
+  return rest;
+}
+
+/**
+ * The compact output schema of an operation: its success body's top-level properties, with objects of
+ * shared schemas named by `title` instead of repeated in every tool (the full schemas are MCP resources
+ * `svc://schemas/<Name>`, and in the `full` mode's output schemas). Errors are not a branch: a refused
+ * call is `isError` with the error envelope as text, described once in the server's instructions.
+ * Undefined when success has no body (204).
+ *
+ * @example
+ * import { listOperations, loadDocument } from '@svc/contract';
+ * const doc = loadDocument();
+ * const op = listOperations(doc).find((o) => o.operationId === 'getComputer');
+ * if (op) shallowOutputSchema(doc, op); // { type: 'object', properties: { computer: { type: 'object', title: 'Computer' } }, … }
+ */
+export function shallowOutputSchema(
+  document: OpenApiDocument,
+  op: OperationInfo,
+  readBack?: OperationInfo,
+): (JsonSchema & { type: 'object' }) | undefined {
+  const read = readBack ? shallowOutputSchema(document, readBack) : undefined;
+  const responses = (op.operation.responses ?? {}) as Record<string, unknown>;
+  const bodies: JsonSchema[] = [];
+  for (const [status, raw] of Object.entries(responses)) {
+    if (!/^2/.test(status)) continue;
+    const response = follow(document, raw).node as { content?: Record<string, { schema?: unknown }> };
+    const schema = response.content?.['application/json']?.schema;
+    if (schema === undefined) continue;
+    const { node } = follow(document, schema);
+    const properties = (node.properties ?? {}) as Record<string, unknown>;
+    bodies.push({
+      type: 'object',
+      properties: Object.fromEntries(
+        Object.entries(properties).map(([key, value]) => [key, shallowProperty(document, value)]),
+      ),
+      ...(Array.isArray(node.required) ? { required: node.required } : {}),
+    });
+  }
+  if (bodies.length === 0) return undefined;
+  const merged = bodies.map((body) => withReadBack(body, read));
+  const [only] = merged;
+  return strictSchema(
+    merged.length === 1 && only ? only : { type: 'object', anyOf: merged },
+  ) as JsonSchema & {
+    type: 'object';
+  };
+}

@@ -1,0 +1,275 @@
+// The size of `tools/list` in each mode, measured through the official SDK client over HTTP, with a
+// budget per mode; and that the compact and dynamic modes lose no meaning against the full one.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { listOperations, loadDocument } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createMcpHttpHandler } from '../src/http.js';
+import { toolName } from '../src/names.js';
+import { serve } from './support/serve.js';
+
+/** Bytes of `tools/list` (its JSON result, as it travels) a mode may use. */
+const BUDGET = { compact: 40_000, full: 190_000, dynamic: 4_000 } as const;
+
+const document = loadDocument();
+const specTools = listOperations(document)
+  .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
+  .map((op) => ({ name: toolName(op.operationId), tag: (op.operation.tags as string[])[0] }));
+const tags = [...new Set(specTools.map((t) => t.tag))];
+
+/** The constraints of a schema: the same JSON Schema without its annotations. */
+function constraints(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(constraints);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => key !== 'description' && key !== 'examples' && key !== 'title' && key !== 'format')
+      .map(([key, value]) => [key, constraints(value)]),
+  );
+}
+
+describe('tool modes over streamable HTTP (official SDK client)', () => {
+  let server: Awaited<ReturnType<typeof serve>>;
+  const clients: Client[] = [];
+  const connect = async (query = '') => {
+    const client = new Client({ name: 'modes-test', version: '0.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp${query}`), {
+        requestInit: { headers: { Authorization: 'Bearer any-token-the-mock-accepts' } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  };
+  const listed = async (query = '') => {
+    const client = await connect(query);
+    const result = await client.listTools();
+    return { client, tools: result.tools, bytes: Buffer.byteLength(JSON.stringify(result)) };
+  };
+
+  beforeAll(async () => {
+    const mcp = createMcpHttpHandler({ apiBaseUrl: inject('prismUrl'), minPollIntervalMs: 10 });
+    server = await serve(mcp);
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    await server?.close();
+  });
+
+  it.each([
+    ['compact (default)', '', BUDGET.compact, specTools.length],
+    ['full', '?mode=full', BUDGET.full, specTools.length],
+    ['dynamic', '?mode=dynamic', BUDGET.dynamic, 3],
+  ])('%s: tools/list fits its budget', async (mode, query, budget, count) => {
+    const { tools, bytes } = await listed(query);
+    console.info(
+      `tools/list ${mode}: ${tools.length} tools, ${bytes} bytes (~${Math.round(bytes / 4)} tokens)`,
+    );
+    expect(tools).toHaveLength(count);
+    expect(bytes).toBeLessThanOrEqual(budget);
+  });
+
+  it.each(tags)('toolset %s lists exactly the operations of that tag', async (tag) => {
+    const { tools, bytes } = await listed(`?toolsets=${tag}`);
+    console.info(`tools/list compact, toolsets=${tag}: ${tools.length} tools, ${bytes} bytes`);
+    expect(tools.map((t) => t.name)).toEqual(specTools.filter((t) => t.tag === tag).map((t) => t.name));
+  });
+
+  it('combines toolsets, and refuses an unknown one with 400 invalid_argument naming the known ones', async () => {
+    const { tools } = await listed('?toolsets=computers,operations');
+    expect(tools.map((t) => t.name)).toEqual(
+      specTools.filter((t) => t.tag === 'computers' || t.tag === 'operations').map((t) => t.name),
+    );
+    const response = await fetch(`${server.url}/mcp?toolsets=computers,nope`, {
+      method: 'POST',
+      headers: {
+        Authorization: 'Bearer x',
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: '{}',
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as {
+      error: { code: string; details: { field_violations: unknown[] } };
+    };
+    expect(body.error.code).toBe('invalid_argument');
+    expect(body.error.details.field_violations).toEqual([
+      { field: 'toolsets', description: expect.stringContaining('unknown toolset nope; known: identity') },
+    ]);
+  });
+
+  it('compact keeps every tool’s title, annotations and input constraints of the full mode', async () => {
+    const compact = (await listed()).tools;
+    const full = new Map((await listed('?mode=full')).tools.map((t) => [t.name, t]));
+    for (const tool of compact) {
+      const whole = full.get(tool.name) as Tool;
+      expect(tool.title, tool.name).toBe(whole.title);
+      // Compact lists the hints that differ from MCP's defaults; resolved, they are the full mode's.
+      const defaults = {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      };
+      const { title: _, ...hints } = whole.annotations ?? {};
+      const resolved = { ...defaults, ...tool.annotations };
+      for (const [name, value] of Object.entries(hints)) {
+        const meaningless = hints.readOnlyHint && (name === 'destructiveHint' || name === 'idempotentHint');
+        if (!meaningless) expect(resolved[name as keyof typeof resolved], `${tool.name} ${name}`).toBe(value);
+      }
+      expect(constraints(tool.inputSchema), tool.name).toEqual(constraints(whole.inputSchema));
+      expect(Boolean(tool.outputSchema), tool.name).toBe(Boolean(whole.outputSchema));
+    }
+  });
+
+  it('states what compact leaves out once: cited notes and cut parameter texts are in the instructions', async () => {
+    const { client, tools } = await listed();
+    const instructions = client.getInstructions() ?? '';
+    const full = new Map((await listed('?mode=full')).tools.map((t) => [t.name, t]));
+    const fold = (text: string) => text.replace(/\s+/g, ' ').trim();
+    for (const tool of tools) {
+      for (const [note] of (tool.description ?? '').matchAll(/\[N\d+\]/g))
+        expect(instructions, `${tool.name} cites ${note}`).toContain(`${note} `);
+      // Every sentence of the full description is in the tool's or in the instructions.
+      const described = (full.get(tool.name)?.description ?? '').split('\n\nAPI: ')[0] ?? '';
+      const whole = fold(described.slice((tool.title ?? '').length)); // it starts with the summary = title
+      const sentences = whole.split(/(?<=[.!?])\s+(?=[A-Z`(*])/);
+      for (const sentence of sentences)
+        expect(
+          fold(tool.description ?? '').includes(sentence) || instructions.includes(sentence),
+          `${tool.name}: ${sentence}`,
+        ).toBe(true);
+    }
+    for (const tool of tools) {
+      const whole = full.get(tool.name)?.inputSchema.properties ?? {};
+      for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
+        const cut = (schema as { description?: string }).description;
+        const text = fold((whole[name] as { description?: string }).description ?? '');
+        if (cut !== undefined && fold(cut) !== text)
+          expect(instructions, `${tool.name}.${name}`).toContain(text);
+      }
+    }
+    expect(instructions).toMatch(/Errors: a refused call is a result with isError/);
+    expect(instructions).toContain('`permission_denied`');
+  });
+
+  it.each([
+    ['compact', ''],
+    ['full', '?mode=full'],
+    ['dynamic', '?mode=dynamic'],
+  ])(
+    '%s: no type arrays and no property that accepts anything (the Inspector’s strict rules)',
+    async (_, query) => {
+      const { tools } = await listed(query);
+      const problems: string[] = [];
+      const walk = (schema: unknown, path: string): void => {
+        if (typeof schema !== 'object' || schema === null) return;
+        const node = schema as Record<string, unknown>;
+        if (Array.isArray(node.type)) problems.push(`${path}: type array`);
+        for (const [name, value] of Object.entries(
+          (node.properties ?? {}) as Record<string, Record<string, unknown>>,
+        )) {
+          if (!['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const'].some((k) => k in value))
+            problems.push(`${path}.${name}: accepts anything`);
+        }
+        for (const [key, value] of Object.entries(node))
+          if (Array.isArray(value)) {
+            for (const [i, item] of value.entries()) walk(item, `${path}.${key}[${i}]`);
+          } else walk(value, `${path}.${key}`);
+      };
+      for (const tool of tools) {
+        walk(tool.inputSchema, `${tool.name}.inputSchema`);
+        walk(tool.outputSchema, `${tool.name}.outputSchema`);
+      }
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it('names shared output schemas by title, each one a readable resource', async () => {
+    const { client, tools } = await listed();
+    const titles = new Set<string>();
+    const walk = (schema: unknown): void => {
+      if (typeof schema !== 'object' || schema === null) return;
+      const { title, ...rest } = schema as Record<string, unknown>;
+      if (typeof title === 'string') titles.add(title);
+      for (const value of Object.values(rest)) walk(value);
+    };
+    for (const tool of tools) walk(tool.outputSchema);
+    expect(titles).toContain('Computer');
+    for (const title of titles) {
+      const { contents } = await client.readResource({ uri: `svc://schemas/${title}` });
+      const schema = JSON.parse((contents[0] as { text: string }).text);
+      expect(schema, title).toBeTypeOf('object');
+      expect(JSON.stringify(schema)).not.toContain('$ref');
+    }
+    const guide = await client.readResource({ uri: 'svc://guide' });
+    expect((guide.contents[0] as { text: string }).text).toBe(client.getInstructions());
+  });
+
+  it('compact: a call’s structured result passes the client’s output-schema validation', async () => {
+    const client = await connect();
+    await client.listTools(); // the SDK client validates structuredContent against the listed outputSchema
+    const result = await client.callTool({ name: 'get_me', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toHaveProperty('identity');
+  });
+
+  it('dynamic: lists, describes and calls an operation, with progress for a long-running one', async () => {
+    const client = await connect('?mode=dynamic&toolsets=computers,operations');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'list_api_endpoints',
+      'get_api_endpoint_schema',
+      'invoke_api_endpoint',
+    ]);
+
+    const listedEndpoints = await client.callTool({
+      name: 'list_api_endpoints',
+      arguments: { search: 'stop' },
+    });
+    expect(listedEndpoints.structuredContent).toEqual({
+      endpoints: [
+        {
+          name: 'stop_computer',
+          title: 'Stop a computer',
+          toolset: 'computers',
+          route: 'POST /workspaces/{workspace}/computers/{computer}/stop',
+          read_only: false,
+          destructive: true,
+          long_running: true,
+        },
+      ],
+    });
+    const described = await client.callTool({
+      name: 'get_api_endpoint_schema',
+      arguments: { name: 'get_computer' },
+    });
+    const endpoint = (described.structuredContent as { endpoint: Tool }).endpoint;
+    expect(endpoint.inputSchema.required).toEqual(['workspace', 'computer']);
+    expect(endpoint.annotations).toMatchObject({ readOnlyHint: true });
+
+    const progress: number[] = [];
+    const invoked = await client.callTool(
+      {
+        name: 'invoke_api_endpoint',
+        arguments: { name: 'stop_computer', arguments: { workspace: 'dev', computer: 'box' } },
+      },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    expect(invoked.isError, JSON.stringify(invoked.content)).toBeFalsy();
+    expect(invoked.structuredContent).toHaveProperty('operations');
+
+    const outside = await client.callTool({ name: 'invoke_api_endpoint', arguments: { name: 'get_me' } });
+    expect(outside.isError).toBe(true);
+    expect((outside.content as { text: string }[])[0]?.text).toMatch(/^Unknown endpoint "get_me"/);
+    const bad = await client.callTool({
+      name: 'invoke_api_endpoint',
+      arguments: { name: 'get_computer', arguments: { workspace: 'dev' } },
+    });
+    expect(bad.isError).toBe(true);
+    expect((bad.content as { text: string }[])[0]?.text).toMatch(/^Invalid arguments for get_computer/);
+  });
+});

@@ -1,0 +1,138 @@
+import { toApiError } from '../errors.js';
+import { readBody } from './body.js';
+import type { FetchHandler, RequestStart } from './pipeline.js';
+import { newRequestId } from './request-id.js';
+
+/** What the `/mcp` route shares with `/v1`: its admission (rate limits), authentication and body cap. */
+export interface McpRouteOptions {
+  /** The MCP handler of `@svc/mcp`, reached only by requests that passed every check below. */
+  mcp: (request: Request) => Promise<Response>;
+  /** The `/v1` pipeline's `onRequest` (rate limits): the same counters, the same 429. */
+  admit: (start: RequestStart) => Promise<Response | undefined> | Response | undefined;
+  /** The `/v1` authentication of a request's `Authorization` header; throws `AuthError`. */
+  authenticate: (authorization: string | null) => Promise<unknown>;
+  /** The `/v1` body limit in bytes (`config.bodyLimitBytes`). */
+  bodyLimitBytes: number;
+  /** Headers every `/v1` response carries (CORS). */
+  responseHeaders: Readonly<Record<string, string>>;
+  /**
+   * RFC 9728 metadata address, added to the `WWW-Authenticate` of a 401 as `resource_metadata`, so an
+   * MCP client can find the authorization server from the refusal alone.
+   */
+  resourceMetadataUrl?: string;
+}
+
+/**
+ * Runs the `/v1` admission hook (rate limits) for a request outside the `/v1` pipeline, such as the
+ * OAuth endpoints: the refusal to send (429 in the envelope), or the headers to add to the answer.
+ *
+ * @example
+ * const { refused } = await admitRequest(onRequest, cors.responseHeaders, request, env);
+ * if (refused) return refused;
+ */
+export async function admitRequest(
+  admit: McpRouteOptions['admit'],
+  responseHeaders: Readonly<Record<string, string>>,
+  request: Request,
+  env: unknown,
+): Promise<{ refused?: Response; headers: Record<string, string> }> {
+  const requestId = newRequestId();
+  const headers: Record<string, string> = {};
+  const error = (
+    status: number,
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    extra?: Record<string, string>,
+  ) =>
+    new Response(JSON.stringify({ error: { code, message, details, request_id: requestId } }), {
+      status,
+      headers: {
+        ...responseHeaders,
+        ...headers,
+        ...extra,
+        'request-id': requestId,
+        'content-type': 'application/json',
+      },
+    });
+  const refused = await admit({ request, requestId, env, headers, state: {}, error });
+  return refused ? { refused, headers } : { headers };
+}
+
+/**
+ * The `/mcp` route: the `/v1` rate limits (the pipeline's own `onRequest`), then the `/v1`
+ * authentication (signature, expiry, revoked key, deleted or disabled principal), then the `/v1` body
+ * limit (413 `payload_too_large`), each refusal in the published error envelope with `Request-Id`;
+ * only then the MCP handler. Its tool calls go through `/v1` again, so each API call is checked and
+ * counted like any other.
+ *
+ * @example
+ * const route = createMcpRoute({ mcp, admit: onRequest, authenticate, bodyLimitBytes: 1 << 20, responseHeaders: {} });
+ * const response = await route(new Request('http://127.0.0.1:8080/mcp', { method: 'POST' }));
+ * response.status; // 401: no token
+ */
+export function createMcpRoute(options: McpRouteOptions): FetchHandler {
+  return async (request, env) => {
+    const requestId = newRequestId();
+    const extra: Record<string, string> = {};
+    const state: Record<string, unknown> = {};
+    const json = (status: number, body: unknown, headers?: Record<string, string>): Response =>
+      new Response(JSON.stringify(body), {
+        status,
+        headers: {
+          ...options.responseHeaders,
+          ...extra,
+          ...headers,
+          'request-id': requestId,
+          'content-type': 'application/json',
+        },
+      });
+    const error = (
+      status: number,
+      code: string,
+      message: string,
+      details: Record<string, unknown> = {},
+      headers?: Record<string, string>,
+    ) => json(status, { error: { code, message, details, request_id: requestId } }, headers);
+
+    const early = await options.admit({ request, requestId, env, headers: extra, state, error });
+    if (early) return early;
+
+    try {
+      await options.authenticate(request.headers.get('authorization'));
+    } catch (thrown) {
+      const refused = toApiError(thrown);
+      const headers = { ...refused.headers };
+      const challenge = headers['www-authenticate'];
+      if (challenge !== undefined && options.resourceMetadataUrl) {
+        const params = challenge.slice('Bearer'.length).trim();
+        headers['www-authenticate'] =
+          `Bearer resource_metadata="${options.resourceMetadataUrl}"${params ? `, ${params.replace(/^,\s*/, '')}` : ''}`;
+      }
+      return error(refused.status, refused.code, refused.message, refused.details, headers);
+    }
+
+    let forwarded = request;
+    if (request.body) {
+      const read = await readBody(request, options.bodyLimitBytes);
+      if (!read.ok)
+        return error(
+          413,
+          'payload_too_large',
+          `the request body is larger than ${options.bodyLimitBytes} bytes`,
+        );
+      forwarded = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: read.bytes as BodyInit,
+        signal: request.signal,
+      });
+    }
+    const response = await options.mcp(forwarded);
+    const headers = new Headers(response.headers);
+    for (const [name, value] of Object.entries({ ...options.responseHeaders, ...extra }))
+      if (!headers.has(name)) headers.set(name, value);
+    if (!headers.has('request-id')) headers.set('request-id', requestId);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  };
+}
