@@ -1,5 +1,5 @@
-import { createClient, type KeyFile, type SvcClient } from '@svc/client';
-import { readKeyFile } from '@svc/client/node';
+import type { KeyFile, SvcClient } from '@svc/client';
+import { createClient, readKeyFile } from '@svc/client/node';
 import { CliError } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { configDir } from './paths.js';
