@@ -21,6 +21,9 @@ function validateHeader(schema: Record<string, unknown>, value: unknown): string
   return check(value) ? undefined : ajv.errorsText(check.errors);
 }
 
+/** Headers for checking a body alone. */
+const JSON_HEADERS = { 'Content-Type': 'application/json', 'Request-Id': '01m6ty2frhn2f2c4v4t96368nge' };
+
 /** How many times each operation is called in dynamic mode: every call draws new data. */
 const DYNAMIC_ROUNDS = 5;
 
@@ -54,4 +57,57 @@ describe.each([
       }
     },
   );
+});
+
+describe('Prefer: code=…, example=… (the README documents these)', () => {
+  let prism: PrismMock;
+  beforeAll(async () => {
+    prism = await startPrism();
+  });
+  afterAll(() => prism?.stop());
+
+  const stop = EXAMPLE_REQUESTS.find((r) => r.op.operationId === 'stopComputer')!;
+  const list = EXAMPLE_REQUESTS.find((r) => r.op.operationId === 'listComputers')!;
+  const call = async ({ path, init }: (typeof EXAMPLE_REQUESTS)[number], prefer: string) => {
+    const response = await fetch(`${prism.baseUrl}${path}`, {
+      ...init,
+      headers: { ...init.headers, Prefer: prefer },
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const examples = (op: (typeof EXAMPLE_REQUESTS)[number]['op'], status: string) =>
+    (
+      op.operation.responses as Record<
+        string,
+        { content: Record<string, { examples: Record<string, unknown> }> }
+      >
+    )[status]!.content['application/json']!.examples as Record<string, { value: unknown }>;
+
+  it.each([
+    ['code=404', stop, 404, 'not_found'],
+    ['code=409, example=operation_in_progress', stop, 409, 'operation_in_progress'],
+    ['code=409, example=stop_invalid_state', stop, 409, 'invalid_state'],
+  ] as const)('Prefer: %s answers that status with that example', async (prefer, request, status, code) => {
+    const answer = await call(request, prefer);
+    expect(answer.status).toBe(status);
+    expect((answer.body.error as { code: string }).code).toBe(code);
+  });
+
+  it('Prefer: dynamic=true generates data for one request of the static mock', async () => {
+    const [first, second] = [await call(list, 'dynamic=true'), await call(list, 'dynamic=true')];
+    expect(first.status).toBe(200);
+    expect(
+      responseViolations(list.op, { status: 200, headers: new Headers(JSON_HEADERS) }, first.body, {
+        crossChecks: false,
+        beyondSchema: false,
+      }),
+    ).toEqual([]);
+    expect(first.body).not.toEqual(second.body);
+  });
+
+  it('Prefer: example=<name> picks a named success example', async () => {
+    const answer = await call(list, 'example=first_page');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual(examples(list.op, '200').first_page!.value);
+  });
 });

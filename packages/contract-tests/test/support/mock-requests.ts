@@ -10,7 +10,10 @@ function resolve(node: unknown): Node {
     value = value.$ref
       .slice(2)
       .split('/')
-      .reduce<unknown>((at, key) => (at as Node)[key.replace(/~1/g, '/').replace(/~0/g, '~')], document) as Node;
+      .reduce<unknown>(
+        (at, key) => (at as Node)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+        document,
+      ) as Node;
   }
   return value;
 }
@@ -35,16 +38,24 @@ export interface MockRequest {
 /** A request for `op` that the mock's request validation accepts. */
 export function exampleRequest(op: IndexedOperation): MockRequest {
   const item = document.paths[op.path] as Node;
-  const params = [...((item.parameters as unknown[]) ?? []), ...((op.operation.parameters as unknown[]) ?? [])]
+  const params = [
+    ...((item.parameters as unknown[]) ?? []),
+    ...((op.operation.parameters as unknown[]) ?? []),
+  ]
     .map(resolve)
     .filter((p) => p.required === true || p.in === 'path');
   let path = op.path;
   const query = new URLSearchParams();
-  const headers: Record<string, string> = { Authorization: 'Bearer mock-access-token', Accept: 'application/json' };
+  const headers: Record<string, string> = {
+    Authorization: 'Bearer mock-access-token',
+    Accept: 'application/json',
+  };
   for (const param of params) {
     const value = exampleOf(param);
-    if (value === undefined) throw new Error(`${op.operationId}: parameter ${String(param.name)} has no example`);
-    if (param.in === 'path') path = path.replace(`{${String(param.name)}}`, encodeURIComponent(String(value)));
+    if (value === undefined)
+      throw new Error(`${op.operationId}: parameter ${String(param.name)} has no example`);
+    if (param.in === 'path')
+      path = path.replace(`{${String(param.name)}}`, encodeURIComponent(String(value)));
     else if (param.in === 'query') query.set(String(param.name), String(value));
     else if (param.in === 'header') headers[String(param.name)] = String(value);
   }

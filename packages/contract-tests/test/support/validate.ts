@@ -125,7 +125,8 @@ export function responseViolations(
     const location = headers.get('Location') ?? '';
     if (!/^\/v1\/operations\/[0-9a-hjkmnp-tv-z]{27}$/.test(location))
       problems.push(`202 Location is ${location}`);
-    if (options.beyondSchema !== false && headers.get('Retry-After') !== '1') problems.push(`202 Retry-After is ${headers.get('Retry-After')}`);
+    if (options.beyondSchema !== false && headers.get('Retry-After') !== '1')
+      problems.push(`202 Retry-After is ${headers.get('Retry-After')}`);
     const first = Array.isArray(operations) ? (operations[0] as { id?: string } | undefined) : undefined;
     if (options.crossChecks && location !== `/v1/operations/${first?.id}`) {
       problems.push(`202 Location ${location} does not name the first operation ${first?.id}`);
