@@ -130,6 +130,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_BODY_BYTES): Validator {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
+  // The spec's annotation for enums that may gain values (README, "Open enums"); nothing to validate.
+  ajv.addKeyword({ keyword: 'x-extensible-enum', schemaType: 'boolean' });
   const schemas = (document.components.schemas ?? {}) as Json;
   ajv.addSchema({ $id: SCHEMAS_ID, $defs: pointRefs(schemas) });
   const resolve = (value: unknown): Json => resolveRef(document, value);
