@@ -1,13 +1,21 @@
 #!/usr/bin/env node
-// Breaking-change gate: within /v1 only additive changes pass (API.md §12).
+// The breaking-change gate: applies docs/compatibility.md (coded in tools/spec-compat.mjs) to the
+// working tree's contract.
 //
-//   node tools/spec-diff.mjs [base-ref] [--report reports/spec-diff.md]
+//   node tools/spec-diff.mjs [base] [--report reports/spec-diff.md]
 //
-// Bundles spec/ as it is at the base ref and as it is in the working tree, then asks
-// `redocly diff --fail-on major` whether the change needs a major bump.
-// The base ref defaults to the merge-base of HEAD with origin/main (or main); on main itself
-// that is HEAD, so the gate checks the uncommitted edits.
-// Exit codes: 0 additive or no base spec, 1 breaking changes, 2 the gate could not run.
+// base: a git ref, or `released` for the last released contract (spec/released/v1.json). Without it:
+// on a branch, the merge base with main (origin/main, else main); on main itself, a detached HEAD
+// on main's tip, or with no main to compare with (a fresh clone without `origin`), the released
+// contract. Both sides are bundled with `redocly bundle` inside their spec/ tree, so spec/redocly.yaml
+// (its `apis` root) applies. A breaking change passes only when spec/breaking-changes.yaml records it
+// with a reason. Every change prints as
+//
+//   spec/<file>:<line>:<column> <class> <kind> <METHOD /path>: <message>
+//
+// (the location in the current sources), then one summary line; the Markdown report lists each
+// change under every operation it reaches. Exit codes: 0 pass, 1 unrecorded breaking changes,
+// 2 the gate could not run.
 import { spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -20,11 +28,18 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runRedocly } from './redocly.mjs';
+import { parse } from 'yaml';
+import { bundleSpec, rootOf } from './spec-bundle.mjs';
+import { compareContracts } from './spec-compat.mjs';
+import { SourceMap } from './spec-source-map.mjs';
 
 const SPEC_DIR = 'spec';
-const ROOT_FILE = 'openapi.yaml';
+/** The last released contract, written by `pnpm spec:release`. */
+export const RELEASED = 'spec/released/v1.json';
+/** Deliberate breaking changes since the last release, each with its reason. */
+export const ACCEPTED = 'spec/breaking-changes.yaml';
 
 class GateError extends Error {}
 
@@ -33,28 +48,39 @@ function git(args, cwd) {
   return { ok: result.status === 0, out: result.stdout, text: result.stdout.toString('utf8').trim() };
 }
 
-function commitOf(ref, cwd) {
+const commitOf = (ref, cwd) => {
   const result = git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], cwd);
   return result.ok ? result.text : undefined;
+};
+
+/**
+ * What to compare the working tree with.
+ * @returns {{ kind: 'git', label: string, sha: string } | { kind: 'released', label: string }}
+ */
+export function chooseBase(explicit, root) {
+  const released = { kind: 'released', label: `the last released contract (${RELEASED})` };
+  if (explicit === 'released') return released;
+  if (explicit) {
+    const sha = commitOf(explicit, root);
+    if (!sha) throw new GateError(`unknown git ref "${explicit}"`);
+    return { kind: 'git', label: explicit, sha };
+  }
+  const head = commitOf('HEAD', root);
+  if (!head) return released;
+  const branch = git(['rev-parse', '--abbrev-ref', 'HEAD'], root).text;
+  for (const main of ['origin/main', 'main']) {
+    const tip = commitOf(main, root);
+    if (!tip) continue;
+    // On main (or its tip, checked out detached as CI does) the merge base is HEAD itself, and a
+    // committed change would never be checked: compare with what was released instead.
+    if (branch === 'main' || (branch === 'HEAD' && tip === head)) return released;
+    const mergeBase = git(['merge-base', 'HEAD', main], root);
+    if (mergeBase.ok) return { kind: 'git', label: `merge-base(HEAD, ${main})`, sha: mergeBase.text };
+  }
+  return released;
 }
 
-/** The commit to compare against, or undefined when the repository has no commit yet. */
-function resolveBase(explicitRef, cwd) {
-  if (explicitRef) {
-    const sha = commitOf(explicitRef, cwd);
-    if (!sha) throw new GateError(`unknown git ref "${explicitRef}"`);
-    return { label: explicitRef, sha };
-  }
-  for (const branch of ['origin/main', 'main']) {
-    if (!commitOf(branch, cwd)) continue;
-    const mergeBase = git(['merge-base', 'HEAD', branch], cwd);
-    if (mergeBase.ok) return { label: `merge-base(HEAD, ${branch})`, sha: mergeBase.text };
-  }
-  const head = commitOf('HEAD', cwd);
-  return head ? { label: 'HEAD', sha: head } : undefined;
-}
-
-/** Writes `<ref>:spec/` into `into/spec` and returns that directory. */
+/** Writes `<sha>:spec/` into `into/spec` and returns that directory. */
 function extractSpec(sha, root, into) {
   const archive = git(['archive', '--format=tar', sha, SPEC_DIR], root);
   if (!archive.ok) throw new GateError(`git archive ${sha} ${SPEC_DIR} failed`);
@@ -69,10 +95,173 @@ function extractSpec(sha, root, into) {
   return specDir;
 }
 
-function bundle(specDir, output) {
-  const result = runRedocly(['bundle', ROOT_FILE, '--ext', 'json', '-o', output], { cwd: specDir });
-  if (result.status !== 0 || !existsSync(output)) {
-    throw new GateError(`redocly bundle failed in ${specDir}:\n${result.stderr}`);
+/**
+ * The recorded breaking changes: `accepted:` entries with `change` (a kind), optional `operation`
+ * (`METHOD /path`) and `where` (text the change's message or place contains), and a `reason`.
+ */
+export function readAccepted(file) {
+  if (!existsSync(file)) return [];
+  const list = parse(readFileSync(file, 'utf8'))?.accepted ?? [];
+  if (!Array.isArray(list)) throw new GateError(`${ACCEPTED}: \`accepted\` must be a list`);
+  return list.map((entry, i) => {
+    if (typeof entry?.change !== 'string' || typeof entry?.reason !== 'string' || !entry.reason.trim()) {
+      throw new GateError(
+        `${ACCEPTED}: entry ${i + 1} needs \`change\` (the kind) and a non-empty \`reason\``,
+      );
+    }
+    return { ...entry, used: false };
+  });
+}
+
+function acceptance(change, accepted) {
+  const entry = accepted.find(
+    (e) =>
+      e.change === change.kind &&
+      (e.operation === undefined || e.operation === change.operation) &&
+      (e.where === undefined || `${change.where} ${change.message}`.includes(e.where)),
+  );
+  if (entry) entry.used = true;
+  return entry;
+}
+
+/**
+ * Groups changes per operation, one entry per distinct change (a shared schema reached through
+ * several responses of one operation is one change with several places).
+ */
+function groupByOperation(changes) {
+  const byOperation = new Map();
+  for (const change of changes) {
+    const list = byOperation.get(change.operation) ?? new Map();
+    byOperation.set(change.operation, list);
+    const key = `${change.kind}|${change.pointer}|${change.message}`;
+    const seen = list.get(key);
+    if (seen) {
+      if (!seen.places.includes(change.where)) seen.places.push(change.where);
+    } else list.set(key, { ...change, places: [change.where] });
+  }
+  return new Map([...byOperation].map(([op, list]) => [op, [...list.values()]]));
+}
+
+const HEADINGS = {
+  breaking: 'Breaking changes',
+  deprecation: 'Deprecations',
+  additive: 'Additive changes',
+};
+
+/** The Markdown report: verdict, then per class, per operation, one line per change. */
+function report({ baseLabel, verdict, grouped, counts, unused }) {
+  const lines = [
+    '# API contract changes',
+    '',
+    `Compared with ${baseLabel} · **${verdict}**`,
+    '',
+    `${counts.breaking} breaking (${counts.accepted} recorded in \`${ACCEPTED}\`), ${counts.deprecation} deprecations, ${counts.additive} additive, across ${counts.operations} operations. Policy: \`docs/compatibility.md\`.`,
+  ];
+  for (const cls of ['breaking', 'deprecation', 'additive']) {
+    const ops = [...grouped].filter(([, list]) => list.some((c) => c.class === cls));
+    if (!ops.length) continue;
+    lines.push('', `## ${HEADINGS[cls]}`);
+    for (const [operation, list] of ops) {
+      const id = list[0].operationId ? ` (\`${list[0].operationId}\`)` : '';
+      lines.push('', `### ${operation === '*' ? 'Whole API' : `\`${operation}\`${id}`}`, '');
+      for (const c of list.filter((x) => x.class === cls)) {
+        const where = c.places.join('; ');
+        const accepted = c.accepted ? ` — **recorded**: ${c.accepted.reason.trim()}` : '';
+        lines.push(`- \`${c.kind}\`: ${c.message} (${where}) — \`${c.location}\`${accepted}`);
+      }
+    }
+  }
+  if (unused.length) {
+    lines.push('', `## Entries of \`${ACCEPTED}\` that matched no change`, '');
+    for (const e of unused)
+      lines.push(`- \`${e.change}\`${e.operation ? ` on \`${e.operation}\`` : ''}: ${e.reason.trim()}`);
+  }
+  if (!grouped.size) lines.push('', 'No change to the contract.');
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Runs the gate in the repository at `root` and returns its exit code.
+ * @param {{ root: string, base?: string, reportPath: string, log?: (line: string) => void }} options
+ */
+export function runGate({ root, base: explicit, reportPath, log = console.log }) {
+  const specDir = join(root, SPEC_DIR);
+  const rootFile = join(specDir, rootOf(specDir));
+  if (!existsSync(rootFile))
+    throw new GateError(`${relative(root, rootFile)} is missing from the working tree`);
+  const base = chooseBase(explicit, root);
+
+  const work = mkdtempSync(join(tmpdir(), 'spec-diff-'));
+  try {
+    let baseBundle;
+    let baseLabel = base.label;
+    if (base.kind === 'released') {
+      const file = join(root, RELEASED);
+      if (!existsSync(file)) {
+        const message = `No ${RELEASED}: nothing released to compare with, the gate passes (run \`pnpm spec:release\` to record the first release).`;
+        writeReport(reportPath, `# API contract changes\n\n${message}\n`);
+        log(`spec-diff: ${message}`);
+        return 0;
+      }
+      baseBundle = JSON.parse(readFileSync(file, 'utf8'));
+      baseLabel = `${base.label}, version ${baseBundle.info?.version ?? 'unknown'}`;
+    } else {
+      baseLabel = `${base.label} (${base.sha.slice(0, 12)})`;
+      const tree = git(['ls-tree', '-r', '--name-only', base.sha, SPEC_DIR], root).text.split('\n');
+      const baseDir = tree.some((f) => f.startsWith(`${SPEC_DIR}/`))
+        ? extractSpec(base.sha, root, work)
+        : undefined;
+      if (!baseDir || !existsSync(join(baseDir, rootOf(baseDir)))) {
+        const message = `No spec at the base ${baseLabel}: nothing to compare, the gate passes.`;
+        writeReport(reportPath, `# API contract changes\n\n${message}\n`);
+        log(`spec-diff: ${message}`);
+        return 0;
+      }
+      baseBundle = bundleSpec(baseDir, join(work, 'base.json'));
+    }
+    const currentBundle = bundleSpec(specDir, join(work, 'current.json'));
+
+    const map = new SourceMap(rootFile);
+    const accepted = readAccepted(join(root, ACCEPTED));
+    const changes = compareContracts(baseBundle, currentBundle).map((change) => {
+      const at = map.locate(change.pointer);
+      const location = `${relative(root, at.file)}:${at.line}:${at.column}`;
+      return {
+        ...change,
+        location,
+        accepted: change.class === 'breaking' ? acceptance(change, accepted) : undefined,
+      };
+    });
+    const grouped = groupByOperation(changes);
+    const distinct = [...grouped.values()].flat();
+    const breaking = distinct.filter((c) => c.class === 'breaking');
+    const open = breaking.filter((c) => !c.accepted);
+    const counts = {
+      breaking: breaking.length,
+      accepted: breaking.length - open.length,
+      deprecation: distinct.filter((c) => c.class === 'deprecation').length,
+      additive: distinct.filter((c) => c.class === 'additive').length,
+      operations: [...grouped.keys()].filter((op) => op !== '*').length,
+    };
+    const verdict = open.length
+      ? `FAIL: ${open.length} breaking change${open.length === 1 ? '' : 's'} not recorded in ${ACCEPTED}`
+      : breaking.length
+        ? 'PASS: every breaking change is recorded with its reason'
+        : 'PASS: no breaking change';
+    const unused = accepted.filter((e) => !e.used);
+    writeReport(reportPath, report({ baseLabel, verdict, grouped, counts, unused }));
+
+    for (const c of distinct) {
+      const note = c.accepted ? ' [recorded]' : '';
+      log(`${c.location} ${c.class} ${c.kind} ${c.operation}: ${c.message} (${c.places.join('; ')})${note}`);
+    }
+    for (const e of unused) log(`spec-diff: ${ACCEPTED} entry \`${e.change}\` matched no change`);
+    log(
+      `spec-diff: ${baseLabel} → working tree: ${counts.breaking} breaking (${counts.accepted} recorded), ${counts.deprecation} deprecations, ${counts.additive} additive. ${verdict}. Report: ${relative(process.cwd(), reportPath) || reportPath}`,
+    );
+    return open.length ? 1 : 0;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
 }
 
@@ -87,69 +276,19 @@ function main() {
     options: { report: { type: 'string' } },
   });
   const cwd = process.cwd();
-  const root = git(['rev-parse', '--show-toplevel'], cwd);
-  if (!root.ok) throw new GateError('not inside a git repository');
-  const reportPath = resolve(cwd, values.report ?? join(root.text, 'reports', 'spec-diff.md'));
-  const shownReport = relative(cwd, reportPath) || reportPath;
-
-  const currentRoot = join(root.text, SPEC_DIR, ROOT_FILE);
-  if (!existsSync(currentRoot))
-    throw new GateError(`${SPEC_DIR}/${ROOT_FILE} is missing from the working tree`);
-
-  const base = resolveBase(positionals[0], root.text);
-  const baseName = base ? `${base.label} (${base.sha.slice(0, 12)})` : 'no commit';
-  if (!base || !git(['cat-file', '-e', `${base.sha}:${SPEC_DIR}/${ROOT_FILE}`], root.text).ok) {
-    const message = `No ${SPEC_DIR}/${ROOT_FILE} at the base ref ${baseName}: nothing to compare, the gate passes.`;
-    writeReport(reportPath, `# Spec diff\n\n${message}\n`);
-    console.log(`spec-diff: ${message}`);
-    return 0;
-  }
-
-  const work = mkdtempSync(join(tmpdir(), 'spec-diff-'));
-  try {
-    const baseBundle = join(work, 'base.json');
-    const currentBundle = join(work, 'working-tree.json');
-    bundle(extractSpec(base.sha, root.text, work), baseBundle);
-    bundle(join(root.text, SPEC_DIR), currentBundle);
-
-    const jsonPath = join(work, 'diff.json');
-    const gate = runRedocly(
-      ['diff', baseBundle, currentBundle, '--fail-on', 'major', '--format', 'json', '-o', jsonPath],
-      {
-        cwd: work,
-      },
-    );
-    if (!existsSync(jsonPath)) throw new GateError(`redocly diff failed:\n${gate.stderr}`);
-    const { summary } = JSON.parse(readFileSync(jsonPath, 'utf8'));
-    const breaking = summary.major > 0;
-    if (breaking !== (gate.status !== 0))
-      throw new GateError(`redocly diff exited ${gate.status}:\n${gate.stderr}`);
-
-    const mdPath = join(work, 'diff.md');
-    runRedocly(
-      ['diff', baseBundle, currentBundle, '--fail-on', 'none', '--format', 'markdown', '-o', mdPath],
-      { cwd: work },
-    );
-    const verdict = breaking ? 'FAIL: breaking changes within /v1' : 'PASS: additive changes only';
-    const header = `# Spec diff\n\nBase: \`${baseName}\` · revision: working tree · **${verdict}**\n\n`;
-    writeReport(reportPath, header + readFileSync(mdPath, 'utf8'));
-
-    const listing = runRedocly(['diff', baseBundle, currentBundle, '--fail-on', 'none'], { cwd: work });
-    if (listing.stdout.trim()) console.log(listing.stdout.trimEnd());
-    console.log(
-      `\nspec-diff: ${baseName} → working tree: ${summary.major} major, ${summary.minor} minor, ${summary.patch} patch. ${verdict}.`,
-    );
-    console.log(`spec-diff: report written to ${shownReport}`);
-    return breaking ? 1 : 0;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  const top = git(['rev-parse', '--show-toplevel'], cwd);
+  // Outside a git checkout (an unpacked tarball) the repository is where this script lives.
+  const root = top.ok ? top.text : resolve(fileURLToPath(new URL('..', import.meta.url)));
+  const reportPath = resolve(cwd, values.report ?? join(root, 'reports', 'spec-diff.md'));
+  return runGate({ root, base: positionals[0], reportPath });
 }
 
-try {
-  process.exitCode = main();
-} catch (error) {
-  // Exit 2, not 1: a gate that could not run must not read as "breaking changes found".
-  console.error(`spec-diff: ${error instanceof GateError ? error.message : error?.stack}`);
-  process.exitCode = 2;
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    process.exitCode = main();
+  } catch (error) {
+    // Exit 2, not 1: a gate that could not run must not read as "breaking changes found".
+    console.error(`spec-diff: ${error instanceof Error ? error.message : error}`);
+    process.exitCode = 2;
+  }
 }

@@ -5,8 +5,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 
-// `check` is Biome over the whole repository (the root's own task); `lint` the spec; `test` everything.
-const args = ['run', 'check', 'lint', 'test', ...process.argv.slice(2)];
+// `check` is Biome over the whole repository (the root's own task); `lint` the spec; `gate` the spec's
+// breaking-change gate (docs/compatibility.md); `typecheck` every package's sources and tests with tsc
+// (a build compiles only the sources); `test` everything.
+const args = ['run', 'check', 'lint', 'gate', 'typecheck', 'test', ...process.argv.slice(2)];
 const bin = fileURLToPath(new URL('../node_modules/.bin/turbo', import.meta.url));
 const turbo = spawn(bin, args, {
   stdio: ['ignore', 'pipe', 'inherit'],

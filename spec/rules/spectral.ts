@@ -36,31 +36,34 @@ function requireBundler(subpath: string) {
   return require(`@stoplight/spectral-ruleset-bundler/${subpath}`);
 }
 
-let ruleset: Promise<unknown> | undefined;
+const rulesets = new Map<string, Promise<unknown>>();
 
-/** The ruleset, bundled once per test file (the same plugins as spectral-cli: builtins, commonjs). */
-export function loadRuleset(): Promise<unknown> {
-  if (ruleset === undefined) {
+/**
+ * A ruleset (by default rules/spectral.yaml), bundled once per test file and path (the same plugins as
+ * spectral-cli: builtins, commonjs).
+ */
+export function loadRuleset(file: string = RULESET): Promise<unknown> {
+  let loading = rulesets.get(file);
+  if (loading === undefined) {
     const { bundleAndLoadRuleset } = requireBundler('with-loader');
     const { builtins } = requireBundler('plugins/builtins');
     const { commonjs } = requireBundler('plugins/commonjs');
-    const loading: Promise<unknown> = bundleAndLoadRuleset(RULESET, { fs, fetch: globalThis.fetch }, [
+    loading = bundleAndLoadRuleset(file, { fs, fetch: globalThis.fetch }, [
       builtins(),
       commonjs(),
-    ]);
-    ruleset = loading;
-    return loading;
+    ]) as Promise<unknown>;
+    rulesets.set(file, loading);
   }
-  return ruleset;
+  return loading;
 }
 
 /**
- * Lints one OpenAPI document (an object or JSON text) with the full ruleset.
+ * Lints one OpenAPI document (an object or JSON text) with the full ruleset (or another one, by path).
  * `source` is the file name the document is reported under; the ruleset's `overrides` match on it.
  */
-export async function lint(document: unknown, source: string): Promise<Finding[]> {
+export async function lint(document: unknown, source: string, ruleset: string = RULESET): Promise<Finding[]> {
   const spectral = new Spectral();
-  spectral.setRuleset(await loadRuleset());
+  spectral.setRuleset(await loadRuleset(ruleset));
   const text = typeof document === 'string' ? document : JSON.stringify(document, null, 2);
   const results = await spectral.run(new Document(text, Json, path.resolve(source)));
   return results.map((r: Finding) => ({

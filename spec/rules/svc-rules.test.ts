@@ -19,6 +19,7 @@ const base = (): Doc => parse(readFileSync(FIXTURE, 'utf8'));
 
 const MEMBER = '/workspaces/{workspace}/members/{member}';
 const START = '/workspaces/{workspace}/computers/{computer}/start';
+const REBOOT = '/workspaces/{workspace}/computers/{computer}/reboot';
 const JSON_TYPE = 'application/json';
 
 interface Case {
@@ -69,13 +70,70 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'a `*_id` query parameter that is a bare string',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].get.parameters.push({
+          name: 'owner_id',
+          in: 'query',
+          description: 'Only workspaces of this owner.',
+          schema: { type: 'string', maxLength: 27 },
+        });
+      },
+      code: 'svc-id-pattern',
+      path: ['paths', '/workspaces', 'get', 'parameters', 2],
+    },
+  ],
+
+  // svc-path-parameter-accepts
+  [
     'an id-only path parameter (`member`) that accepts names',
     {
       mutate: (d) => {
         d.paths[MEMBER].parameters[1].schema = { $ref: '#/components/schemas/IdOrName' };
       },
-      code: 'svc-id-pattern',
+      code: 'svc-path-parameter-accepts',
       path: ['paths', MEMBER, 'parameters', 1],
+    },
+  ],
+  [
+    'a path parameter that does not say whether it takes an id or a name',
+    {
+      mutate: (d) => {
+        delete d.components.parameters.Workspace['x-svc-accepts'];
+      },
+      code: 'svc-path-parameter-accepts',
+      path: ['components', 'parameters', 'Workspace'],
+    },
+  ],
+  [
+    'a path parameter with an unknown `x-svc-accepts`',
+    {
+      mutate: (d) => {
+        d.components.parameters.Workspace['x-svc-accepts'] = 'slug';
+      },
+      code: 'svc-path-parameter-accepts',
+      path: ['components', 'parameters', 'Workspace'],
+    },
+  ],
+  [
+    'an id-or-name path parameter whose schema takes ids only',
+    {
+      mutate: (d) => {
+        d.paths[START].parameters[1].schema = { $ref: '#/components/schemas/Id' };
+      },
+      code: 'svc-path-parameter-accepts',
+      path: ['paths', START, 'parameters', 1],
+    },
+  ],
+  [
+    'an id-or-name path parameter whose description says only "id"',
+    {
+      mutate: (d) => {
+        d.paths[START].parameters[1].description = "The computer's id.";
+      },
+      code: 'svc-path-parameter-accepts',
+      path: ['paths', START, 'parameters', 1],
     },
   ],
 
@@ -346,6 +404,74 @@ const cases: [string, Case][] = [
       },
       code: 'svc-operation-examples',
       path: ['paths', '/health', 'get', 'responses', '200', 'content', JSON_TYPE],
+    },
+  ],
+
+  // svc-custom-action
+  [
+    'a custom action whose verb is not in rules/lib/verbs.js',
+    {
+      mutate: (d) => {
+        d.paths[REBOOT] = d.paths[START];
+        delete d.paths[START];
+        d.paths[REBOOT].post.operationId = 'rebootComputer';
+      },
+      code: 'svc-custom-action',
+      path: ['paths', REBOOT, 'post'],
+    },
+  ],
+  [
+    'a custom action that is not a POST',
+    {
+      mutate: (d) => {
+        d.paths[START].put = d.paths[START].post;
+        delete d.paths[START].post;
+      },
+      code: 'svc-custom-action',
+      path: ['paths', START, 'put'],
+    },
+  ],
+  [
+    'a custom action whose operationId has another verb',
+    {
+      mutate: (d) => {
+        d.paths[START].post.operationId = 'stopComputer';
+      },
+      code: 'svc-custom-action',
+      path: ['paths', START, 'post'],
+    },
+  ],
+
+  // svc-query-parameter-snake-case
+  [
+    'a camelCase query parameter',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].get.parameters.push({
+          name: 'includeDeleted',
+          in: 'query',
+          description: 'Also deleted workspaces.',
+          schema: { type: 'boolean', default: false },
+        });
+      },
+      code: 'svc-query-parameter-snake-case',
+      path: ['paths', '/workspaces', 'get', 'parameters', 2, 'name'],
+    },
+  ],
+  [
+    'a kebab-case query parameter in components',
+    {
+      mutate: (d) => {
+        d.components.parameters.Deleted = {
+          name: 'include-deleted',
+          in: 'query',
+          description: 'Also deleted workspaces.',
+          schema: { type: 'boolean', default: false },
+        };
+        d.paths['/workspaces'].get.parameters.push({ $ref: '#/components/parameters/Deleted' });
+      },
+      code: 'svc-query-parameter-snake-case',
+      path: ['components', 'parameters', 'Deleted', 'name'],
     },
   ],
 

@@ -1,8 +1,8 @@
 import type { KeyFile, SvcClient } from '@svc/client';
-import { createClient, readKeyFile } from '@svc/client/node';
 import { CliError } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { configDir } from './paths.js';
+import { type Profile, readProfiles, selectProfile } from './profiles.js';
 import { readSession, type Session, withSessionLock, writeSession } from './session.js';
 import { exchangeToken } from './token-exchange.js';
 
@@ -15,6 +15,12 @@ export interface Context {
   /** `--base-url`, if given. */
   baseUrlOption: string | undefined;
   configDir: string;
+  /** The profile of this run (`--profile`, `SVC_PROFILE`, `svc config use`, or `default`). */
+  profile: string;
+  /** Its stored settings (empty when it was never configured). */
+  settings: Profile;
+  /** The key file to use: `SVC_KEY_FILE`, else the profile's. */
+  keyFilePath: string | undefined;
   now: () => number;
 }
 
@@ -22,15 +28,30 @@ export interface Context {
  * The context of one run.
  *
  * @example
- * const context = createContext(io, program.opts().baseUrl);
+ * const context = createContext(io, { baseUrl: program.opts().baseUrl, profile: program.opts().profile });
  */
-export function createContext(io: CliIo, baseUrlOption: string | undefined): Context {
-  return { io, baseUrlOption, configDir: configDir(io.env, io.homedir), now: io.now ?? Date.now };
+export function createContext(
+  io: CliIo,
+  options: { baseUrl?: string | undefined; profile?: string | undefined } = {},
+): Context {
+  const dir = configDir(io.env, io.homedir);
+  const config = readProfiles(dir);
+  const profile = selectProfile(options.profile, io.env, config);
+  const settings = config.profiles[profile] ?? {};
+  return {
+    io,
+    baseUrlOption: options.baseUrl,
+    configDir: dir,
+    profile,
+    settings,
+    keyFilePath: io.env.SVC_KEY_FILE || settings.key_file,
+    now: io.now ?? Date.now,
+  };
 }
 
 /**
- * The base address: `--base-url`, else `SVC_BASE_URL`, else the key file's `base_url`, else the
- * stored session's. Throws a usage error when none is known.
+ * The base address: `--base-url`, else `SVC_BASE_URL`, else the profile's, else the key file's
+ * `base_url`, else the stored session's. Throws a usage error when none is known.
  *
  * @example
  * const baseUrl = resolveBaseUrl(context, { keyFile, session });
@@ -42,6 +63,7 @@ export function resolveBaseUrl(
   const found =
     context.baseUrlOption ||
     context.io.env.SVC_BASE_URL ||
+    context.settings.base_url ||
     sources.keyFile?.base_url ||
     sources.session?.base_url;
   if (!found)
@@ -65,46 +87,51 @@ export async function refreshSession(
   context: Context,
   options: { force: boolean },
 ): Promise<{ access_token: string; session: Session }> {
-  return withSessionLock(context.configDir, async () => {
-    const session = await readSession(context.configDir);
-    if (!session) throw notSignedIn();
-    if (
-      !options.force &&
-      session.access_token &&
-      session.expires_at &&
-      Date.parse(session.expires_at) - RENEW_BEFORE_MS > context.now()
-    ) {
-      return { access_token: session.access_token, session };
-    }
-    const token = await exchangeToken({
-      baseUrl: session.base_url,
-      credential: session.refresh_token,
-      body: { grant_type: 'refresh_token' },
-      fetch: context.io.fetch,
-    });
-    if (!token.refresh_token)
-      throw new CliError(
-        'authentication',
-        'no_refresh_token',
-        'The server did not return a new refresh token: run `svc login` again.',
-      );
-    const next: Session = {
-      base_url: session.base_url,
-      refresh_token: token.refresh_token,
-      access_token: token.access_token,
-      expires_at: token.expires_at,
-      updated_at: new Date(context.now()).toISOString(),
-    };
-    await writeSession(context.configDir, next);
-    return { access_token: token.access_token, session: next };
-  });
+  return withSessionLock(
+    context.configDir,
+    async () => {
+      const session = await readSession(context.configDir, context.profile);
+      if (!session) throw notSignedIn();
+      if (
+        !options.force &&
+        session.access_token &&
+        session.expires_at &&
+        Date.parse(session.expires_at) - RENEW_BEFORE_MS > context.now()
+      ) {
+        return { access_token: session.access_token, session };
+      }
+      const token = await exchangeToken({
+        baseUrl: session.base_url,
+        credential: session.refresh_token,
+        body: { grant_type: 'refresh_token' },
+        fetch: context.io.fetch,
+      });
+      if (!token.refresh_token)
+        throw new CliError(
+          'authentication',
+          'no_refresh_token',
+          'The server did not return a new refresh token: run `svc login` again.',
+        );
+      const next: Session = {
+        base_url: session.base_url,
+        refresh_token: token.refresh_token,
+        access_token: token.access_token,
+        expires_at: token.expires_at,
+        updated_at: new Date(context.now()).toISOString(),
+      };
+      await writeSession(context.configDir, next, context.profile);
+      return { access_token: token.access_token, session: next };
+    },
+    undefined,
+    context.profile,
+  );
 }
 
 function notSignedIn(): CliError {
   return new CliError(
     'authentication',
     'not_signed_in',
-    'Not signed in: run `svc login`, or set SVC_KEY_FILE to a key file.',
+    'Not signed in: run `svc login`, set SVC_KEY_FILE to a key file, or choose a profile (`svc config use <name>`).',
   );
 }
 
@@ -122,11 +149,16 @@ export async function apiClient(
   context: Context,
   mode: { anonymous?: boolean; credential?: string } = {},
 ): Promise<SvcClient> {
+  // Loaded here, not at start-up: `svc --help` never pays for the client.
+  // The node entry: its createClient takes a key file (jose signs the assertions).
+  const { createClient, readKeyFile } = await import('@svc/client/node');
   const { env } = context.io;
   const fetch = context.io.fetch ? { fetch: context.io.fetch } : {};
   if (mode.anonymous || mode.credential !== undefined) {
-    const keyFile = env.SVC_KEY_FILE ? await readKeyFile(env.SVC_KEY_FILE).catch(() => undefined) : undefined;
-    const session = await readSession(context.configDir).catch(() => undefined);
+    const keyFile = context.keyFilePath
+      ? await readKeyFile(context.keyFilePath).catch(() => undefined)
+      : undefined;
+    const session = await readSession(context.configDir, context.profile).catch(() => undefined);
     const baseUrl = resolveBaseUrl(context, { keyFile, session });
     return createClient({
       baseUrl,
@@ -135,18 +167,18 @@ export async function apiClient(
     });
   }
   if (env.SVC_ACCESS_TOKEN) {
-    const session = await readSession(context.configDir).catch(() => undefined);
+    const session = await readSession(context.configDir, context.profile).catch(() => undefined);
     return createClient({
       baseUrl: resolveBaseUrl(context, { session }),
       token: env.SVC_ACCESS_TOKEN,
       ...fetch,
     });
   }
-  if (env.SVC_KEY_FILE) {
-    const keyFile = await readKeyFile(env.SVC_KEY_FILE);
+  if (context.keyFilePath) {
+    const keyFile = await readKeyFile(context.keyFilePath);
     return createClient({ baseUrl: resolveBaseUrl(context, { keyFile }), keyFile, ...fetch });
   }
-  const session = await readSession(context.configDir);
+  const session = await readSession(context.configDir, context.profile);
   if (!session) throw notSignedIn();
   return createClient({
     baseUrl: resolveBaseUrl(context, { session }),

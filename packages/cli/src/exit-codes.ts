@@ -1,4 +1,3 @@
-import { ApiError, KeyFileError } from '@svc/client';
 import { CommanderError } from 'commander';
 
 /** The exit codes of `svc`, by class of failure. Listed in `svc --help` from this table. */
@@ -60,8 +59,10 @@ const BY_STATUS: Readonly<Record<number, ExitName>> = {
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return exitCode(error.exit);
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : exitCode('usage');
-  if (error instanceof KeyFileError) return exitCode('authentication');
-  if (error instanceof ApiError) return exitCode(BY_STATUS[error.status] ?? 'error');
+  // By name, not instanceof: @svc/client is loaded only by the commands that call the API.
+  const { name, status } = (error ?? {}) as { name?: unknown; status?: unknown };
+  if (name === 'KeyFileError') return exitCode('authentication');
+  if (name === 'ApiError' && typeof status === 'number') return exitCode(BY_STATUS[status] ?? 'error');
   return exitCode('error');
 }
 

@@ -5,6 +5,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal: progress is redrawn in place there, printed line by line otherwise. */
   isTTY: boolean;
+  /** The width tables fit: the terminal's columns when stdout is one. Default 80. */
+  columns?: number | undefined;
   /** The fetch every API call goes through (tests pass a handler). Default `globalThis.fetch`. */
   fetch?: (request: Request) => Promise<Response>;
   /** Opens a URL in the user's browser. Default: {@link openBrowser}. */

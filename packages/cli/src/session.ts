@@ -1,6 +1,8 @@
-import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CliError } from './exit-codes.js';
+import { writePrivateFile } from './private-file.js';
+import { DEFAULT_PROFILE } from './profiles.js';
 
 /** What `svc login` stores: the refresh token of the browser sign-in and the cached access token. */
 export interface Session {
@@ -12,16 +14,20 @@ export interface Session {
   updated_at: string;
 }
 
-const FILE = 'session.json';
+/** The session's file name of a profile: `session.json` for `default` (as before profiles), else `session.<name>.json`. */
+function fileOf(profile: string): string {
+  return profile === DEFAULT_PROFILE ? 'session.json' : `session.${profile}.json`;
+}
 
 /**
- * The session file's path in a config directory.
+ * The session file's path of a profile in a config directory.
  *
  * @example
  * sessionPath('/home/ada/.config/svc'); // '/home/ada/.config/svc/session.json'
+ * sessionPath('/home/ada/.config/svc', 'work'); // '/home/ada/.config/svc/session.work.json'
  */
-export function sessionPath(dir: string): string {
-  return join(dir, FILE);
+export function sessionPath(dir: string, profile: string = DEFAULT_PROFILE): string {
+  return join(dir, fileOf(profile));
 }
 
 /**
@@ -30,10 +36,13 @@ export function sessionPath(dir: string): string {
  * @example
  * const session = await readSession(configDir(process.env));
  */
-export async function readSession(dir: string): Promise<Session | undefined> {
+export async function readSession(
+  dir: string,
+  profile: string = DEFAULT_PROFILE,
+): Promise<Session | undefined> {
   let text: string;
   try {
-    text = await readFile(sessionPath(dir), 'utf8');
+    text = await readFile(sessionPath(dir, profile), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -43,31 +52,24 @@ export async function readSession(dir: string): Promise<Session | undefined> {
     throw new CliError(
       'authentication',
       'invalid_session',
-      `The session file ${sessionPath(dir)} is damaged: run \`svc login\` again.`,
+      `The session file ${sessionPath(dir, profile)} is damaged: run \`svc login\` again.`,
     );
   }
   return value as Session;
 }
 
 /**
- * Stores the session with mode 0600 in a 0700 directory, atomically (a temporary file renamed over
- * the old one), so a crash never leaves half a refresh token and no other user can read it.
+ * Stores the session of a profile with mode 0600 in a 0700 directory, atomically ({@link writePrivateFile}).
  *
  * @example
  * await writeSession(dir, { base_url, refresh_token, updated_at: new Date().toISOString() });
  */
-export async function writeSession(dir: string, session: Session): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temporary = join(dir, `.${FILE}.${process.pid}.${Date.now()}`);
-  const handle = await open(temporary, 'wx', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(session, null, 2)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await chmod(temporary, 0o600); // the umask cannot widen it, but be explicit
-  await rename(temporary, sessionPath(dir));
+export async function writeSession(
+  dir: string,
+  session: Session,
+  profile: string = DEFAULT_PROFILE,
+): Promise<void> {
+  await writePrivateFile(dir, fileOf(profile), `${JSON.stringify(session, null, 2)}\n`);
 }
 
 /**
@@ -76,13 +78,13 @@ export async function writeSession(dir: string, session: Session): Promise<void>
  * @example
  * await deleteSession(dir);
  */
-export async function deleteSession(dir: string): Promise<boolean> {
+export async function deleteSession(dir: string, profile: string = DEFAULT_PROFILE): Promise<boolean> {
   try {
-    await stat(sessionPath(dir));
+    await stat(sessionPath(dir, profile));
   } catch {
     return false;
   }
-  await rm(sessionPath(dir), { force: true });
+  await rm(sessionPath(dir, profile), { force: true });
   return true;
 }
 
@@ -96,9 +98,14 @@ const STALE_LOCK_MS = 30_000;
  * @example
  * await withSessionLock(dir, async () => rotate());
  */
-export async function withSessionLock<T>(dir: string, fn: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+export async function withSessionLock<T>(
+  dir: string,
+  fn: () => Promise<T>,
+  timeoutMs = 20_000,
+  profile: string = DEFAULT_PROFILE,
+): Promise<T> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const lock = join(dir, 'session.lock');
+  const lock = join(dir, `${fileOf(profile).replace(/\.json$/, '')}.lock`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -1,4 +1,4 @@
-import { createClient, type Token, unwrap } from '@svc/client';
+import type { Token } from '@svc/client';
 import type { components } from '@svc/contract';
 
 type TokenRequest = components['schemas']['TokenRequest'];
@@ -18,6 +18,7 @@ export async function exchangeToken(options: {
   body: TokenRequest;
   fetch?: ((request: Request) => Promise<Response>) | undefined;
 }): Promise<Token> {
+  const { createClient, unwrap } = await import('@svc/client');
   const client = createClient({
     baseUrl: options.baseUrl,
     token: options.credential,

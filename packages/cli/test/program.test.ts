@@ -74,6 +74,17 @@ describe('exit codes by class, and errors on stderr with code, message and reque
     expect(api.seen).toHaveLength(0);
   });
 
+  test('svc --help lists every command group (built lazily) and svc <group> --help its commands', async () => {
+    const { listOperations, loadDocument } = await import('@svc/contract');
+    const { operationCommands } = await import('../src/spec/commands.js');
+    const top = (await svc(['--help'])).stdout;
+    for (const { group } of operationCommands(loadDocument()))
+      expect(top).toMatch(new RegExp(`^  ${group}\\b`, 'm'));
+    const computers = (await svc(['computers', '--help'])).stdout;
+    for (const op of listOperations(loadDocument()).filter((o) => o.tag === 'computers'))
+      expect(computers).toContain(op.summary);
+  });
+
   test('svc --help lists every exit code', async () => {
     const { stdout } = await svc(['--help']);
     for (const { code, meaning } of EXIT_CODES) expect(stdout).toContain(`${code}  ${meaning}`);
@@ -155,12 +166,105 @@ describe('output', () => {
     expect(JSON.parse(outcome.stdout)).toEqual(list);
   });
 
-  test('default: a table, and the next page on stderr', async () => {
+  test('default: a table of chosen columns, and the next page on stderr', async () => {
     const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
     const outcome = await svc(['computers', 'list', 'dev'], { env, fetch: api.fetch });
-    expect(outcome.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+STATE\s+SIZE\s+IMAGE\s+LABELS$/);
+    expect(outcome.stdout.split('\n')[0]).toMatch(/^NAME\s+STATE\s+SIZE\s+IMAGE\s+LABELS\s+ID$/);
     expect(outcome.stdout).toContain('team=a');
     expect(outcome.stderr).toContain('--cursor c2');
+  });
+
+  test('a table fits 80 columns: wide fields are left out, the name and state stay', async () => {
+    const wide = {
+      ...computer,
+      workspace_id: '01jc4s0m8k3v7w2x9y5z6aws000',
+      labels: { team: 'platform-infrastructure', env: 'production', owner: 'someone' },
+      current_operation_id: '01jc4s0m8k3v7w2x9y5z6aop000',
+      created_at: '2026-11-23T10:00:00.000Z',
+      updated_at: '2026-11-23T10:00:00.000Z',
+    };
+    const api = fakeApi({
+      'GET /workspaces/dev/computers': () => ({
+        status: 200,
+        body: {
+          computers: [wide, { ...wide, name: 'a-much-longer-computer-name' }],
+          next_cursor: null,
+          has_more: false,
+        },
+      }),
+    });
+    const outcome = await svc(['computers', 'list', 'dev'], { env, fetch: api.fetch });
+    const lines = outcome.stdout.trimEnd().split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(lines[0]).toMatch(/^NAME\s+.*STATE/);
+    expect(lines[0]).not.toContain('WORKSPACE_ID');
+  });
+
+  test.each<[string, string[], string]>([
+    ['--columns picks and orders them', ['--columns', 'state,name'], 'STATE    NAME\nrunning  box\n'],
+    ['--columns reaches into objects', ['--columns', 'name,labels.team'], 'NAME  LABELS.TEAM\nbox   a\n'],
+    ['--query prints values one per line', ['--query', 'computers[].name'], 'box\n'],
+    ['--query then -o json', ['--query', 'computers[0].size', '-o', 'json'], '"small"\n'],
+  ])('%s', async (_name, flags, want) => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
+    const outcome = await svc(['computers', 'list', 'dev', ...flags], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toBe(want);
+  });
+
+  test('a page of operations is a table too', async () => {
+    const api = fakeApi({
+      'GET /workspaces/dev/operations': () => ({
+        status: 200,
+        body: { operations: [operation('succeeded', 100)], next_cursor: null, has_more: false },
+      }),
+    });
+    const outcome = await svc(['ops', 'list', 'dev'], { env, fetch: api.fetch });
+    expect(outcome.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATE\s+PROGRESS/);
+    expect(outcome.stdout).not.toContain('has_more');
+  });
+
+  test('--columns on one resource prints those fields', async () => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer } }) });
+    const outcome = await svc(['computers', 'get', 'dev', 'box', '--columns', 'state,labels.team'], {
+      env,
+      fetch: api.fetch,
+    });
+    expect(outcome.stdout).toBe('state        running\nlabels.team  a\n');
+  });
+
+  test('-o yaml prints the answer as YAML', async () => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
+    const outcome = await svc(['-o', 'yaml', 'computers', 'list', 'dev'], { env, fetch: api.fetch });
+    const { parse } = await import('yaml');
+    expect(parse(outcome.stdout)).toEqual(list);
+  });
+
+  test.each<[string, string[], string]>([
+    ['an unknown format', ['-o', 'xml'], 'invalid_output'],
+    ['a malformed query', ['--query', 'computers[?'], 'invalid_query'],
+  ])('usage error (exit 2) for %s', async (_name, flags, code) => {
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
+    const outcome = await svc(['computers', 'list', 'dev', ...flags], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain(`code: ${code}`);
+    expect(outcome.stdout).toBe('');
+  });
+});
+
+describe("nouns, and today's names as aliases", () => {
+  test.each<[string[], string]>([
+    [['sizes', 'list'], 'GET /sizes'],
+    [['catalog', 'list-sizes'], 'GET /sizes'],
+    [['images', 'list'], 'GET /images'],
+    [['catalog', 'list-images'], 'GET /images'],
+    [['ops', 'get', 'op1'], 'GET /operations/op1'],
+    [['operations', 'get', 'op1'], 'GET /operations/op1'],
+    [['computers', 'restart', 'dev', 'box'], 'POST /workspaces/dev/computers/box/restart'],
+  ])('svc %j → %s', async (argv, route) => {
+    const api = fakeApi({});
+    await svc(argv, { env, fetch: api.fetch });
+    expect(`${api.seen[0]?.method} ${api.seen[0]?.url.pathname.replace(/^\/v1/, '')}`).toBe(route);
   });
 });
 
@@ -173,42 +277,68 @@ describe('--wait on long-running commands', () => {
     };
   };
 
-  test('waits, prints one plain line per change when not a TTY, exits 0 on success', async () => {
+  test('waits silently on a pipe, then prints the computer as it is now (read again)', async () => {
     const api = fakeApi({
       'POST /workspaces/dev/computers/box/start': () => ({
         status: 202,
-        body: { operations: [operation('pending', 0)] },
+        body: { computer: { ...computer, state: 'starting' }, operations: [operation('pending', 0)] },
       }),
       [`GET /operations/${operation('', 0).id}`]: polls([
         ['running', 50],
         ['succeeded', 100],
       ]),
+      'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer } }),
     });
-    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], { env, fetch: api.fetch });
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait', '-o', 'json'], {
+      env,
+      fetch: api.fetch,
+    });
     expect(outcome.code).toBe(0);
-    expect(outcome.stderr).toContain('computer.start  running  50%');
-    expect(outcome.stderr).toContain('computer.start  succeeded  100%');
-    expect(outcome.stderr).not.toContain('\x1b[');
-    expect(outcome.stdout).toContain('succeeded');
+    expect(outcome.stderr).toBe('');
+    const printed = JSON.parse(outcome.stdout);
+    expect(printed.computer.state).toBe('running');
+    expect(printed.operations[0].state).toBe('succeeded');
   });
 
-  test('a TTY gets a redrawn progress bar', async () => {
+  test('create --wait reads the new computer by its id', async () => {
+    const api = fakeApi({
+      'POST /workspaces/dev/computers': () => ({
+        status: 202,
+        body: { computer: { ...computer, state: 'creating' }, operations: [operation('pending', 0)] },
+      }),
+      [`GET /operations/${operation('', 0).id}`]: polls([['succeeded', 100]]),
+      [`GET /workspaces/dev/computers/${computer.id}`]: () => ({ status: 200, body: { computer } }),
+    });
+    const outcome = await svc(
+      ['computers', 'create', 'dev', '--name', 'box', '--size', 'small', '--image', 'ubuntu-2404', '--wait'],
+      { env, fetch: api.fetch },
+    );
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(/^state\s+running$/m);
+  });
+
+  test('a TTY gets a spinner with the operation, erased at the end', async () => {
     const api = fakeApi({
       'POST /workspaces/dev/computers/box/start': () => ({
         status: 202,
         body: { operations: [operation('pending', 0)] },
       }),
       [`GET /operations/${operation('', 0).id}`]: polls([['succeeded', 100]]),
+      'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer } }),
     });
-    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], {
+    const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait', '--query', 'computer.state'], {
       env,
       fetch: api.fetch,
       isTTY: true,
     });
-    expect(outcome.stderr).toContain('\x1b[2K[####################]');
+    // The 202 carried only the operation: the computer is read by the action's own path.
+    expect(outcome.stdout).toBe('running\n');
+    expect(outcome.stderr).toContain('⠋ computer.start');
+    expect(outcome.stderr).toContain('succeeded  100%');
+    expect(outcome.stderr.endsWith('\x1b[0J')).toBe(true);
   });
 
-  test('a failed operation exits 1 with its error', async () => {
+  test('a failed operation exits 1 with its error, and prints no resource', async () => {
     const failed = {
       ...operation('failed', 100),
       error: { code: 'internal', message: 'the driver failed', details: {}, request_id: 'r' },
@@ -216,13 +346,24 @@ describe('--wait on long-running commands', () => {
     const api = fakeApi({
       'POST /workspaces/dev/computers/box/start': () => ({
         status: 202,
-        body: { operations: [operation('pending', 0)] },
+        body: { computer, operations: [operation('pending', 0)] },
       }),
       [`GET /operations/${operation('', 0).id}`]: () => ({ status: 200, body: { operation: failed } }),
     });
     const outcome = await svc(['computers', 'start', 'dev', 'box', '--wait'], { env, fetch: api.fetch });
     expect(outcome.code).toBe(1);
+    expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toContain('the driver failed');
+    expect(outcome.stderr).toContain('code: internal');
+  });
+
+  test('svc ops wait <id> waits for an operation started earlier', async () => {
+    const api = fakeApi({
+      [`GET /operations/${operation('', 0).id}`]: polls([['succeeded', 100]]),
+    });
+    const outcome = await svc(['ops', 'wait', operation('', 0).id, '--json'], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout).operations[0].state).toBe('succeeded');
   });
 });
 
@@ -245,7 +386,7 @@ describe('svc keys create', () => {
 
   test('writes the key file with mode 0600 and keeps the private key off stdout', async () => {
     const output = join(mkdtempSync(join(tmpdir(), 'svc-key-')), 'key.json');
-    const outcome = await svc(['--json', 'keys', 'create', 'dev', 'robot', '--output', output], {
+    const outcome = await svc(['--json', 'keys', 'create', 'dev', 'robot', '--key-file', output], {
       env,
       fetch: api().fetch,
     });
@@ -255,6 +396,16 @@ describe('svc keys create', () => {
     expect(outcome.stdout).not.toContain('PRIVATE KEY');
     expect(JSON.parse(outcome.stdout)).toEqual({ key: { id: 'k1', algorithm: 'EdDSA', state: 'active' } });
     expect(outcome.stderr).toContain(`SVC_KEY_FILE=${output}`);
+  });
+
+  test('--output <path> (before formats) still names the key file', async () => {
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-key-')), 'key.json');
+    const outcome = await svc(['keys', 'create', 'dev', 'robot', '--output', output], {
+      env,
+      fetch: api().fetch,
+    });
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(readFileSync(output, 'utf8'))).toEqual(keyFile);
   });
 
   test('never overwrites an existing file', async () => {

@@ -77,3 +77,53 @@ export async function workspaceAccess(
   if (!atLeast(role, needed)) throw permissionDenied(role, needed);
   return { workspace, role };
 }
+
+/**
+ * What acting on a principal's credentials needs in EVERY workspace where it holds a role: `read`
+ * (list its keys) needs membership there; `match` (create or revoke its keys, delete it) needs at
+ * least the principal's own role there. Whoever holds a service account's
+ * key acts with all its roles, so handing one out (or changing one) must never give the caller more
+ * than the caller already has anywhere.
+ */
+export type ReachNeed = 'read' | 'match';
+
+/**
+ * Refuses (403 `permission_denied`) when the caller does not cover the principal's roles: for each
+ * workspace where `principalId` is a member, the caller must be a member too (`read`) and, for
+ * `match`, hold at least the principal's role there. A workspace where the caller is no member is
+ * never named, so nothing about it leaks.
+ *
+ * @example
+ * await checkReach(ctx.db, ctx.principal.id, account.id, 'match'); // before createKey
+ */
+export async function checkReach(
+  db: Queryable,
+  callerId: string,
+  principalId: string,
+  need: ReachNeed,
+): Promise<void> {
+  const { rows } = await db.query<{
+    workspace_id: string;
+    name: string;
+    role: Role;
+    caller_role: Role | null;
+  }>(
+    `SELECT m.workspace_id, w.name, m.role, c.role AS caller_role
+       FROM members m JOIN workspaces w ON w.id = m.workspace_id
+       LEFT JOIN members c ON c.workspace_id = m.workspace_id AND c.principal_id = $2
+      WHERE m.principal_id = $1`,
+    [principalId, callerId],
+  );
+  for (const row of rows) {
+    if (row.caller_role === null)
+      throw new ApiError(
+        'permission_denied',
+        'this principal holds a role in a workspace you are not a member of: only someone who holds its roles everywhere may manage its credentials',
+      );
+    if (need === 'match' && !atLeast(row.caller_role, row.role))
+      throw permissionDenied(
+        row.caller_role,
+        `${row.role} in workspace ${row.name}, where this principal is ${row.role}`,
+      );
+  }
+}

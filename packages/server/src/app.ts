@@ -3,9 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import { loadDocument } from '@svc/contract';
 import { createMcpHttpHandler } from '@svc/mcp';
 import { AccessTokens } from './auth/access-token.js';
-import { authenticate, type Principal } from './auth/authenticate.js';
+import { authenticate, bearerToken, type Principal } from './auth/authenticate.js';
 import { AuthError } from './auth/errors.js';
 import { PrincipalCache } from './auth/principal-cache.js';
+import { hasGrantCredentialForm, routeSecurity } from './auth/route-security.js';
 import { ServerKeys } from './auth/signing-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -24,7 +25,7 @@ import { serviceAccountHandlers } from './handlers/service-accounts.js';
 import type { AppDeps, Handlers } from './handlers/types.js';
 import { workspaceHandlers } from './handlers/workspaces.js';
 import { housekeeping } from './housekeeping.js';
-import type { FetchHandler, HandlerContext, RequestStart } from './http/pipeline.js';
+import type { FetchHandler, HandlerContext, RequestStart, RouteStart } from './http/pipeline.js';
 import { createHttpCore } from './http/pipeline.js';
 import { newRequestId } from './http/request-id.js';
 import { compileRouter } from './http/router.js';
@@ -172,17 +173,44 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Only the embedded engine: every write comes through this process (see PrincipalCache).
   const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
 
-  const handle = async (ctx: HandlerContext): Promise<Response> => {
-    const operationId = ctx.operationId;
-    const anonymous = operationId === 'getHealth' || operationId === 'exchangeToken';
-    const authorization = ctx.request.headers.get('authorization');
-    const workspaces = operationId === 'getMe';
-    const load = () => authenticate(db, tokens, authorization, { workspaces });
-    const principal = anonymous
-      ? undefined
-      : principals
+  // Authentication runs before validation (pipeline `authenticate`): a protected route answers an
+  // anonymous or badly authenticated caller 401, never a validation error describing its schema.
+  const security = routeSecurity(document);
+  const authenticateRoute = async (start: RouteStart): Promise<Response | undefined> => {
+    const kind = security.get(start.operationId);
+    if (kind === 'public') return undefined;
+    const authorization = start.request.headers.get('authorization');
+    try {
+      if (kind === 'grant') {
+        // The grant (named in the body) verifies the credential; here it must be present and have the
+        // form of an assertion or a sign-in secret.
+        if (!hasGrantCredentialForm(bearerToken(authorization)))
+          throw new AuthError(
+            'malformed',
+            'the credential is neither a signed assertion nor a sign-in token',
+          );
+        return undefined;
+      }
+      const workspaces = start.operationId === 'getMe';
+      const load = () => authenticate(db, tokens, authorization, { workspaces });
+      start.state.principal = principals
         ? await principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load)
         : await load();
+      return undefined;
+    } catch (thrown) {
+      const error = toApiError(thrown);
+      if (error.status >= 500)
+        log('authentication failed', {
+          request_id: start.requestId,
+          operation_id: start.operationId,
+          error: String((error.cause as Error | undefined)?.stack ?? error.cause ?? error.stack),
+        });
+      return start.error(error.status, error.code, error.message, error.details, error.headers);
+    }
+  };
+
+  const handle = async (ctx: HandlerContext): Promise<Response> => {
+    const principal = ctx.state.principal as Principal | undefined;
     // Anything a mutating request changes may change who someone is or what they may do.
     if (principals && ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') {
       try {
@@ -274,6 +302,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     router,
     validator,
     onRequest,
+    authenticate: authenticateRoute,
     handle,
     refineFailure: (operationId, failure) =>
       operationId === 'exchangeToken' && failure.violations.some((v) => v.field === 'grant_type')

@@ -10,11 +10,12 @@ import {
 /**
  * svc-id-pattern: ids are 27-character lowercase Crockford base32 strings (PUBLISHED §2, API.md §1).
  * Checks every schema property named `id` or ending in `_id`, and every path/query parameter that is
- * an id by its name (`id`, `*_id`, or one listed in `idParameters`).
- * Options: { pattern, length, idParameters: string[], exclude: string[] }.
+ * an id by its name (`id`, `*_id`). A path parameter that declares what it takes (`x-svc-accepts`) is
+ * left to svc-path-parameter-accepts, so one broken parameter is reported once.
+ * Options: { pattern, length, exclude: string[], declaration: the extension (default x-svc-accepts) }.
  */
 export default function idPattern(doc, options) {
-  const { pattern, length, idParameters = [], exclude = [] } = options ?? {};
+  const { pattern, length, exclude = [], declaration = 'x-svc-accepts' } = options ?? {};
   const isIdName = (name) => !exclude.includes(name) && (name === 'id' || /_id$/.test(name));
   const results = [];
   const check = (schema, path, what) => {
@@ -36,8 +37,9 @@ export default function idPattern(doc, options) {
   for (const op of operations(doc)) {
     for (const { parameter, at } of effectiveParameters(op)) {
       if (parameter.in !== 'path' && parameter.in !== 'query') continue;
+      if (parameter.in === 'path' && declaration in parameter) continue;
       const name = String(parameter.name);
-      if (!isIdName(name) && !idParameters.includes(name)) continue;
+      if (!isIdName(name)) continue;
       const key = at.join('\u0000');
       if (seen.has(key)) continue;
       seen.add(key);

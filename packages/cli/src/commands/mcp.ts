@@ -1,4 +1,3 @@
-import { runStdio } from '@svc/mcp';
 import type { Command } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 
@@ -20,6 +19,7 @@ export function addMcpCommand(program: Command, context: () => Context): void {
     )
     .action(async () => {
       const ctx = context();
+      const { runStdio } = await import('@svc/mcp'); // the MCP SDK loads only for this command
       const client = await apiClient(ctx);
       await client.accessToken();
       // The process's own stdin/stdout (runStdio's default), whatever `io` says: they carry the protocol.

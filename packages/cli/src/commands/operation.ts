@@ -1,13 +1,14 @@
 import { open } from 'node:fs/promises';
-import { type Operation, unwrap, waitForOperations } from '@svc/client';
+import type { Operation } from '@svc/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
-import { createProgress } from '../output/progress.js';
-import { render } from '../output/render.js';
+import { outputOptions, printResult } from '../output/print.js';
 import type { OperationCommand, OptionSpec } from '../spec/commands.js';
+import { waitForSuccess } from './waiting.js';
 
-const parseNumber = (kind: 'integer' | 'number') => (value: string) => {
+/** A commander parser of integers or numbers, with a usage error otherwise. */
+export const parseNumber = (kind: 'integer' | 'number') => (value: string) => {
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number) || (kind === 'integer' && !Number.isInteger(number)))
     throw new InvalidArgumentError(`not ${kind === 'integer' ? 'an integer' : 'a number'}.`);
@@ -94,10 +95,15 @@ export function buildRequest(
  * @example
  * for (const spec of operationCommands(loadDocument())) addOperationCommand(groups.get(spec.group), spec, context);
  */
-export function addOperationCommand(group: Command, spec: OperationCommand, context: () => Context): Command {
+export function addOperationCommand(
+  group: Command,
+  spec: OperationCommand,
+  context: () => Context,
+  options: { hidden?: boolean } = {},
+): Command {
   const { operation } = spec;
   const command = group
-    .command(spec.name)
+    .command(spec.name, { hidden: options.hidden === true })
     .summary(operation.summary)
     .description(
       `${operation.summary}\n\n${operation.method.toUpperCase()} ${operation.path} (${operation.operationId})`,
@@ -115,8 +121,8 @@ export function addOperationCommand(group: Command, spec: OperationCommand, cont
   }
   if (spec.writesKeyFile)
     command.option(
-      '--output <path>',
-      'where to write the key file (mode 0600; `-` for stdout). Default: svc-key-<id>.json',
+      '--key-file <path>',
+      'where to write the key file (mode 0600; `-` for stdout; `--output <path>` also works). Default: svc-key-<id>.json',
     );
   if (spec.auth === 'credential')
     command.addOption(
@@ -124,21 +130,15 @@ export function addOperationCommand(group: Command, spec: OperationCommand, cont
     );
   command.action(async (...received: unknown[]) => {
     const self = received.at(-1) as Command;
-    const values = self.opts();
-    const json = self.optsWithGlobals().json === true;
-    await runOperation(context(), spec, self.args, values, json);
+    await runOperation(context(), spec, self);
   });
   return command;
 }
 
-async function runOperation(
-  context: Context,
-  spec: OperationCommand,
-  args: string[],
-  values: Record<string, unknown>,
-  json: boolean,
-): Promise<void> {
-  const { io } = context;
+async function runOperation(context: Context, spec: OperationCommand, command: Command): Promise<void> {
+  const values = command.opts();
+  const output = outputOptions(command, spec.writesKeyFile);
+  const { unwrap } = await import('@svc/client');
   const client = await apiClient(
     context,
     spec.auth === 'none'
@@ -147,58 +147,46 @@ async function runOperation(
         ? { credential: String(values.credential) }
         : {},
   );
-  const { path, query, header, body } = buildRequest(spec, args, values);
-  const method = spec.operation.method.toUpperCase() as 'GET';
-  const call = (
-    client as unknown as Record<
-      string,
-      (path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>
-    >
-  )[method];
-  if (!call) throw new CliError('usage', 'unsupported_method', `${method} is not supported by the client`);
-  let data = (await unwrap(
-    call(spec.operation.path, { params: { path, query, header }, ...(body === undefined ? {} : { body }) }),
-  )) as Record<string, unknown> | undefined;
+  const { path, query, header, body } = buildRequest(spec, command.args, values);
+  const call = (method: string, route: string, init: unknown) =>
+    unwrap(
+      (
+        client as unknown as Record<
+          string,
+          (path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>
+        >
+      )[method]?.(route, init) ??
+        Promise.reject(
+          new CliError('usage', 'unsupported_method', `${method} is not supported by the client`),
+        ),
+    ) as Promise<Record<string, unknown> | undefined>;
+  let data = await call(spec.operation.method.toUpperCase(), spec.operation.path, {
+    params: { path, query, header },
+    ...(body === undefined ? {} : { body }),
+  });
   if (spec.writesKeyFile && data)
-    data = await saveKeyFile(context, data, values.output as string | undefined);
+    data = await saveKeyFile(context, data, (values.keyFile as string | undefined) ?? output.keyPath);
   const operations = data?.operations as Operation[] | undefined;
   if (spec.longRunning && values.wait === true && operations && operations.length > 0) {
-    const progress = createProgress(io.stderr, io.isTTY);
-    const final = await waitForOperations(client, operations, {
-      timeoutMs: Number(values.timeout) * 1000,
-      onProgress: progress.update,
-    });
-    progress.done();
+    const final = await waitForSuccess(context, client, operations, Number(values.timeout));
     data = { ...data, operations: final };
-    print(context, data, json);
-    const failed = final.filter((op) => op.state !== 'succeeded');
-    if (failed.length > 0) {
-      const first = failed[0] as Operation;
-      throw new CliError(
-        'error',
-        first.error?.code ?? 'operation_failed',
-        `operation ${first.id} ${first.state}: ${first.error?.message ?? 'no reason given'}`,
-      );
+    // The answer of a 202 is the resource as it was when the work began: show it as it is now.
+    const resource = Object.entries(data).find(
+      ([key, value]) => key !== 'operations' && value !== null && typeof value === 'object',
+    )?.[1] as { id?: string } | undefined;
+    // An action's path names its resource already; a create's needs the new id.
+    if (spec.refetch && (!spec.refetch.param || resource?.id)) {
+      const again = spec.refetch.param ? { ...path, [spec.refetch.param]: resource?.id } : path;
+      const fresh = await call('GET', spec.refetch.path, { params: { path: again } });
+      data = { ...fresh, operations: final };
     }
-    return;
   }
-  print(context, data, json);
-}
-
-function print(context: Context, data: unknown, json: boolean): void {
-  if (data === undefined) return;
-  if (json) {
-    context.io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
-    return;
-  }
-  const { stdout, stderr } = render(data);
-  context.io.stdout.write(stdout);
-  if (stderr) context.io.stderr.write(stderr);
+  await printResult(context, command, data, output);
 }
 
 /**
  * Writes the one-time key file of a create response (mode 0600, never over an existing file) and
- * returns the answer without the private key, so it reaches stdout only with `--output -`.
+ * returns the answer without the private key, so it reaches stdout only with `--key-file -`.
  */
 async function saveKeyFile(
   context: Context,

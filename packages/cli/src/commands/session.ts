@@ -1,13 +1,9 @@
-import { unwrap } from '@svc/client';
-import { readKeyFile } from '@svc/client/node';
 import type { Command } from 'commander';
-import { openBrowser } from '../browser.js';
 import { apiClient, type Context, refreshSession, resolveBaseUrl } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
-import { startLoopback } from '../loopback.js';
+import { outputOptions, printResult } from '../output/print.js';
 import { render } from '../output/render.js';
 import { signinUrl } from '../paths.js';
-import { createPkce, newState } from '../pkce.js';
 import { deleteSession, readSession, sessionPath, writeSession } from '../session.js';
 import { exchangeToken } from '../token-exchange.js';
 
@@ -31,7 +27,13 @@ export function addSessionCommands(program: Command, context: () => Context): vo
     .option('--timeout <seconds>', 'give up waiting for the sign-in after this long', '300')
     .action(async (options: { browser: boolean; quiet?: boolean; timeout: string }) => {
       const ctx = context();
-      const previous = await readSession(ctx.configDir).catch(() => undefined);
+      // Loaded here: importing node:http (the loopback) alone costs start-up tens of milliseconds.
+      const [{ openBrowser }, { startLoopback }, { createPkce, newState }] = await Promise.all([
+        import('../browser.js'),
+        import('../loopback.js'),
+        import('../pkce.js'),
+      ]);
+      const previous = await readSession(ctx.configDir, ctx.profile).catch(() => undefined);
       const baseUrl = resolveBaseUrl(ctx, { session: previous });
       const { verifier, challenge } = createPkce();
       const state = newState();
@@ -68,15 +70,19 @@ export function addSessionCommands(program: Command, context: () => Context): vo
             'no_refresh_token',
             'The server did not return a refresh token.',
           );
-        await writeSession(ctx.configDir, {
-          base_url: baseUrl,
-          refresh_token: token.refresh_token,
-          access_token: token.access_token,
-          expires_at: token.expires_at,
-          updated_at: new Date(ctx.now()).toISOString(),
-        });
+        await writeSession(
+          ctx.configDir,
+          {
+            base_url: baseUrl,
+            refresh_token: token.refresh_token,
+            access_token: token.access_token,
+            expires_at: token.expires_at,
+            updated_at: new Date(ctx.now()).toISOString(),
+          },
+          ctx.profile,
+        );
         if (!options.quiet) {
-          ctx.io.stderr.write(`Signed in. Session stored in ${sessionPath(ctx.configDir)}.\n`);
+          ctx.io.stderr.write(`Signed in. Session stored in ${sessionPath(ctx.configDir, ctx.profile)}.\n`);
           ctx.io.stdout.write(`${token.access_token}\n`);
         }
       } finally {
@@ -87,12 +93,13 @@ export function addSessionCommands(program: Command, context: () => Context): vo
   program
     .command('token')
     .description(
-      'print a valid access token: from SVC_KEY_FILE when set, else by refreshing the stored session',
+      "print a valid access token: from SVC_KEY_FILE (or the profile's key file), else by refreshing the stored session",
     )
     .action(async () => {
       const ctx = context();
-      if (ctx.io.env.SVC_KEY_FILE) {
-        const keyFile = await readKeyFile(ctx.io.env.SVC_KEY_FILE);
+      if (ctx.keyFilePath) {
+        const { readKeyFile } = await import('@svc/client/node');
+        const keyFile = await readKeyFile(ctx.keyFilePath);
         const client = await apiClient(ctx);
         const token = await client.accessToken();
         if (!token) throw new CliError('authentication', 'no_token', `No token for key ${keyFile.key_id}.`);
@@ -105,12 +112,8 @@ export function addSessionCommands(program: Command, context: () => Context): vo
 
   program
     .command('logout')
-    .description('forget the stored session')
-    .action(async () => {
-      const ctx = context();
-      const removed = await deleteSession(ctx.configDir);
-      ctx.io.stderr.write(removed ? 'Signed out: the session was removed.\n' : 'Not signed in.\n');
-    });
+    .description('forget the stored session (also `svc auth logout`)')
+    .action(logout(context));
 
   program
     .command('whoami')
@@ -118,9 +121,11 @@ export function addSessionCommands(program: Command, context: () => Context): vo
     .action(async (_options: unknown, self: Command) => {
       const ctx = context();
       const client = await apiClient(ctx);
+      const { unwrap } = await import('@svc/client');
       const data = await unwrap(client.GET('/me'));
-      if (self.optsWithGlobals().json === true) {
-        ctx.io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      const output = outputOptions(self);
+      if (output.format !== 'table' || output.query !== undefined || output.columns) {
+        await printResult(ctx, self, data, output);
         return;
       }
       const { principal, workspaces } = data.identity;
@@ -130,7 +135,23 @@ export function addSessionCommands(program: Command, context: () => Context): vo
       ctx.io.stdout.write(
         workspaces.length === 0
           ? 'no workspaces\n'
-          : `\n${render({ workspaces, next_cursor: null, has_more: false }).stdout}`,
+          : `\n${render({ workspaces, next_cursor: null, has_more: false }, { width: ctx.io.columns ?? 80 }).stdout}`,
       );
     });
+}
+
+/**
+ * The action of `svc logout` and `svc auth logout`: forgets the profile's stored session.
+ *
+ * @example
+ * program.command('logout').action(logout(() => context));
+ */
+export function logout(context: () => Context): () => Promise<void> {
+  return async () => {
+    const ctx = context();
+    const removed = await deleteSession(ctx.configDir, ctx.profile);
+    ctx.io.stderr.write(
+      removed ? `Signed out: the session of profile ${ctx.profile} was removed.\n` : 'Not signed in.\n',
+    );
+  };
 }

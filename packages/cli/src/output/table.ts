@@ -23,27 +23,82 @@ export function cell(value: unknown): string {
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 
+/** How a table is laid out: `--columns`, else chosen to fit `width` (80 unless the terminal says). */
+export interface TableOptions {
+  /** Fields to show, in order; dotted paths reach into objects (`target.id`). */
+  columns?: readonly string[] | undefined;
+  width?: number | undefined;
+}
+
+const GAP = 2;
+
+/** A field of a row by dotted path (`target.id`); a field literally named with a dot wins. */
+export function pick(row: Record<string, unknown>, path: string): unknown {
+  if (path in row) return row[path];
+  let value: unknown = row;
+  for (const part of path.split('.')) value = (value as Record<string, unknown> | undefined)?.[part];
+  return value;
+}
+
 /**
- * Aligned columns with an upper-case header row; columns are the union of the rows' keys in first-seen
- * order, `id` and `name` first.
+ * The default columns of rows, by the shape of the schema's field names: the identity (`name`, else
+ * `id`) first, then descriptive fields in schema order, then references (`…_id`), then timestamps
+ * (`…_at`); each kept only if the table still fits `width`, so a wide field is skipped and a narrower
+ * one after it can still show. Nested objects and arrays are left to `-o json|yaml`.
+ *
+ * @example
+ * defaultColumns([{ id: '01…', name: 'box', state: 'running', workspace_id: '01…', created_at: '…' }], 80);
+ * // ['name', 'state', 'id', 'created_at']
+ */
+export function defaultColumns(rows: readonly Record<string, unknown>[], width = 80): string[] {
+  const keys: string[] = [];
+  for (const row of rows) for (const key of Object.keys(row)) if (!keys.includes(key)) keys.push(key);
+  const flat = (key: string) =>
+    rows.every((row) => {
+      const v = row[key];
+      return (
+        v === null ||
+        typeof v !== 'object' ||
+        (!Array.isArray(v) && Object.values(v).every((x) => typeof x !== 'object'))
+      );
+    });
+  const identity = keys.includes('name') ? 'name' : keys.includes('id') ? 'id' : undefined;
+  const rank = (key: string) => (key.endsWith('_at') ? 3 : key === 'id' || key.endsWith('_id') ? 2 : 1);
+  const rest = keys
+    .filter((key) => key !== identity && key !== 'workspace_id' && flat(key))
+    .sort((a, b) => rank(a) - rank(b));
+  const widthOf = (key: string) => Math.max(key.length, ...rows.map((row) => cell(row[key]).length));
+  const chosen = identity ? [identity] : [];
+  let used = identity ? widthOf(identity) : -GAP;
+  for (const key of rest) {
+    const w = widthOf(key);
+    if (used + GAP + w <= width) {
+      chosen.push(key);
+      used += GAP + w;
+    }
+  }
+  return chosen;
+}
+
+/**
+ * Aligned columns with an upper-case header row: `--columns` when given, else
+ * {@link defaultColumns} fitted to the width (80 by default).
  *
  * @example
  * table([{ id: 'a', state: 'running' }]); // 'ID  STATE\na   running\n'
  */
-export function table(rows: readonly Record<string, unknown>[]): string {
-  const keys: string[] = [];
-  for (const row of rows) for (const key of Object.keys(row)) if (!keys.includes(key)) keys.push(key);
-  const columns = [
-    ...keys.filter((k) => k === 'id' || k === 'name'),
-    ...keys.filter((k) => k !== 'id' && k !== 'name'),
+export function table(rows: readonly Record<string, unknown>[], options: TableOptions = {}): string {
+  const columns = options.columns?.length ? [...options.columns] : defaultColumns(rows, options.width ?? 80);
+  const lines = [
+    columns.map((c) => c.toUpperCase()),
+    ...rows.map((row) => columns.map((c) => cell(pick(row, c)))),
   ];
-  const lines = [columns.map((c) => c.toUpperCase()), ...rows.map((row) => columns.map((c) => cell(row[c])))];
   const widths = columns.map((_, i) => Math.max(...lines.map((line) => (line[i] as string).length)));
   return `${lines
     .map((line) =>
       line
         .map((text, i) => (i === line.length - 1 ? text : text.padEnd(widths[i] as number)))
-        .join('  ')
+        .join(' '.repeat(GAP))
         .trimEnd(),
     )
     .join('\n')}\n`;

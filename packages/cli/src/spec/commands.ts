@@ -14,10 +14,18 @@ export interface OptionSpec {
   description: string;
 }
 
+/** Where a command sits: `svc <group> <name>`. */
+export interface CommandPlace {
+  group: string;
+  name: string;
+}
+
 /** The command of one operation: `svc <group> <name> <positionals…> [options]`. */
 export interface OperationCommand {
   group: string;
   name: string;
+  /** The name it had before commands were named by noun (`catalog list-sizes`), kept as a hidden alias; absent when the same. */
+  legacy?: CommandPlace;
   operation: OperationInfo;
   /** Path parameters in path order. */
   positionals: { name: string; description: string }[];
@@ -26,8 +34,14 @@ export interface OperationCommand {
   longRunning: boolean;
   /** `bearer` (an access token), `credential` (the Bearer is the thing exchanged: POST /auth/token) or `none`. */
   auth: 'bearer' | 'credential' | 'none';
-  /** A success response carries a key file (a one-time secret): the command takes `--output`. */
+  /** A success response carries a key file (a one-time secret): the command takes `--key-file`. */
   writesKeyFile: boolean;
+  /**
+   * For a long-running operation that leaves its resource in place, the GET that reads it again after
+   * `--wait` (the path without the action, or the collection's item path; `param` is then filled with
+   * the created resource's id). Absent for deletes.
+   */
+  refetch?: { path: string; param?: string };
 }
 
 /** Flags the command line itself uses; a parameter that would collide is prefixed with where it goes (`--query-json`). */
@@ -39,6 +53,10 @@ export const RESERVED_FLAGS: ReadonlySet<string> = new Set([
   'wait',
   'timeout',
   'output',
+  'columns',
+  'query',
+  'profile',
+  'key-file',
   'credential',
 ]);
 
@@ -66,6 +84,32 @@ export function verbOf(operationId: string, group: string): string {
   return words.join('-');
 }
 
+/**
+ * Shorter names a person types for a group, kept as the group's alias. Only spelling: which groups and
+ * commands exist is still derived from the spec.
+ */
+export const GROUP_ALIASES: Readonly<Record<string, string>> = { operations: 'ops' };
+
+/**
+ * Where an operation's command goes, by noun: the operationId is `<verb><Object>`; when the object is
+ * the tag's noun (`startComputer` in `computers`) the command is `svc <tag> <verb>`; when it is another
+ * plural noun (`listSizes` in `catalog`) that noun becomes the group (`svc sizes list`); otherwise the
+ * command keeps its tag and its whole kebab-case id (`getMe` → `svc identity get-me`).
+ *
+ * @example
+ * placeOf('listSizes', 'catalog'); // { group: 'sizes', name: 'list' }
+ * placeOf('restartComputer', 'computers'); // { group: 'computers', name: 'restart' }
+ */
+export function placeOf(operationId: string, tag: string): CommandPlace {
+  const name = verbOf(operationId, tag);
+  if (!name.includes('-')) return { group: tag, name };
+  const [verb, ...object] = kebab(operationId).split('-');
+  const noun = object.join('-');
+  if (verb && object.length > 0 && noun.endsWith('s') && singular(noun) !== noun)
+    return { group: noun, name: verb };
+  return { group: tag, name };
+}
+
 function optionFlag(name: string, where: OptionSpec['in']): string {
   const flag = kebab(name);
   return RESERVED_FLAGS.has(flag) ? `${where}-${flag}` : flag;
@@ -90,16 +134,60 @@ function successResponses(operation: SchemaObject): [string, SchemaObject][] {
  */
 export function operationCommands(document: OpenApiDocument): OperationCommand[] {
   const commands = listOperations(document).map((info) => describeOperation(document, info));
-  // Two operations of one group with the same verb (catalog: listSizes, listImages) keep their full names.
-  const seen = new Map<string, OperationCommand[]>();
-  for (const command of commands)
-    seen.set(`${command.group} ${command.name}`, [
-      ...(seen.get(`${command.group} ${command.name}`) ?? []),
-      command,
-    ]);
-  for (const clash of seen.values())
-    if (clash.length > 1) for (const command of clash) command.name = kebab(command.operation.operationId);
+  // Two operations with the same place keep their full names (the rule before nouns did this for catalog).
+  const clashes = (place: (c: OperationCommand) => CommandPlace, rename: (c: OperationCommand) => void) => {
+    const seen = new Map<string, OperationCommand[]>();
+    for (const command of commands) {
+      const { group, name } = place(command);
+      seen.set(`${group} ${name}`, [...(seen.get(`${group} ${name}`) ?? []), command]);
+    }
+    for (const clash of seen.values()) if (clash.length > 1) for (const command of clash) rename(command);
+  };
+  const legacyOf = new Map<OperationCommand, CommandPlace>(
+    commands.map((c) => [
+      c,
+      {
+        group: c.operation.tag ?? 'other',
+        name: verbOf(c.operation.operationId, c.operation.tag ?? 'other'),
+      },
+    ]),
+  );
+  clashes(
+    (c) => legacyOf.get(c) as CommandPlace,
+    (c) => {
+      (legacyOf.get(c) as CommandPlace).name = kebab(c.operation.operationId);
+    },
+  );
+  clashes(
+    (c) => c,
+    (c) => {
+      c.group = c.operation.tag ?? 'other';
+      c.name = kebab(c.operation.operationId);
+    },
+  );
+  const gets = commands.filter((c) => c.operation.method === 'get').map((c) => c.operation.path);
+  for (const command of commands) {
+    const refetch = refetchOf(command, gets);
+    if (refetch) command.refetch = refetch;
+    const legacy = legacyOf.get(command) as CommandPlace;
+    if (legacy.group !== command.group || legacy.name !== command.name) command.legacy = legacy;
+  }
   return commands;
+}
+
+/** The GET that reads a long-running operation's resource again: see {@link OperationCommand.refetch}. */
+function refetchOf(command: OperationCommand, gets: readonly string[]): OperationCommand['refetch'] {
+  const { method, path } = command.operation;
+  if (!command.longRunning || method === 'delete') return undefined;
+  if (method !== 'post' && gets.includes(path)) return { path }; // an update in place
+  const item = gets.find(
+    (get) => get.startsWith(`${path}/{`) && /^\/\{[^}/]+\}$/.test(get.slice(path.length)),
+  );
+  if (item) return { path: item, param: item.slice(path.length + 2, -1) };
+  // An action on an item (`…/{computer}/start`), not a collection (`/workspaces/{workspace}/computers`).
+  const withoutAction = path.replace(/(?<=\})\/[^/{}]+$/, '');
+  if (withoutAction !== path && gets.includes(withoutAction)) return { path: withoutAction };
+  return undefined;
 }
 
 function describeOperation(document: OpenApiDocument, info: OperationInfo): OperationCommand {
@@ -162,17 +250,14 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
         ? 'bearer'
         : 'credential';
   return {
-    group,
-    name: verbOf(info.operationId, group),
+    ...placeOf(info.operationId, group),
     operation: info,
     positionals,
     options,
     longRunning: successResponses(info.operation).some(([status]) => status === '202'),
     auth,
-    writesKeyFile: successResponses(info.operation).some(
-      ([, response]) =>
-        JSON.stringify(response).includes('#/components/schemas/KeyWithSecret') ||
-        JSON.stringify(response).includes('#/components/schemas/KeyFile'),
+    writesKeyFile: successResponses(info.operation).some(([, response]) =>
+      /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),
     ),
   };
 }

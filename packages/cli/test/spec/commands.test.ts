@@ -38,6 +38,42 @@ describe('a command for every operation of the spec', () => {
     },
   );
 
+  test.each<[string, string]>([
+    ['listComputers', 'computers list'],
+    ['getComputer', 'computers get'],
+    ['createComputer', 'computers create'],
+    ['updateComputer', 'computers update'],
+    ['deleteComputer', 'computers delete'],
+    ['startComputer', 'computers start'],
+    ['stopComputer', 'computers stop'],
+    ['restartComputer', 'computers restart'],
+    ['listSizes', 'sizes list'],
+    ['listImages', 'images list'],
+    ['listWorkspaces', 'workspaces list'],
+    ['createMember', 'members create'],
+    ['deleteKey', 'keys delete'],
+    ['getOperation', 'operations get'],
+  ])('%s is `svc %s`, by the noun rule', (operationId, place) => {
+    const command = commands.find((c) => c.operation.operationId === operationId)!;
+    expect(`${command.group} ${command.name}`).toBe(place);
+  });
+
+  test('every old name (tag + verb) still reaches its operation, hidden from help', () => {
+    const program = buildProgram(io);
+    for (const spec of commands.filter((c) => c.legacy)) {
+      const group = program.commands.find((c) => c.name() === spec.legacy!.group);
+      expect(
+        group?.commands.find((c) => c.name() === spec.legacy!.name),
+        `svc ${spec.legacy!.group} ${spec.legacy!.name}`,
+      ).toBeDefined();
+    }
+  });
+
+  test('`operations` is also `ops`', () => {
+    const program = buildProgram(io);
+    expect(program.commands.find((c) => c.name() === 'operations')?.aliases()).toContain('ops');
+  });
+
   test('command names are unique within each group', () => {
     const names = commands.map((c) => `${c.group} ${c.name}`);
     expect(new Set(names).size).toBe(names.length);
@@ -107,8 +143,25 @@ describe('derivation from the schemas', () => {
     ],
     ['start is long-running', { operationId: 'startComputer', want: { longRunning: true, name: 'start' } }],
     [
-      'two lists in one group keep full names',
-      { operationId: 'listSizes', want: { group: 'catalog', name: 'list-sizes' } },
+      "a list of another noun gets that noun as its group; today's name stays as an alias",
+      {
+        operationId: 'listSizes',
+        want: { group: 'sizes', name: 'list', legacy: { group: 'catalog', name: 'list-sizes' } },
+      },
+    ],
+    [
+      'start reads its computer again after --wait',
+      {
+        operationId: 'startComputer',
+        want: { refetch: { path: '/workspaces/{workspace}/computers/{computer}' } },
+      },
+    ],
+    [
+      'create reads the new computer by id',
+      {
+        operationId: 'createComputer',
+        want: { refetch: { path: '/workspaces/{workspace}/computers/{computer}', param: 'computer' } },
+      },
     ],
   ])('%s', (_name, { operationId, want }) => {
     expect(find(operationId)).toMatchObject(want);

@@ -3,6 +3,7 @@ import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { newId } from '../ids.js';
 import { AuthError } from './errors.js';
 import { CLOCK_SKEW_SECONDS, fromJoseError, MAX_TOKEN_BYTES } from './jose-errors.js';
+import { checkClaimTypes, checkHeaderTypes } from './jwt-shape.js';
 import type { ServerKeys } from './signing-keys.js';
 
 /** The `typ` of our access tokens (RFC 9068); assertions must not carry it. */
@@ -100,6 +101,7 @@ export class AccessTokens {
     } catch (error) {
       throw new AuthError('malformed', 'the access token is not a well-formed JWT', error);
     }
+    checkHeaderTypes(header, 'access token');
     if (header.alg !== 'EdDSA')
       throw new AuthError('algorithm_not_allowed', 'the access token algorithm is not allowed');
     if (header.typ !== ACCESS_TOKEN_TYPE)
@@ -123,6 +125,9 @@ export class AccessTokens {
     } catch (error) {
       throw fromJoseError(error, 'access token');
     }
+    checkClaimTypes(payload, 'access token');
+    if ('key_id' in payload && typeof payload.key_id !== 'string')
+      throw new AuthError('bad_claims', 'the access token claim "key_id" must be a string');
     if ((payload.iat as number) > nowSeconds + CLOCK_SKEW_SECONDS)
       throw new AuthError('not_yet_valid', 'the access token is not valid yet');
     const claims: AccessTokenClaims = {

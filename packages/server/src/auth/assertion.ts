@@ -5,6 +5,7 @@ import { newId } from '../ids.js';
 import { ACCESS_TOKEN_TYPE } from './access-token.js';
 import { AuthError } from './errors.js';
 import { CLOCK_SKEW_SECONDS, fromJoseError, MAX_TOKEN_BYTES } from './jose-errors.js';
+import { checkClaimTypes, checkHeaderTypes } from './jwt-shape.js';
 import type { KeyAlgorithm, KeyFile } from './keypair.js';
 
 /** API.md §7: an assertion lives at most 10 minutes (`exp − iat`). */
@@ -55,6 +56,7 @@ export async function verifyAssertion(
   } catch (error) {
     throw new AuthError('malformed', 'the assertion is not a well-formed JWT', error);
   }
+  checkHeaderTypes(header, 'assertion');
   if (header.typ === ACCESS_TOKEN_TYPE)
     throw new AuthError('wrong_type', 'an access token cannot be exchanged for another; sign an assertion');
   if (header.typ !== undefined && header.typ.toUpperCase() !== 'JWT')
@@ -92,6 +94,7 @@ export async function verifyAssertion(
   } catch (error) {
     throw fromJoseError(error, 'assertion');
   }
+  checkClaimTypes(payload, 'assertion');
   const { iat, exp, jti, aud } = payload as { iat: number; exp: number; jti: unknown; aud: unknown };
   if (Array.isArray(aud) && aud.length !== 1)
     throw new AuthError('bad_claims', 'the assertion aud must be exactly the token URL');

@@ -1,4 +1,4 @@
-import { permissionDenied, workspaceAccess } from '../access.js';
+import { checkReach, workspaceAccess } from '../access.js';
 import type { KeyAlgorithm } from '../auth/keypair.js';
 import { generateServiceAccountKey, keyFile } from '../auth/keypair.js';
 import type { Queryable } from '../db/database.js';
@@ -14,16 +14,17 @@ const COLUMNS =
   'id, principal_id, algorithm, public_jwk, state, expires_at, last_used_at, created_at, updated_at';
 
 /**
- * The workspace and service account of a keys route, checked for `manage`. A key of an `owner`
- * service account acts as an owner, so managing it needs `owner` too.
+ * The workspace and service account of a keys route, checked for `manage`. A key acts with every role
+ * the service account holds, in any workspace, so managing its keys needs at least that role in each
+ * of them (an `owner` service account needs an owner; one that is owner of another workspace needs an
+ * owner there): see {@link checkReach}.
  */
 async function manageable(
   ctx: Ctx<'createKey'> | Ctx<'deleteKey'>,
 ): Promise<{ workspaceId: string; account: ServiceAccountRow }> {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
-  if (account.role === 'owner' && role !== 'owner')
-    throw permissionDenied(role, 'owner to manage the keys of an owner service account');
+  await checkReach(ctx.db, ctx.principal.id, account.id, 'match');
   ctx.countMutation(workspace.id);
   return { workspaceId: workspace.id, account };
 }
@@ -40,6 +41,8 @@ async function keyOf(db: Queryable, accountId: string, keyId: string): Promise<K
 export const listKeys: Handler<'listKeys'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account);
+  // Its keys (and when they were last used) concern every workspace it acts in.
+  await checkReach(ctx.db, ctx.principal.id, account.id, 'read');
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listKeys', service_account: account.id });
   const { rows } = await ctx.db.query<KeyRow>(
     `SELECT ${COLUMNS} FROM keys WHERE principal_id = $1 AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`,

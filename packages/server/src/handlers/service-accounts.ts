@@ -1,4 +1,4 @@
-import { permissionDenied, workspaceAccess } from '../access.js';
+import { checkReach, permissionDenied, workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageRequest, toPage } from '../paging.js';
@@ -131,6 +131,8 @@ export const deleteServiceAccount: Handler<'deleteServiceAccount'> = async (ctx)
   });
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
   if (account.role === 'owner' && role !== 'owner') throw permissionDenied(role, 'owner to delete an owner');
+  // Deleting it revokes its keys and removes it from every workspace it is a member of.
+  await checkReach(ctx.db, ctx.principal.id, account.id, 'match');
   ctx.countMutation(workspace.id);
   const { rows: sole } = await ctx.db.query<{ name: string }>(
     `SELECT w.name FROM members m JOIN workspaces w ON w.id = m.workspace_id

@@ -31,6 +31,11 @@ export interface RequestStart {
   error: HandlerContext['error'];
 }
 
+/** What `authenticate` sees: a routed request whose parameters and body are not read yet. */
+export interface RouteStart extends RequestStart {
+  operationId: OperationId;
+}
+
 /** What a handler gets for one validated request. */
 export interface HandlerContext {
   operationId: OperationId;
@@ -69,6 +74,13 @@ export interface HttpCoreOptions {
    */
   onRequest?(start: RequestStart): Promise<Response | undefined> | Response | undefined;
   /**
+   * Runs once the route is known and BEFORE anything of the request is validated (path, query,
+   * headers, body): a protected route answers an anonymous or badly authenticated caller `401`, never
+   * a validation error that describes the schema. Answers instead of the pipeline when it returns a
+   * response; what it learns goes into `start.state`.
+   */
+  authenticate?(start: RouteStart): Promise<Response | undefined> | Response | undefined;
+  /**
    * Re-labels a validation failure of one operation, where the spec gives it another code than the
    * generic one (POST /auth/token: an unknown `grant_type` is `invalid_request`, not `invalid_argument`).
    */
@@ -97,7 +109,7 @@ const FAILURES: Record<RequestFailureKind, [number, string]> = {
 
 /**
  * Builds the `(Request) => Promise<Response>` core: Request-Id and CORS on every response, OPTIONS
- * preflight, routing (404 `not_found`, 405 `method_not_allowed` with `Allow`), request validation
+ * preflight, routing (404 `not_found`, 405 `method_not_allowed` with `Allow`), `authenticate`, request validation
  * (400/413/415 with the codes of API.md §9), then `handle`. HEAD runs the GET operation and drops the body.
  *
  * @example
@@ -157,6 +169,18 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
         {},
         { allow: found.allow.join(', ') },
       );
+    }
+    if (options.authenticate) {
+      const refused = await options.authenticate({
+        request,
+        requestId,
+        env,
+        headers: extra,
+        state,
+        error,
+        operationId: found.operationId,
+      });
+      if (refused) return refused;
     }
     if (found.kind === 'malformed_path') {
       return error(400, 'invalid_argument', FAILURES.invalid_argument[1], {

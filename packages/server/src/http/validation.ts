@@ -1,6 +1,6 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { listOperations } from '@svc/contract';
-import type { ValidateFunction } from 'ajv';
+import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { MAX_BODY_BYTES, parseJson, readBody } from './body.js';
@@ -104,8 +104,24 @@ interface CompiledOperation {
 const SCHEMAS_ID = 'urn:svc:schemas';
 const NO_QUERY = new URLSearchParams();
 const NO_HEADERS = new Headers();
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+/** ajv-formats' plugin: a function of the Ajv instance, and `get` for one format's definition. */
+type FormatsPlugin = ((ajv: Ajv2020) => void) & { get(name: 'date-time', mode: 'full'): Format };
+const formatsPlugin = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as FormatsPlugin;
+const addFormats = formatsPlugin;
+
+/**
+ * `date-time` as ajv-formats checks it (RFC 3339 grammar, real calendar days), and also a real
+ * instant: RFC 3339 admits a leap second (`23:59:60`), which JavaScript's `Date` (and so every handler
+ * and the database driver) cannot represent. Such a value is a field violation (400), never a 500.
+ */
+function strictDateTime(): Format {
+  const base = formatsPlugin.get('date-time', 'full') as { validate: (value: string) => boolean };
+  return {
+    type: 'string',
+    validate: (value: string) => base.validate(value) && Number.isFinite(Date.parse(value)),
+  };
+}
 
 /**
  * Compiles JSON Schema validators (Ajv, draft 2020-12, strict mode, formats) for the request side of
@@ -130,6 +146,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_BODY_BYTES): Validator {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
+  ajv.addFormat('date-time', strictDateTime());
   // The spec's annotation for enums that may gain values (README, "Open enums"); nothing to validate.
   ajv.addKeyword({ keyword: 'x-extensible-enum', schemaType: 'boolean' });
   const schemas = (document.components.schemas ?? {}) as Json;

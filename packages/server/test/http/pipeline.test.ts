@@ -186,3 +186,43 @@ describe('request ids', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
+
+describe('authenticate hook', () => {
+  const seen: string[] = [];
+  const guarded = createHttpCore({
+    document,
+    router,
+    validator,
+    handle: (ctx) => ctx.json(200, { principal: ctx.state.principal }),
+    authenticate: (start) => {
+      seen.push(start.operationId);
+      if (start.request.headers.get('authorization') !== 'Bearer ok')
+        return start.error(401, 'unauthenticated', 'no credential');
+      start.state.principal = 'p-1';
+      return undefined;
+    },
+  });
+  const send = (path: string, init?: RequestInit) => guarded(new Request(`http://localhost${path}`, init));
+
+  it.each([
+    ['an invalid body', '/v1/workspaces', { method: 'POST', headers: create, body: '{"name":5}' }],
+    ['broken JSON', '/v1/workspaces', { method: 'POST', headers: create, body: '{' }],
+    [
+      'a wrong content type',
+      '/v1/workspaces',
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' },
+    ],
+    ['a malformed path', '/v1/workspaces/%zz', undefined],
+    ['an invalid query', '/v1/workspaces?limit=-1', undefined],
+  ])('answers before validation: %s', async (_name, path, init) => {
+    await expectError(await send(path, init), 401, 'unauthenticated');
+  });
+
+  it('passes what it learned to the handler, and does not run for unknown routes', async () => {
+    seen.length = 0;
+    const ok = await send('/v1/workspaces', { headers: { authorization: 'Bearer ok' } });
+    expect(await ok.json()).toEqual({ principal: 'p-1' });
+    await expectError(await send('/v1/nope'), 404, 'not_found');
+    expect(seen).toEqual(['listWorkspaces']);
+  });
+});

@@ -10,7 +10,7 @@ import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
 import { settle, startHarness } from './support/harness.js';
 import type { PermissionClass, Role } from './support/permissions.js';
-import { NEEDS, PERMISSIONS, RANK } from './support/permissions.js';
+import { NEEDS, PERMISSIONS, RANK, REACH, REACH_EXEMPT } from './support/permissions.js';
 import { resolver } from './support/schema-arbitrary.js';
 
 const document = loadDocument();
@@ -80,6 +80,20 @@ describe('the permission map', () => {
   test('names no operation the spec does not have', () => {
     const known = new Set(operations.map((op) => op.operationId));
     expect(Object.keys(PERMISSIONS).filter((id) => !known.has(id))).toEqual([]);
+    expect(Object.keys({ ...REACH, ...REACH_EXEMPT }).filter((id) => !known.has(id))).toEqual([]);
+  });
+
+  test('decides the cross-workspace reach of every operation that names a principal', () => {
+    const naming = operations
+      .filter(
+        (op) => /\{(service_account|member)\}/.test(op.path) || 'principal_id' in (exampleBody(op) ?? {}),
+      )
+      .map((op) => op.operationId);
+    const undecided = naming.filter((id) => !(id in REACH) && !(id in REACH_EXEMPT));
+    expect(
+      undecided,
+      `add these operations to REACH or REACH_EXEMPT in test/security/support/permissions.ts: ${undecided.join(', ')}`,
+    ).toEqual([]);
   });
 });
 
@@ -332,4 +346,99 @@ describeEngines('authorization matrix (API.md §8)', (engine) => {
       ]);
     }
   });
+  // Escalation across workspaces (SECURITY.md, "principal reach"): a service account of `home` holds
+  // `held` in another workspace; the caller is admin of `home` (and of the workspace a membership
+  // operation runs in) and holds `mine` (or nothing) in that other workspace. Generated from REACH:
+  // every operation that hands out, reads or changes what a principal can do.
+  const OTHER_ROLES = ['none', 'viewer', 'editor', 'admin', 'owner'] as const;
+  const reachCases = operations
+    .filter((op) => op.operationId in REACH)
+    .flatMap((op) =>
+      (['editor', 'owner'] as const).flatMap((held) =>
+        OTHER_ROLES.map((mine) => [op.operationId, held, mine, op] as const),
+      ),
+    );
+
+  const workspaceNames = new Map<string, string>();
+  async function workspaceWith(members: [string, Role][]): Promise<string> {
+    const name = fresh('rw');
+    const created = await h.expectCall(201, 'POST', '/v1/workspaces', { ...owner(), json: { name } });
+    const id = (created.workspace as { id: string }).id;
+    workspaceNames.set(id, name);
+    for (const [principal, role] of members)
+      await h.expectCall(201, 'POST', `/v1/workspaces/${id}/members`, {
+        ...owner(),
+        json: { principal_id: principal, role },
+      });
+    return id;
+  }
+
+  test.each(reachCases)(
+    '%s on a service account that is %s elsewhere, by a home admin who is %s there',
+    async (operationId, held, mine, op) => {
+      const caller = await h.user(fresh('reach'));
+      const home = await workspaceWith([[caller.id, 'admin']]);
+      const account = await h.expectCall(201, 'POST', `/v1/workspaces/${home}/service-accounts`, {
+        ...owner(),
+        json: { name: fresh('sa'), role: 'viewer' },
+      });
+      const sa = (account.service_account as { id: string }).id;
+      const other = await workspaceWith([
+        [sa, held],
+        ...(mine === 'none' ? [] : [[caller.id, mine] as [string, Role]]),
+      ]);
+      const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+      // Membership operations run in a third workspace the caller administers; the rest in `home`.
+      const onServiceAccount = names.includes('service_account');
+      const workspace = onServiceAccount ? home : await workspaceWith([[caller.id, 'admin']]);
+      const params: Record<string, string> = { workspace, service_account: sa };
+      if (names.includes('key')) {
+        const key = await h.expectCall(
+          201,
+          'POST',
+          `/v1/workspaces/${home}/service-accounts/${sa}/keys`,
+          owner(),
+        );
+        params.key = (key.key as { id: string }).id;
+      }
+      if (names.includes('member')) {
+        const member = await h.expectCall(201, 'POST', `/v1/workspaces/${workspace}/members`, {
+          ...owner(),
+          json: { principal_id: sa, role: 'viewer' },
+        });
+        params.member = (member.member as { id: string }).id;
+      }
+      const unknown = names.filter((name) => !(name in params));
+      if (unknown.length > 0)
+        throw new Error(`${operationId}: no reach fixture for {${unknown.join('}, {')}}`);
+      const json = exampleBody(op);
+      if (json) {
+        if (typeof json.name === 'string') json.name = fresh('n');
+        if (typeof json.principal_id === 'string') json.principal_id = sa;
+        if (typeof json.role === 'string')
+          json.role = op.operationId === 'createMember' ? 'viewer' : 'editor';
+        if (typeof json.expires_at === 'string')
+          json.expires_at = new Date(Date.now() + 86_400_000).toISOString();
+      }
+      const path = `/v1${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(params[name] as string))}`;
+      const answer = await h.call(op.method.toUpperCase(), path, {
+        token: caller.token,
+        ...(hasIdempotencyKey(op) ? { idempotencyKey: true as const } : {}),
+        ...(json === undefined ? {} : { json }),
+      });
+      const covers = mine !== 'none' && (REACH[operationId] === 'read' || RANK[mine] >= RANK[held]);
+      const expected: Want = covers
+        ? { status: successStatus(op) }
+        : { status: 403, code: 'permission_denied' };
+      const got: Want = { status: answer.status };
+      const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
+      if (code !== undefined) got.code = code;
+      expect(got, `${op.method.toUpperCase()} ${op.path}: ${answer.text.slice(0, 300)}`).toEqual(expected);
+      // A refusal never names a workspace the caller is not a member of.
+      if (mine === 'none') {
+        expect(answer.text).not.toContain(other);
+        expect(answer.text).not.toContain(workspaceNames.get(other) as string);
+      }
+    },
+  );
 });

@@ -10,7 +10,8 @@ import { signAssertion } from '../../src/auth/assertion.js';
 import { newId } from '../../src/ids.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
-import { startHarness, TOKEN_URL } from './support/harness.js';
+import { BASE_URL, startHarness, TOKEN_URL } from './support/harness.js';
+import { describeMutation, mutatedAccessToken, mutatedAssertion } from './support/jwt-mutations.js';
 import type { FuzzRequest, PoolRef } from './support/requests.js';
 import { requestArbitrary } from './support/requests.js';
 import { specOracle } from './support/spec-oracle.js';
@@ -152,6 +153,7 @@ async function runFuzz(
       example:
         `#${index} ${request.method} ${url.slice(0, 200)} → ${status}: ${why}\n` +
         `   invalid because: ${request.invalid.join('; ') || '(believed valid)'}; tags: ${request.tags.join(',')}\n` +
+        (request.jwt ? `   jwt: ${describeMutation(request.jwt)}\n` : '') +
         `   headers: ${JSON.stringify(request.headers).slice(0, 200)}\n   answer: ${text.slice(0, 300)}`,
     });
   };
@@ -169,6 +171,13 @@ async function runFuzz(
     else if (request.auth === 'garbage') headers.set('authorization', 'Bearer eyJhbGciOi.garbage.x');
     else if (request.auth === 'assertion')
       headers.set('authorization', `Bearer ${await signAssertion(h.ownerKeyFile, { tokenUrl: TOKEN_URL })}`);
+    else if (request.auth === 'mutated-assertion' && request.jwt)
+      headers.set('authorization', `Bearer ${mutatedAssertion(h.ownerKeyFile, TOKEN_URL, request.jwt)}`);
+    else if (request.auth === 'mutated-token' && request.jwt)
+      headers.set(
+        'authorization',
+        `Bearer ${await mutatedAccessToken(await h.app.deps.serverKeys.signingKey(), BASE_URL, h.ownerUserId, request.jwt)}`,
+      );
     let body: BodyInit | undefined;
     const sent = request.body;
     if (sent?.kind === 'json') body = JSON.stringify(sent.value);
@@ -200,6 +209,8 @@ async function runFuzz(
     const requestId = response.headers.get('request-id');
     if (!requestId) fail(index, request, url, status, 'no Request-Id header', text);
     if (status >= 500) fail(index, request, url, status, '5xx', text);
+    if (request.expect401 && status !== 401)
+      fail(index, request, url, status, `credential ${request.auth} answered ${status}, not 401`, text);
     if (status >= 400) {
       const problems = oracle.validateError(parsed);
       if (problems.length > 0)

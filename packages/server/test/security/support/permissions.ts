@@ -67,3 +67,31 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   updateWorkspace: 'owner',
   deleteWorkspace: 'owner',
 };
+
+/**
+ * Operations that hand out, read or change what a principal can do across workspaces (its keys, its
+ * roles): besides their class, the caller must hold the principal's roles in EVERY workspace where it
+ * has one (`match`), or at least be a member of each (`read`), else `403 permission_denied`. A key of
+ * a service account acts with all its roles, so managing it must never give more than the caller has.
+ */
+export const REACH: Readonly<Record<string, 'read' | 'match'>> = {
+  listKeys: 'read',
+  createKey: 'match',
+  deleteKey: 'match',
+  deleteServiceAccount: 'match',
+};
+
+/**
+ * Operations that name a principal but do not reach past the workspace they are called in, with why.
+ * An operation that names a principal (a `{service_account}` or `{member}` path parameter, or a
+ * `principal_id` in its body) and is in neither map fails the matrix, naming itself.
+ */
+export const REACH_EXEMPT: Readonly<Record<string, string>> = {
+  getServiceAccount: 'reads the service account as this workspace sees it: no credential, no other workspace',
+  getMember: 'reads one membership of this workspace',
+  deleteMember: "removes a role in this workspace only (a service account's home membership is refused)",
+  createMember:
+    "gives a role in this workspace only, never above the caller's own there (owner only by an owner); no credential changes hands",
+  updateMember: 'the same, for an existing membership',
+  updateServiceAccount: 'the same, for the role in its own workspace; renaming changes no power',
+};

@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import type { JwtMutation } from './jwt-mutations.js';
+import { jwtMutationArbitrary } from './jwt-mutations.js';
 import type { Resolve } from './schema-arbitrary.js';
 import { invalidValue, validValue } from './schema-arbitrary.js';
 import type { OperationSpec } from './spec-oracle.js';
@@ -17,8 +19,14 @@ export interface FuzzRequest {
   pathParams: Record<string, string | PoolRef>;
   query: [string, string][];
   headers: Record<string, string>;
-  /** The Authorization the request carries: the fuzzing owner, nothing, or garbage. */
-  auth: 'owner' | 'none' | 'garbage' | 'assertion';
+  /**
+   * The Authorization the request carries: the fuzzing owner, nothing, garbage, an assertion, or (with
+   * `jwt`) the owner's assertion or access token with one header parameter or claim of a wrong JSON type.
+   */
+  auth: 'owner' | 'none' | 'garbage' | 'assertion' | 'mutated-assertion' | 'mutated-token';
+  jwt?: JwtMutation;
+  /** A protected route without a usable access token: authentication comes first, so exactly 401. */
+  expect401: boolean;
   body?:
     | { kind: 'json'; value: unknown }
     | { kind: 'text'; text: string }
@@ -172,7 +180,7 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 
-  const authArb = anonymous
+  const authArb: fc.Arbitrary<FuzzRequest['auth']> = anonymous
     ? fc.constant('none' as const)
     : exchange
       ? fc.constantFrom(
@@ -181,11 +189,14 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
           'owner' as const,
           'garbage' as const,
           'none' as const,
+          'mutated-assertion' as const,
         )
       : fc.oneof(
           { weight: 30, arbitrary: fc.constant('owner' as const) },
           { weight: 1, arbitrary: fc.constantFrom('none' as const, 'garbage' as const) },
+          { weight: 1, arbitrary: fc.constant('mutated-token' as const) },
         );
+  const jwtArb = exchange ? jwtMutationArbitrary('assertion') : jwtMutationArbitrary('access_token');
 
   return fc
     .record({
@@ -195,9 +206,10 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
       body: bodyArb,
       contentType: contentTypeArb,
       auth: authArb,
+      jwt: jwtArb,
       hugeBodySometimes: fc.nat(200),
     })
-    .map(({ pathParams: params, query, key, body, contentType, auth, hugeBodySometimes }) => {
+    .map(({ pathParams: params, query, key, body, contentType, auth, jwt, hugeBodySometimes }) => {
       const invalid: string[] = [];
       const tags: string[] = [];
       for (const p of pathParams) {
@@ -243,9 +255,11 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
         headers['content-type'] = contentType;
         invalid.push(`content type ${contentType} without a body`);
       }
-      if (auth === 'none' || auth === 'garbage') {
+      const mutated = auth === 'mutated-assertion' || auth === 'mutated-token';
+      if (auth === 'none' || auth === 'garbage' || mutated) {
         if (!anonymous) invalid.push(`credential: ${auth}`);
       }
+      if (mutated) tags.push(`jwt:${jwt.part}.${jwt.field}`);
       if (exchange) {
         if (auth !== 'assertion') invalid.push('not an assertion');
         const grant =
@@ -260,6 +274,13 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
         query,
         headers,
         auth,
+        ...(mutated ? { jwt } : {}),
+        // An empty path segment is another route (maybe none): 404 comes before any credential check.
+        // POST /auth/token checks only the form of its credential first: nothing, or garbage.
+        expect401:
+          !anonymous &&
+          !tags.includes('empty-segment') &&
+          (exchange ? auth === 'none' || auth === 'garbage' : auth !== 'owner'),
         ...(sent === undefined ? {} : { body: sent }),
         invalid,
         tags,

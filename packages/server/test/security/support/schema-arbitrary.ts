@@ -31,6 +31,45 @@ export function resolver(document: unknown): Resolve {
 }
 
 /** Strings that break most string schemas: huge, unicode, control characters, look-alike ids. */
+/**
+ * Date-times that look right but name no instant, or lie outside RFC 3339 / the spec's `Timestamp`:
+ * leap seconds (RFC 3339 admits `23:59:60`; JavaScript's Date cannot hold it), five-digit years,
+ * month 13 and 00, day 00 and 32, February 30, 29 February of a common year, hour 24, minute 60,
+ * second 61, lower-case or space separators, offsets other than `Z`, expanded years. Each must be
+ * `400 invalid_argument` with a field violation, never a 500 or a success.
+ */
+export const INVALID_DATE_TIMES: readonly string[] = [
+  '2016-12-31T23:59:60Z',
+  '2026-06-30T23:59:60.5Z',
+  '2026-01-01T00:00:60Z',
+  '10000-01-01T00:00:00Z',
+  '99999-12-31T23:59:59Z',
+  '2026-13-01T00:00:00Z',
+  '2026-00-10T00:00:00Z',
+  '2026-01-00T00:00:00Z',
+  '2026-01-32T00:00:00Z',
+  '2026-02-30T00:00:00Z',
+  '2027-02-29T00:00:00Z',
+  '2026-01-01T24:00:00Z',
+  '2026-01-01T23:60:00Z',
+  '2026-01-01T23:59:61Z',
+  '2026-01-01t00:00:00z',
+  '2026-01-01 00:00:00Z',
+  '2026-01-01T00:00:00+01:00',
+  '2026-01-01T00:00:00',
+  '+275760-09-13T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '2026-01-01T00:00:00.1234567890Z',
+];
+
+/** Date-times at the edges that ARE valid (must not be a 500 either): first and last representable years, leap day, nanoseconds. */
+const EDGE_VALID_DATE_TIMES: readonly string[] = [
+  '9999-12-31T23:59:59.999999999Z',
+  '0001-01-01T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '2028-02-29T12:00:00.5Z',
+];
+
 const NASTY_STRINGS: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
     '',
@@ -159,13 +198,19 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   const min = (schema.minLength as number | undefined) ?? 0;
   const max = (schema.maxLength as number | undefined) ?? 64;
   if (schema.format === 'date-time')
-    return fc
-      .date({
-        min: new Date('2000-01-01T00:00:00Z'),
-        max: new Date('2099-12-31T23:59:59Z'),
-        noInvalidDate: true,
-      })
-      .map((d) => d.toISOString());
+    return fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc
+          .date({
+            min: new Date('2000-01-01T00:00:00Z'),
+            max: new Date('2099-12-31T23:59:59Z'),
+            noInvalidDate: true,
+          })
+          .map((d) => d.toISOString()),
+      },
+      { weight: 1, arbitrary: fc.constantFrom(...EDGE_VALID_DATE_TIMES) },
+    );
   if (schema.format === 'uri')
     return fc.constantFrom('http://127.0.0.1:8976/callback', 'http://localhost/cb', 'https://example.com/x');
   if (typeof schema.pattern === 'string')
@@ -219,6 +264,8 @@ export function invalidValue(raw: unknown, resolve: Resolve, depth = 0): fc.Arbi
     const max = schema.maxLength as number | undefined;
     if (max !== undefined) options.push(fc.constant({ kind: 'too-long', value: 'a'.repeat(max + 1) }));
   }
+  if (schema.format === 'date-time')
+    options.push(fc.constantFrom(...INVALID_DATE_TIMES).map((value) => ({ kind: 'edge-date-time', value })));
   if (type === 'integer' || type === 'number') {
     options.push(NASTY_NUMBERS.map((value) => ({ kind: 'bad-number', value })));
     if (schema.maximum !== undefined)

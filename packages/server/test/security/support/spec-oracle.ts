@@ -1,13 +1,25 @@
 import type { OpenApiDocument, OperationInfo } from '@svc/contract';
 import { listOperations } from '@svc/contract';
-import type { ValidateFunction } from 'ajv';
+import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Resolve, Schema } from './schema-arbitrary.js';
 import { resolver } from './schema-arbitrary.js';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+/** ajv-formats' plugin: a function of the Ajv instance, and `get` for one format's definition. */
+type FormatsPlugin = ((ajv: Ajv2020) => void) & { get(name: 'date-time', mode: 'full'): Format };
+const formatsPlugin = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as FormatsPlugin;
+const addFormats = formatsPlugin;
+
+/**
+ * The oracle's `date-time`: RFC 3339 as ajv-formats reads it, and an instant that exists (a leap
+ * second `23:59:60` is RFC 3339 but no instant a service can store), so such input is known invalid.
+ */
+function instantDateTime(): Format {
+  const rfc3339 = formatsPlugin.get('date-time', 'full') as { validate: (value: string) => boolean };
+  return { type: 'string', validate: (v: string) => rfc3339.validate(v) && !Number.isNaN(Date.parse(v)) };
+}
 
 /** A declared parameter of one operation, with its compiled schema. */
 export interface Param {
@@ -45,6 +57,7 @@ export function specOracle(document: OpenApiDocument): {
   const resolve = resolver(document);
   const ajv = new Ajv2020({ strict: false, allErrors: false, allowUnionTypes: true, validateFormats: true });
   addFormats(ajv);
+  ajv.addFormat('date-time', instantDateTime());
   const BUNDLE = 'https://svc.test/openapi.json';
   ajv.addSchema({ $id: BUNDLE, components: document.components } as unknown as Schema);
   const rebase = (schema: unknown): Schema =>

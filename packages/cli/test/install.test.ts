@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
+
+// `pnpm cli:install` = build, then scripts/install-global.mjs; here into a throw-away npm prefix.
+describe('svc installed from the packed package (pnpm cli:install)', () => {
+  let prefix: string;
+  beforeAll(() => {
+    prefix = mkdtempSync(join(tmpdir(), 'svc-global-'));
+    execFileSync(process.execPath, [join(PACKAGE, 'scripts', 'install-global.mjs'), '--prefix', prefix], {
+      stdio: 'pipe',
+    });
+  }, 120_000);
+  afterAll(() => rmSync(prefix, { recursive: true, force: true }));
+
+  test('`svc` is on the prefix’s PATH and answers --version and --help', () => {
+    const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
+    expect(execFileSync('svc', ['--version'], { env, encoding: 'utf8' }).trim()).toBe('0.1.0');
+    expect(execFileSync('svc', ['--help'], { env, encoding: 'utf8' })).toContain('Usage: svc');
+  });
+
+  test('the published manifest has no workspace: or catalog: ranges and no dependencies to fetch', () => {
+    const installed = join(prefix, 'lib', 'node_modules', '@svc', 'cli');
+    const manifest = readFileSync(join(installed, 'package.json'), 'utf8');
+    expect(manifest).not.toMatch(/workspace:|catalog:/);
+    expect(JSON.parse(manifest).dependencies ?? {}).toEqual({});
+    // Everything is bundled: no chunk imports a workspace package at run time.
+    for (const file of readdirSync(join(installed, 'dist')).filter((f) => f.endsWith('.js')))
+      expect(readFileSync(join(installed, 'dist', file), 'utf8'), file).not.toMatch(/from\s*["']@svc\//);
+  });
+});

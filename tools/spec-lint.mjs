@@ -1,0 +1,268 @@
+#!/usr/bin/env node
+// `pnpm spec:lint`: every linter of the contract, each finding at the source line a designer edits.
+//
+//   node tools/spec-lint.mjs [--spec spec] [--bundle dist/openapi.json] [--fail-severity warn]
+//
+// Runs, all of them, even when one fails (concurrently):
+//   - `redocly lint` on the source root (spec/redocly.yaml's rules; findings are already in the sources),
+//   - `redocly lint` on the YAML bundle, and
+//   - `spectral lint` with rules/spectral.yaml (our rules + OWASP) on the JSON bundle,
+// reading each tool's JSON output. Findings on the bundle are mapped back to the sources through
+// tools/spec-source-map.mjs. Each finding prints as one line:
+//
+//   spec/<file>:<line>:<column> <severity> <rule> <message>
+//
+// then one summary line. Exit 1 when any finding is at or above --fail-severity (default `warn`, as
+// the ruleset's `--fail-severity warn` policy: a warning fails like an error), 2 when a linter could
+// not run at all.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { REDOCLY_ENV } from './redocly.mjs';
+import { rootOf } from './spec-bundle.mjs';
+import { SourceMap } from './spec-source-map.mjs';
+
+const require = createRequire(import.meta.url);
+const redoclyCli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
+
+/**
+ * The linters, in the order they are reported: Redocly on the sources, Redocly on the YAML bundle,
+ * Spectral (rules/spectral.yaml: spectral:oas, our svc-* rules, OWASP) on the JSON bundle.
+ * @typedef {'redocly-sources' | 'redocly-bundle' | 'spectral'} Linter
+ */
+export const LINTERS = /** @type {Linter[]} */ (['redocly-sources', 'redocly-bundle', 'spectral']);
+
+/** Severity names in the printed order of gravity. */
+export const SEVERITIES = ['error', 'warning', 'info', 'hint'];
+
+/**
+ * @typedef {object} Finding
+ * @property {string} file absolute path of the source file
+ * @property {number} line
+ * @property {number} column
+ * @property {'error' | 'warning' | 'info' | 'hint'} severity
+ * @property {string} rule rule id (Redocly's ruleId, Spectral's code)
+ * @property {string} message one line
+ * @property {'redocly' | 'spectral'} tool
+ */
+
+/**
+ * Runs every linter over `specDir` and returns the findings, mapped to the sources and de-duplicated.
+ *
+ * @param {{ specDir: string, bundle?: string, bundleYaml?: string, ruleset?: string, only?: Linter[] }} options
+ *   `bundle` (JSON) and `bundleYaml` default to dist/openapi.json and dist/openapi.yaml in specDir;
+ *   `ruleset` to rules/spectral.yaml there; `only` picks some of the linters (default: all).
+ * @returns {Promise<{ findings: Finding[], failures: string[] }>} `failures`: linters that could not run
+ * @example
+ * const { findings } = await lintSpec({ specDir: 'spec' });
+ * for (const f of findings) console.log(formatFinding(f, '.'));
+ */
+export async function lintSpec({ specDir, bundle, bundleYaml, ruleset, only = LINTERS }) {
+  const dir = resolve(specDir);
+  const root = join(dir, rootOf(dir));
+  const json = resolve(dir, bundle ?? 'dist/openapi.json');
+  const yaml = resolve(dir, bundleYaml ?? 'dist/openapi.yaml');
+  const rules = resolve(dir, ruleset ?? 'rules/spectral.yaml');
+  const map = new SourceMap(root);
+  const failures = [];
+  const linters = {
+    'redocly-sources': () => redoclyLint(dir, root, map, failures),
+    'redocly-bundle': () =>
+      existsSync(yaml) ? redoclyLint(dir, yaml, map, failures) : missing(yaml, failures),
+    spectral: () =>
+      existsSync(json) ? spectralLint(dir, json, rules, map, failures) : missing(json, failures),
+  };
+  const runs = only.map((name) => linters[name]());
+  const findings = (await Promise.all(runs)).flat();
+  const seen = new Set();
+  const unique = findings.filter((f) => {
+    const key = `${f.file}:${f.line}:${f.column}:${f.rule}:${f.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  unique.sort(
+    (a, b) =>
+      a.file.localeCompare(b.file) ||
+      a.line - b.line ||
+      a.column - b.column ||
+      a.rule.localeCompare(b.rule) ||
+      a.message.localeCompare(b.message),
+  );
+  return { findings: unique, failures };
+}
+
+/** One finding as `spec/<file>:<line>:<column> <severity> <rule> <message>`, paths relative to `base`. */
+export function formatFinding(finding, base) {
+  const file = relative(base, finding.file) || finding.file;
+  return `${file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`;
+}
+
+/** The summary line, e.g. `spec-lint: 2 errors, 1 warning (redocly 1, spectral 2)`. */
+export function summarize(findings, failures) {
+  const count = (severity) => findings.filter((f) => f.severity === severity).length;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const byTool = ['redocly', 'spectral'].map((t) => `${t} ${findings.filter((f) => f.tool === t).length}`);
+  const broken = failures.length ? `; could not run: ${failures.join(', ')}` : '';
+  return `spec-lint: ${plural(count('error'), 'error')}, ${plural(count('warning'), 'warning')}, ${plural(
+    count('info') + count('hint'),
+    'note',
+  )} (${byTool.join(', ')})${broken}`;
+}
+
+function missing(file, failures) {
+  failures.push(`${file} is missing (run the spec build first)`);
+  return [];
+}
+
+/** Runs a node script and resolves with its exit status and output (never rejects). */
+function run(script, args, cwd) {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd,
+      env: { ...process.env, ...REDOCLY_ENV, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    child.on('error', (error) => done({ status: 2, stdout, stderr: `${stderr}${error.message}` }));
+    child.on('close', (status) => done({ status: status ?? 2, stdout, stderr }));
+  });
+}
+
+/** JSON text from a tool's stdout (tools may print a banner around it). */
+function parseJson(text) {
+  const start = text.search(/^[[{]/m);
+  if (start < 0) throw new Error('no JSON output');
+  return JSON.parse(text.slice(start));
+}
+
+async function redoclyLint(dir, file, map, failures) {
+  const { stdout, stderr } = await run(redoclyCli, ['lint', file, '--format', 'json'], dir);
+  const isSource = file === map.rootFile;
+  let report;
+  try {
+    report = parseJson(stdout);
+  } catch {
+    failures.push(`redocly lint ${relative(dir, file)}: ${firstLine(stderr || stdout)}`);
+    return [];
+  }
+  return report.problems.map((problem) => {
+    const at = problem.location?.[0] ?? {};
+    const source = resolve(dir, at.source?.ref ?? file);
+    // On the sources Redocly reports the position itself; on the bundle its pointer is mapped back.
+    const here =
+      isSource || source !== file
+        ? { file: source, line: at.start?.line ?? 1, column: at.start?.col ?? 1 }
+        : map.locate(at.pointer ?? '#/', { onKey: at.reportOnKey !== false });
+    return {
+      file: here.file,
+      line: here.line,
+      column: here.column,
+      severity: problem.severity === 'warn' ? 'warning' : problem.severity,
+      rule: problem.ruleId,
+      message: oneLine(problem.message),
+      tool: 'redocly',
+    };
+  });
+}
+
+async function spectralLint(dir, file, ruleset, map, failures) {
+  // The CLI installed next to the ruleset, which resolves the ruleset's `extends` from there too.
+  const specRequire = createRequire(ruleset);
+  let cli;
+  try {
+    const pkg = specRequire.resolve('@stoplight/spectral-cli/package.json');
+    cli = join(dirname(pkg), JSON.parse(readFileSync(pkg, 'utf8')).bin.spectral);
+  } catch {
+    failures.push('spectral: @stoplight/spectral-cli is not installed in the spec package');
+    return [];
+  }
+  const args = [
+    'lint',
+    file,
+    '--ruleset',
+    ruleset,
+    '--format',
+    'json',
+    '--quiet',
+    '--fail-severity',
+    'error',
+  ];
+  const { stdout, stderr } = await run(cli, args, dir);
+  let results;
+  try {
+    results = parseJson(stdout);
+  } catch {
+    failures.push(`spectral lint: ${firstLine(stderr || stdout)}`);
+    return [];
+  }
+  return results.map((result) => {
+    const source = isAbsolute(result.source ?? '') ? result.source : resolve(dir, result.source ?? file);
+    const here =
+      source === file
+        ? map.locate(result.path)
+        : { file: source, line: result.range.start.line + 1, column: result.range.start.character + 1 };
+    return {
+      file: here.file,
+      line: here.line,
+      column: here.column,
+      severity: SEVERITIES[result.severity] ?? 'error',
+      rule: result.code,
+      message: oneLine(result.message),
+      tool: 'spectral',
+    };
+  });
+}
+
+const oneLine = (text) => String(text).replace(/\s+/g, ' ').trim();
+const firstLine = (text) => oneLine(text.split('\n').find((l) => l.trim()) ?? 'failed');
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      spec: { type: 'string' },
+      bundle: { type: 'string' },
+      'bundle-yaml': { type: 'string' },
+      ruleset: { type: 'string' },
+      'fail-severity': { type: 'string', default: 'warn' },
+    },
+  });
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const specDir = resolve(values.spec ?? join(here, '..', 'spec'));
+  const failAt = SEVERITIES.indexOf(values['fail-severity'] === 'warn' ? 'warning' : values['fail-severity']);
+  if (failAt < 0) throw new Error(`--fail-severity must be one of error, warn, info, hint`);
+  const { findings, failures } = await lintSpec({
+    specDir,
+    bundle: values.bundle,
+    bundleYaml: values['bundle-yaml'],
+    ruleset: values.ruleset,
+  });
+  // Paths print from the repository root: spec/<file>.
+  const base = dirname(specDir);
+  for (const finding of findings) console.log(formatFinding(finding, base));
+  for (const failure of failures) console.log(`spec-lint: could not run ${failure}`);
+  console.log(summarize(findings, failures));
+  if (failures.length) return 2;
+  return findings.some((f) => SEVERITIES.indexOf(f.severity) <= failAt) ? 1 : 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error) => {
+      console.error(`spec-lint: ${error.message}`);
+      process.exitCode = 2;
+    },
+  );
+}
