@@ -20,6 +20,10 @@ if (unreachable) {
 export default defineConfig({
   test: {
     include: unreachable ? [] : ['test/**/*.test.ts'],
+    // The packages-in-an-app test (slow, npm) runs once, in the default `test` task, not per server target.
+    exclude: process.env.CONTRACT_TARGET
+      ? ['test/installable/**', '**/node_modules/**']
+      : ['**/node_modules/**'],
     passWithNoTests: Boolean(unreachable),
     globalSetup: unreachable ? [] : ['test/global-setup.ts'],
     reporters: ['default', './test/stateful-reporter.ts'],

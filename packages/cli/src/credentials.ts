@@ -150,10 +150,8 @@ export async function apiClient(
   mode: { anonymous?: boolean; credential?: string } = {},
 ): Promise<SvcClient> {
   // Loaded here, not at start-up: `svc --help` never pays for the client.
-  const [{ createClient }, { readKeyFile }] = await Promise.all([
-    import('@svc/client'),
-    import('@svc/client/node'),
-  ]);
+  // The node entry: its createClient takes a key file (jose signs the assertions).
+  const { createClient, readKeyFile } = await import('@svc/client/node');
   const { env } = context.io;
   const fetch = context.io.fetch ? { fetch: context.io.fetch } : {};
   if (mode.anonymous || mode.credential !== undefined) {

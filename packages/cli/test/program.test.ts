@@ -160,6 +160,14 @@ describe('requests built from the command line', () => {
 describe('output', () => {
   const list = { computers: [computer], next_cursor: 'c2', has_more: true };
 
+  test('a state the spec does not list yet (x-extensible-enum) prints as it came, exit 0', async () => {
+    const odd = { ...list, computers: [{ ...list.computers[0], state: 'hibernating' }] };
+    const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: odd }) });
+    const outcome = await svc(['computers', 'list', 'dev'], { env, fetch: api.fetch });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toContain('hibernating');
+  });
+
   test('--json prints the API JSON as is', async () => {
     const api = fakeApi({ 'GET /workspaces/dev/computers': () => ({ status: 200, body: list }) });
     const outcome = await svc(['--json', 'computers', 'list', 'dev'], { env, fetch: api.fetch });

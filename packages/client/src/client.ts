@@ -1,20 +1,12 @@
 import type { Client } from 'openapi-fetch';
 import createFetchClient from 'openapi-fetch';
-import {
-  callbackToken,
-  type GetToken,
-  keyFileToken,
-  noToken,
-  staticToken,
-  type TokenSource,
-} from './auth/tokens.js';
+import { callbackToken, type GetToken, noToken, staticToken, type TokenSource } from './auth/tokens.js';
 import type { ApiPaths, WithOptionalIdempotencyKey } from './contract.js';
-import type { KeyFile } from './key-file.js';
-import { DEFAULT_RETRY, type RetryOptions, realSleep, type Sleep } from './retry.js';
+import { DEFAULT_RETRY, type RetryLoop, type RetryOptions, realSleep, type Sleep } from './retry.js';
 import { createTransport } from './transport.js';
 
 /**
- * The client's version, sent in `User-Agent` (browsers may drop that header; that is fine).
+ * The client's version, sent in `User-Agent` by the Node entry (`@svc/client/node`).
  *
  * @example
  * import { CLIENT_VERSION } from '@svc/client';
@@ -23,22 +15,21 @@ import { createTransport } from './transport.js';
 export const CLIENT_VERSION = '0.1.0';
 
 /**
- * Options of {@link createClient}. Give at most one of `token`, `getToken`, `keyFile`; none makes an
- * anonymous client, enough for `GET /health`.
+ * Options of {@link createClient}. Give at most one of `token`, `getToken`; none makes an anonymous
+ * client, enough for `GET /health`. A service-account key file needs `createClient` from
+ * `@svc/client/node`, which adds a `keyFile` option (and jose) to these.
  *
  * @example
  * import type { ClientOptions } from '@svc/client';
  * const options: ClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...', retry: { maxAttempts: 2 } };
  */
 export interface ClientOptions {
-  /** Base address, ending in `/v1` for the real server (`http://127.0.0.1:4010` for the Prism mock). Default: `keyFile.base_url`. */
+  /** Base address, ending in `/v1` for the real server (`http://127.0.0.1:4010` for the Prism mock). */
   baseUrl?: string;
   /** A bearer access token used as is; it is not renewed. */
   token?: string;
   /** Called before every request (cache inside it); with `forceRefresh: true` once after a 401. */
   getToken?: GetToken;
-  /** A service account key: the client signs assertions, exchanges them at POST /auth/token and renews the token. */
-  keyFile?: KeyFile;
   /** The fetch to send requests with. Default `globalThis.fetch`. Tests pass a handler here. */
   fetch?: (request: Request) => Promise<Response>;
   /** Makes `Idempotency-Key` values for mutating calls that bring none. `false`: send none (such calls are then never retried). Default `crypto.randomUUID`. */
@@ -47,10 +38,8 @@ export interface ClientOptions {
   retry?: RetryOptions | false;
   /** Waits between attempts. Default: a real, abortable timer. */
   sleep?: Sleep;
-  /** Default `svc-client/<version>`. */
+  /** `User-Agent` to send. Default: none from `@svc/client` (a browser sends its own, and a custom one costs a CORS preflight in some browsers); `svc-client/<version>` from `@svc/client/node`. */
   userAgent?: string;
-  /** Renew a key-file token this long before it expires. Default 60 000 ms. */
-  renewBeforeMs?: number;
   /** Clock for token expiry and `Retry-After` dates. Default `Date.now`. */
   now?: () => number;
   /** Jitter source. Default `Math.random`. */
@@ -73,6 +62,23 @@ export interface SvcClient<Paths extends {} = ApiPaths> extends Client<WithOptio
   accessToken(): Promise<string | undefined>;
 }
 
+/** What a token source made by an extension (the key-file auth of `@svc/client/node`) gets from the client. */
+export interface TokenContext {
+  baseUrl: string;
+  fetch: (request: Request) => Promise<Response>;
+  loop: RetryLoop;
+  userAgent: string | undefined;
+}
+
+/** A credential an extension entry adds to {@link createClient}: its default base URL and its token source. */
+export interface ExtraCredential {
+  baseUrl?: string | undefined;
+  tokens(context: TokenContext): TokenSource;
+}
+
+/** Marks a `keyFile` given to the browser entry. */
+const bad: ExtraCredential = { tokens: () => noToken };
+
 /**
  * Creates a client. Raw calls return openapi-fetch's `{data, error, response}` for every HTTP status
  * and reject only for a {@link NetworkError} (after retries), an abort, or a failed token exchange
@@ -84,13 +90,29 @@ export interface SvcClient<Paths extends {} = ApiPaths> extends Client<WithOptio
  * const { workspaces } = await unwrap(client.GET('/workspaces', { params: { query: { limit: 10 } } }));
  */
 export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions = {}): SvcClient<Paths> {
-  const given = [options.token, options.getToken, options.keyFile].filter((x) => x !== undefined);
-  if (given.length > 1) throw new TypeError('createClient: give at most one of token, getToken, keyFile');
-  const baseUrl = (options.baseUrl ?? options.keyFile?.base_url ?? '').replace(/\/+$/, '');
-  if (!baseUrl) throw new TypeError('createClient: baseUrl is required (or a keyFile with base_url)');
+  // A key file given here from plain JS would silently make an anonymous client: refuse it instead.
+  return buildClient<Paths>(options, (options as { keyFile?: ExtraCredential }).keyFile && bad);
+}
 
+/**
+ * The client behind both entries; `extra` is a credential only an extension entry knows how to use.
+ *
+ * @example
+ * import { buildClient } from './client.js';
+ * const client = buildClient({ baseUrl: 'http://127.0.0.1:8080/v1' });
+ */
+export function buildClient<Paths extends {} = ApiPaths>(
+  options: ClientOptions,
+  extra?: ExtraCredential,
+): SvcClient<Paths> {
+  const baseUrl = (options.baseUrl ?? extra?.baseUrl ?? '').replace(/\/+$/, '');
+  if (extra === bad) throw new TypeError('createClient: keyFile needs @svc/client/node');
+  if ([options.token, options.getToken, extra].filter((x) => x !== undefined).length > 1 || !baseUrl) {
+    // Short on purpose: this module is in every browser bundle.
+    throw new TypeError('createClient: give baseUrl and at most one of token, getToken, keyFile');
+  }
   const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const userAgent = options.userAgent ?? `svc-client/${CLIENT_VERSION}`;
+  const { userAgent } = options;
   const loop = {
     policy:
       options.retry === false ? { ...DEFAULT_RETRY, maxAttempts: 1 } : { ...DEFAULT_RETRY, ...options.retry },
@@ -101,16 +123,7 @@ export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions
   let tokens: TokenSource = noToken;
   if (options.token !== undefined) tokens = staticToken(options.token);
   else if (options.getToken) tokens = callbackToken(options.getToken);
-  else if (options.keyFile) {
-    tokens = keyFileToken({
-      keyFile: options.keyFile,
-      tokenUrl: `${baseUrl}/auth/token`,
-      fetch,
-      loop,
-      renewBeforeMs: options.renewBeforeMs ?? 60_000,
-      userAgent,
-    });
-  }
+  else if (extra) tokens = extra.tokens({ baseUrl, fetch, loop, userAgent });
 
   const transport = createTransport({
     fetch,

@@ -22,12 +22,12 @@ interface ErrorFields<Code extends string> {
  */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  readonly status: number;
-  readonly code: ErrorCode;
-  readonly details: unknown;
-  readonly requestId: string | undefined;
+  declare readonly status: number;
+  declare readonly code: ErrorCode;
+  declare readonly details: unknown;
+  declare readonly requestId: string | undefined;
   /** Milliseconds the server asked us to wait (`Retry-After`), when it said so. */
-  readonly retryAfterMs: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
 
   constructor(
     message: string,

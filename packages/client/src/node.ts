@@ -1,8 +1,46 @@
-// Node-only entry (`@svc/client/node`): file system and environment access the browser entry must not import.
+// Node entry (`@svc/client/node`): key-file auth (jose), file system and environment access, which the
+// browser entry must not carry. Everything of the browser entry is re-exported, so one import serves.
 import { readFile, stat } from 'node:fs/promises';
-import { type ClientOptions, createClient, type SvcClient } from './client.js';
+import { keyFileToken } from './auth/key-file-token.js';
+import { buildClient, CLIENT_VERSION, type ClientOptions, type SvcClient } from './client.js';
+import type { ApiPaths } from './contract.js';
 import { KeyFileError } from './errors.js';
 import { type KeyFile, parseKeyFile } from './key-file.js';
+
+export * from './index.js';
+
+/**
+ * Options of this entry's {@link createClient}: the browser entry's, plus a service-account key file.
+ *
+ * @example
+ * import type { NodeClientOptions } from '@svc/client/node';
+ * const options: NodeClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', renewBeforeMs: 30_000 };
+ */
+export interface NodeClientOptions extends ClientOptions {
+  /** A service account key: the client signs assertions, exchanges them at POST /auth/token and renews the token. Default `baseUrl`: its `base_url`. */
+  keyFile?: KeyFile | undefined;
+  /** Renew a key-file token this long before it expires. Default 60 000 ms. */
+  renewBeforeMs?: number;
+}
+
+/**
+ * `createClient` of `@svc/client`, plus the `keyFile` option: the client signs RFC 7523 assertions with
+ * the key (jose), exchanges them at `POST /auth/token`, caches the token and renews it before it expires.
+ *
+ * @example
+ * import { createClient, readKeyFile } from '@svc/client/node';
+ * const client = createClient({ keyFile: await readKeyFile('.svc/bootstrap-key.json') });
+ */
+export function createClient<Paths extends {} = ApiPaths>(options: NodeClientOptions = {}): SvcClient<Paths> {
+  const { keyFile, renewBeforeMs = 60_000, userAgent = `svc-client/${CLIENT_VERSION}`, ...given } = options;
+  const rest = { ...given, userAgent };
+  if (!keyFile) return buildClient<Paths>(rest);
+  return buildClient<Paths>(rest, {
+    baseUrl: keyFile.base_url,
+    tokens: ({ baseUrl, fetch, loop, userAgent }) =>
+      keyFileToken({ keyFile, tokenUrl: `${baseUrl}/auth/token`, fetch, loop, renewBeforeMs, userAgent }),
+  });
+}
 
 /**
  * Reads and checks a key file (API.md §7). Throws {@link KeyFileError}: `key_file_unreadable` when the
@@ -43,7 +81,7 @@ export async function readKeyFile(path: string): Promise<KeyFile> {
  * import type { EnvClientOptions } from '@svc/client/node';
  * const options: EnvClientOptions = { env: { SVC_KEY_FILE: './key.json' } };
  */
-export interface EnvClientOptions extends Omit<ClientOptions, 'token' | 'getToken' | 'keyFile'> {
+export interface EnvClientOptions extends Omit<NodeClientOptions, 'token' | 'getToken' | 'keyFile'> {
   env?: Record<string, string | undefined>;
 }
 

@@ -63,12 +63,6 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** Full-jitter exponential backoff for the attempt that just failed (1-based). */
-export function backoffDelay(attempt: number, policy: Required<RetryOptions>, random: () => number): number {
-  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.floor(random() * cap);
-}
-
 export interface RetryLoop {
   policy: Required<RetryOptions>;
   sleep: Sleep;
@@ -86,33 +80,33 @@ export async function sendWithRetries(
   send: (request: Request) => Promise<Response>,
   { canRetry, loop }: { canRetry: boolean; loop: RetryLoop },
 ): Promise<Response> {
-  const maxAttempts = canRetry ? Math.max(1, loop.policy.maxAttempts) : 1;
+  const { policy } = loop;
+  const maxAttempts = canRetry ? Math.max(1, policy.maxAttempts) : 1;
   for (let attempt = 1; ; attempt++) {
     const request = await prepare(attempt);
-    let response: Response;
+    const last = attempt >= maxAttempts;
+    let delay: number | undefined;
     try {
-      response = await send(request);
+      const response = await send(request);
+      if (last || !(await isRetryableResponse(response, request))) return response;
+      delay = parseRetryAfter(response.headers.get('Retry-After'), loop.now());
+      if (delay !== undefined && delay > policy.maxDelayMs) return response;
+      await response.body?.cancel();
     } catch (cause) {
       // An abort is the caller's decision, not a network failure: pass it through untouched.
       if (request.signal.aborted) throw request.signal.reason ?? cause;
-      if (attempt >= maxAttempts) {
-        const reason = cause instanceof Error ? cause.message : String(cause);
+      if (last) {
         throw new NetworkError(
-          `${request.method} ${request.url} failed after ${attempt} attempt(s): ${reason}`,
-          {
-            cause,
-            attempts: attempt,
-          },
+          `${request.method} ${request.url} failed after ${attempt} attempt(s): ${(cause as Error)?.message ?? cause}`,
+          { cause, attempts: attempt },
         );
       }
-      await loop.sleep(backoffDelay(attempt, loop.policy, loop.random), request.signal);
-      continue;
     }
-    if (attempt >= maxAttempts || !(await isRetryableResponse(response, request))) return response;
-    const retryAfter = parseRetryAfter(response.headers.get('Retry-After'), loop.now());
-    if (retryAfter !== undefined && retryAfter > loop.policy.maxDelayMs) return response;
-    await response.body?.cancel();
-    await loop.sleep(retryAfter ?? backoffDelay(attempt, loop.policy, loop.random), request.signal);
+    // Full-jitter exponential backoff, unless the server said how long to wait.
+    delay ??= Math.floor(
+      loop.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1)),
+    );
+    await loop.sleep(delay, request.signal);
   }
 }
 

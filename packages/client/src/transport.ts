@@ -8,7 +8,7 @@ export interface TransportOptions {
   tokens: TokenSource;
   loop: RetryLoop;
   idempotencyKey: (() => string) | false;
-  userAgent: string;
+  userAgent: string | undefined;
 }
 
 /**
@@ -20,7 +20,8 @@ export function createTransport(options: TransportOptions): (input: Request) => 
   const { tokens, loop } = options;
   return async (input) => {
     const base = input;
-    if (!base.headers.has('User-Agent')) base.headers.set('User-Agent', options.userAgent);
+    if (options.userAgent && !base.headers.has('User-Agent'))
+      base.headers.set('User-Agent', options.userAgent);
     const safe = SAFE_METHODS.has(base.method);
     // Generated once per call, before the first attempt, so every retry carries the same key.
     if (!safe && options.idempotencyKey && !base.headers.has('Idempotency-Key')) {

@@ -11,34 +11,29 @@ import { parseRetryAfter } from './retry.js';
  * console.log(err.code); // "unknown"
  */
 export function errorFromResponse(response: Response, body: unknown, cause?: unknown): ApiError {
-  const headerId = response.headers.get('Request-Id') ?? undefined;
-  const retryAfterMs = parseRetryAfter(response.headers.get('Retry-After'));
-  const envelope = (body as { error?: unknown } | null | undefined)?.error;
-  if (
-    typeof envelope === 'object' &&
-    envelope !== null &&
-    typeof (envelope as { code?: unknown }).code === 'string'
-  ) {
-    const { code, message, details, request_id } = envelope as Record<string, unknown>;
-    return new ApiError(typeof message === 'string' && message ? message : String(code), {
-      status: response.status,
-      code: code as string,
+  const { status, statusText, headers } = response;
+  const common = {
+    status,
+    requestId: headers.get('Request-Id') ?? undefined,
+    retryAfterMs: parseRetryAfter(headers.get('Retry-After')),
+    cause,
+  };
+  const envelope = (body as { error?: Record<string, unknown> } | null | undefined)?.error;
+  if (typeof envelope?.code === 'string') {
+    const { code, message, details, request_id } = envelope;
+    return new ApiError(typeof message === 'string' && message ? message : code, {
+      ...common,
+      code,
       details,
-      requestId: typeof request_id === 'string' ? request_id : headerId,
-      retryAfterMs,
-      cause,
+      requestId: typeof request_id === 'string' ? request_id : common.requestId,
     });
   }
   // Not our envelope: a proxy page, an empty body, a gateway timeout. Keep the text for debugging.
   const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
-  const reason = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-  return new ApiError(`HTTP ${reason}${text ? `: ${text.slice(0, 200)}` : ''}`, {
-    status: response.status,
+  return new ApiError(`HTTP ${`${status} ${statusText}`.trim()}${text ? `: ${text.slice(0, 200)}` : ''}`, {
+    ...common,
     code: 'unknown',
     details: text ? { body: text } : null,
-    requestId: headerId,
-    retryAfterMs,
-    cause,
   });
 }
 

@@ -1,6 +1,7 @@
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { ApiError, createClient, unwrap } from '../src/index.js';
+import { ApiError, unwrap } from '../src/index.js';
+import { createClient } from '../src/node.js';
 import { BASE, errorBody, fakeFetch, json, makeKeyFile, recordingSleep, tokenBody } from './helpers.js';
 
 const me = { identity: { principal: { id: 'p' } } };
@@ -158,5 +159,13 @@ describe('other credentials', () => {
 
   it('refuses two credentials at once', () => {
     expect(() => createClient({ baseUrl: BASE, token: 'a', getToken: async () => 'b' })).toThrow(TypeError);
+  });
+});
+
+describe('the browser entry', () => {
+  it('refuses a keyFile (it lives in @svc/client/node) instead of making an anonymous client', async () => {
+    const { createClient: browserCreateClient } = await import('../src/index.js');
+    const { keyFile } = await makeKeyFile();
+    expect(() => browserCreateClient({ baseUrl: BASE, keyFile } as never)).toThrow(/@svc\/client\/node/);
   });
 });

@@ -132,3 +132,28 @@ describe('waitForOperations', () => {
     });
   });
 });
+
+describe('a value the spec does not list yet (open enums, x-extensible-enum)', () => {
+  it('an unknown operation state is not final: waiting goes on until a known final state', async () => {
+    const server = scripted({
+      a: [op('a', 'paused_for_review', 30), op('a', 'succeeded', 100)],
+    });
+    const client = createClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    const seen: string[] = [];
+    const [done] = await waitForOperations(client, ['a'], { ...fast, onProgress: (o) => seen.push(o.state) });
+    expect(seen).toEqual(['paused_for_review', 'succeeded']);
+    expect(done?.state).toBe('succeeded');
+  });
+
+  it('an unknown computer state or operation type passes through unwrap untouched', async () => {
+    const server = fakeFetch(() =>
+      json(200, {
+        operation: { ...op('a', 'running', 5), type: 'computer.resize', target: { type: 'disk', id: 'd' } },
+      }),
+    );
+    const client = createClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    const { data } = await client.GET('/operations/{operation}', { params: { path: { operation: 'a' } } });
+    expect(data?.operation.type).toBe('computer.resize');
+    expect(data?.operation.target.type).toBe('disk');
+  });
+});

@@ -29,6 +29,8 @@ export interface PrismOptions {
    * (422/401 problem+json) and the server's own 400/401/404/405 would never be seen.
    */
   upstream?: string;
+  /** Mock with generated data (`prism mock -d`, json-schema-faker) instead of the spec's examples. */
+  dynamic?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -65,7 +67,9 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   copyFileSync(source, document);
   const port = options.port ?? (await freePort());
   const cli = join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
-  const mode = options.upstream ? ['proxy', document, options.upstream] : ['mock', document, '--errors'];
+  const mode = options.upstream
+    ? ['proxy', document, options.upstream]
+    : ['mock', document, '--errors', ...(options.dynamic ? ['--dynamic'] : [])];
   const child = spawn(
     process.execPath,
     [cli, ...mode, '--host', '127.0.0.1', '--port', String(port), '--cors', '-v', 'warn'],

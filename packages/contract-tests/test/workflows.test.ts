@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from '@svc/client';
+import { createClient } from '@svc/client/node';
 import { expect, it } from 'vitest';
 import { signAssertion } from './support/assertion.js';
 import { key } from './support/fixtures.js';

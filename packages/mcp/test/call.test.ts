@@ -90,6 +90,19 @@ describe('callTool', () => {
     expect(sent[1]?.[1]).toBe('computer.stop running (30%)');
   });
 
+  it('waits through a state the spec does not list yet (x-extensible-enum) without crashing', async () => {
+    const sent: string[] = [];
+    const polls = [op('paused_for_review', 40, { type: 'computer.snapshot' }), op('succeeded', 100)];
+    const result = await callTool(
+      api(polls),
+      tool('stop_computer'),
+      { workspace: 'w', computer: 'c' },
+      context({ progress: async (_p: number, m: string) => void sent.push(m) }),
+    );
+    expect(result.isError).toBeUndefined();
+    expect(sent).toContain('computer.snapshot paused_for_review (40%)');
+  });
+
   it('answers "still running" as a tool error when the wait times out', async () => {
     const result = await callTool(
       api([]),

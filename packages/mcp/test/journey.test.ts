@@ -6,8 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createClient, parseKeyFile } from '@svc/client';
-import { readKeyFile } from '@svc/client/node';
+import { parseKeyFile } from '@svc/client';
+import { createClient, readKeyFile } from '@svc/client/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realServer } from './support/real-server.js';
 

@@ -42,13 +42,10 @@ export function kindOf(schema: SchemaObject): { kind: ValueKind; choices?: strin
     return { kind: 'string', choices: schema.enum as string[] };
   if (type === 'string' || type === 'integer' || type === 'number' || type === 'boolean')
     return { kind: type };
-  if (
-    type === 'object' &&
-    schema.additionalProperties &&
-    typeof schema.additionalProperties === 'object' &&
-    !schema.properties
-  )
-    return { kind: 'map' };
+  // A map: values under additionalProperties, or under patternProperties (how Labels constrains its keys).
+  const values =
+    typeof schema.additionalProperties === 'object' ? schema.additionalProperties : schema.patternProperties;
+  if (type === 'object' && values && typeof values === 'object' && !schema.properties) return { kind: 'map' };
   return { kind: 'json' };
 }
 

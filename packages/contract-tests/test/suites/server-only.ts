@@ -1,4 +1,5 @@
-import { createClient, unwrap, waitForOperations } from '@svc/client';
+import { unwrap, waitForOperations } from '@svc/client';
+import { createClient } from '@svc/client/node';
 import { expect } from 'vitest';
 import { fx, key } from '../support/fixtures.js';
 import { contractClient, credentials, recordingFetch, statefulIt, uniqueName } from '../support/harness.js';

@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type ClientOptions, createClient, type KeyFile, parseKeyFile, type SvcClient } from '@svc/client';
+import { type KeyFile, parseKeyFile, type SvcClient } from '@svc/client';
+import { type NodeClientOptions as ClientOptions, createClient } from '@svc/client/node';
 import { it } from 'vitest';
 import { parseViolations, unexpectedViolations } from '../../src/server-target.js';
 import { matchOperation } from './spec-index.js';

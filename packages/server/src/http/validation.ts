@@ -147,6 +147,8 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addFormat('date-time', strictDateTime());
+  // The spec's annotation for enums that may gain values (README, "Open enums"); nothing to validate.
+  ajv.addKeyword({ keyword: 'x-extensible-enum', schemaType: 'boolean' });
   const schemas = (document.components.schemas ?? {}) as Json;
   ajv.addSchema({ $id: SCHEMAS_ID, $defs: pointRefs(schemas) });
   const resolve = (value: unknown): Json => resolveRef(document, value);

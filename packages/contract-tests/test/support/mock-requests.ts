@@ -1,0 +1,103 @@
+// A valid request for every operation, built from the spec alone: each parameter's example, each
+// request body's first example. What the mock must then answer with a response that fits the spec.
+import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
+
+type Node = Record<string, unknown>;
+
+function resolve(node: unknown): Node {
+  let value = node as Node;
+  while (value && typeof value.$ref === 'string') {
+    value = value.$ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>(
+        (at, key) => (at as Node)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+        document,
+      ) as Node;
+  }
+  return value;
+}
+
+/** The first example a parameter, schema or media type carries. */
+function exampleOf(node: Node): unknown {
+  if ('example' in node) return node.example;
+  const examples = node.examples;
+  if (Array.isArray(examples)) return examples[0];
+  if (examples && typeof examples === 'object') return resolve(Object.values(examples)[0]).value;
+  const schema = node.schema ? resolve(node.schema) : undefined;
+  return schema ? exampleOf(schema) : undefined;
+}
+
+/** One request of the spec: method, path with its parameters filled in, headers, body. */
+export interface MockRequest {
+  op: IndexedOperation;
+  path: string;
+  init: { method: string; headers: Record<string, string>; body?: string };
+}
+
+/** A request for `op` that the mock's request validation accepts. */
+export function exampleRequest(op: IndexedOperation): MockRequest {
+  const item = document.paths[op.path] as Node;
+  const params = [
+    ...((item.parameters as unknown[]) ?? []),
+    ...((op.operation.parameters as unknown[]) ?? []),
+  ]
+    .map(resolve)
+    .filter((p) => p.required === true || p.in === 'path');
+  let path = op.path;
+  const query = new URLSearchParams();
+  const headers: Record<string, string> = {
+    Authorization: 'Bearer mock-access-token',
+    Accept: 'application/json',
+  };
+  for (const param of params) {
+    const value = exampleOf(param);
+    if (value === undefined)
+      throw new Error(`${op.operationId}: parameter ${String(param.name)} has no example`);
+    if (param.in === 'path')
+      path = path.replace(`{${String(param.name)}}`, encodeURIComponent(String(value)));
+    else if (param.in === 'query') query.set(String(param.name), String(value));
+    else if (param.in === 'header') headers[String(param.name)] = String(value);
+  }
+  const init: MockRequest['init'] = { method: op.method.toUpperCase(), headers };
+  const requestBody = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
+  if (requestBody) {
+    const [mediaType, media] = Object.entries(requestBody.content as Node)[0] as [string, Node];
+    headers['Content-Type'] = mediaType;
+    init.body = JSON.stringify(exampleOf(media) ?? {});
+  }
+  return { op, path: query.size ? `${path}?${query}` : path, init };
+}
+
+/** One valid request per operation of the spec, in spec order. */
+export const EXAMPLE_REQUESTS: readonly MockRequest[] = OPERATIONS.map(exampleRequest);
+
+/**
+ * What breaks the response headers the spec declares for this status: a required header missing, or a
+ * header whose value does not fit its schema (numbers compared as numbers).
+ */
+export function headerViolations(
+  op: IndexedOperation,
+  status: number,
+  headers: Headers,
+  validate: (schema: Node, value: unknown) => string | undefined,
+): string[] {
+  const responses = op.operation.responses as Node;
+  const declared = resolve(responses[String(status)] ?? responses.default);
+  const problems: string[] = [];
+  for (const [name, header] of Object.entries((declared?.headers as Node) ?? {}).map(
+    ([n, h]) => [n, resolve(h)] as const,
+  )) {
+    const raw = headers.get(name);
+    if (raw === null) {
+      if (header.required === true) problems.push(`header ${name} is required but missing`);
+      continue;
+    }
+    const schema = resolve(header.schema);
+    const numeric = schema.type === 'integer' || schema.type === 'number';
+    const value = numeric && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    const problem = validate(schema, value);
+    if (problem) problems.push(`header ${name}: ${JSON.stringify(raw)} ${problem}`);
+  }
+  return problems;
+}
