@@ -89,6 +89,10 @@ export function buildGlossary(tools: readonly ToolDefinition[]): Glossary {
   return { notes, parameters };
 }
 
+/** What the spec's vendor extensions, left out of compact schemas, mean to a caller. */
+export const EXTENSIONS_NOTE =
+  'Enums in results may gain values within v1: treat an unknown value as "other", never as an error.';
+
 /** The glossary as the instructions' sections: notes by id, then parameters by name. */
 export function glossaryText(glossary: Glossary): string {
   const notes = [...glossary.notes].map(([text, id]) => `[${id}] ${text}`);
@@ -96,6 +100,8 @@ export function glossaryText(glossary: Glossary): string {
     ([text, name]) => `- \`${name}\`: ${sentences(text).join(' ')}`,
   );
   return [
+    EXTENSIONS_NOTE,
+    '',
     'Notes cited in tool descriptions as [N#]:',
     ...notes,
     '',
@@ -114,6 +120,9 @@ function compactSchema(schema: unknown, glossary: Glossary): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'examples') continue;
+    // Vendor extensions (`x-svc-accepts`, `x-extensible-enum`) are for the spec's tools; what they mean
+    // to an agent is said once in the instructions (EXTENSIONS_NOTE).
+    if (key.startsWith('x-')) continue;
     // `format` of an integer (int32, int64) only annotates in JSON Schema 2020-12, and the bounds beside it say more.
     if (key === 'format' && (schema as { type?: unknown }).type === 'integer') continue;
     if (key === 'description' && typeof value === 'string' && glossary.parameters.has(value)) {

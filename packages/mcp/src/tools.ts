@@ -119,7 +119,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     if (parameter.in !== 'header') add(parameter.name, schema, target, parameter.required === true);
     // Optional even where the spec requires it: the client supplies a fresh key when none is given.
     else if (parameter.name.toLowerCase() === IDEMPOTENCY_HEADER) {
-      const description = `Optional for this tool: a fresh key is sent when left out. Give one to retry a call safely. ${parameter.description ?? ''}`;
+      const description = `Optional: a fresh key is sent when left out. Give one to retry a call safely. ${parameter.description ?? ''}`;
       add(headerArgument(parameter.name), { ...schema, description: description.trim() }, target, false);
     } else add(headerArgument(parameter.name), schema, target, parameter.required === true);
   }

@@ -24,7 +24,15 @@ function constraints(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   return Object.fromEntries(
     Object.entries(schema)
-      .filter(([key]) => key !== 'description' && key !== 'examples' && key !== 'title' && key !== 'format')
+      // Annotations, and the spec's vendor extensions (said once in the instructions), are not constraints.
+      .filter(
+        ([key]) =>
+          key !== 'description' &&
+          key !== 'examples' &&
+          key !== 'title' &&
+          key !== 'format' &&
+          !key.startsWith('x-'),
+      )
       .map(([key, value]) => [key, constraints(value)]),
   );
 }
@@ -127,6 +135,7 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
   it('states what compact leaves out once: cited notes and cut parameter texts are in the instructions', async () => {
     const { client, tools } = await listed();
     const instructions = client.getInstructions() ?? '';
+    expect(instructions).toContain('Enums in results may gain values');
     const full = new Map((await listed('?mode=full')).tools.map((t) => [t.name, t]));
     const fold = (text: string) => text.replace(/\s+/g, ' ').trim();
     for (const tool of tools) {
