@@ -4,7 +4,7 @@ import type { components } from '@svc/contract';
 type TokenRequest = components['schemas']['TokenRequest'];
 
 /**
- * POST /auth/token with `Authorization: Bearer <credential>` and a `TokenRequest` body (API.md §7):
+ * POST /auth/token with `Authorization: Bearer <credential>` and a `TokenRequest` body (design §7):
  * the authorization code of a browser sign-in, or a refresh token. Through `@svc/client`, so retries
  * reuse one `Idempotency-Key` (a retried exchange replays the first answer instead of spending the
  * code or rotating the refresh token twice).

@@ -13,7 +13,7 @@ import type { Client, MethodResponse } from 'openapi-fetch';
 export type ApiPaths = paths;
 
 /**
- * An error code of the spec's `ErrorCode` schema, widened so that codes added later (API.md §12) still
+ * An error code of the spec's `ErrorCode` schema, widened so that codes added later (design §12) still
  * type-check: compare against the known literals, but expect others.
  *
  * @example
@@ -54,7 +54,7 @@ type RelaxIdempotencyKey<Op> = Op extends {
 
 /**
  * `Paths` with every required `Idempotency-Key` header made optional: the spec requires it on creates
- * (API.md §10), and the client's transport supplies one when the caller does not, so callers need not.
+ * (design §10), and the client's transport supplies one when the caller does not, so callers need not.
  *
  * @example
  * import type { ApiPaths, WithOptionalIdempotencyKey } from '@svc/client';

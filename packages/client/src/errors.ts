@@ -1,6 +1,6 @@
 import type { ErrorCode, Operation } from './contract.js';
 
-/** Fields every error of this package carries (STYLE.md: status, code, requestId, cause). */
+/** Fields every error of this package carries (docs/style.md: status, code, requestId, cause). */
 interface ErrorFields<Code extends string> {
   status: number;
   code: Code;
@@ -87,7 +87,7 @@ export class TimeoutError extends Error {
 }
 
 /**
- * A key file (API.md §7) is missing, unreadable or not of the expected shape. Nothing was sent.
+ * A key file (design §7) is missing, unreadable or not of the expected shape. Nothing was sent.
  *
  * @example
  * import { KeyFileError, parseKeyFile } from '@svc/client';

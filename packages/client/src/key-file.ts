@@ -1,7 +1,7 @@
 import { KeyFileError } from './errors.js';
 
 /**
- * A service account's key file (API.md §7; the file `SVC_KEY_FILE` names). It is a file format, not an
+ * A service account's key file (design §7; the file `SVC_KEY_FILE` names). It is a file format, not an
  * API payload, so the spec does not describe it and this type is its one definition in the client.
  *
  * @example

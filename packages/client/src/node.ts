@@ -43,7 +43,7 @@ export function createClient<Paths extends {} = ApiPaths>(options: NodeClientOpt
 }
 
 /**
- * Reads and checks a key file (API.md §7). Throws {@link KeyFileError}: `key_file_unreadable` when the
+ * Reads and checks a key file (design §7). Throws {@link KeyFileError}: `key_file_unreadable` when the
  * file cannot be read or is not JSON, `invalid_key_file` when a field is wrong. Warns (process warning,
  * not an error) when group or others may read the file, since it holds a private key.
  *

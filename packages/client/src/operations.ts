@@ -4,7 +4,7 @@ import { TimeoutError } from './errors.js';
 import { realSleep, type Sleep } from './retry.js';
 import { unwrap } from './unwrap.js';
 
-/** `canceled` is reserved by the spec; unknown states (API.md §12) are treated as still running. */
+/** `canceled` is reserved by the spec; unknown states (design §12) are treated as still running. */
 const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'canceled']);
 
 /**

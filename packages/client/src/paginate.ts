@@ -58,7 +58,7 @@ type InitArg<Path extends keyof Paths, Paths> =
 
 /**
  * Iterates over every item of a list operation, page by page, following `next_cursor` until `has_more`
- * is false (the only end signal, API.md §6). Pages are fetched lazily: stop iterating and no more
+ * is false (the only end signal, design §6). Pages are fetched lazily: stop iterating and no more
  * requests are made. Errors are thrown as {@link ApiError}; a server that says `has_more` without a new
  * cursor raises `ApiError` with code `invalid_response` instead of looping forever.
  *

@@ -112,7 +112,7 @@ export async function sendWithRetries(
 
 async function isRetryableResponse(response: Response, request: Request): Promise<boolean> {
   if (response.status === 429 || response.status === 503) return true;
-  // The first request with this key is still running (API.md §10): asking again with the same key
+  // The first request with this key is still running (design §10): asking again with the same key
   // returns its stored result once it is done.
   if (response.status === 409 && request.headers.has('Idempotency-Key')) {
     const body: unknown = await response

@@ -17,7 +17,7 @@ function authServer(valid?: (token: string) => boolean) {
 }
 
 describe('key file auth', () => {
-  it('signs an assertion the server can verify, with the claims of API.md §7', async () => {
+  it('signs an assertion the server can verify, with the claims of design §7', async () => {
     const { keyFile, publicKey } = await makeKeyFile('ES256');
     const server = authServer();
     const client = createClient({ keyFile, fetch: server.fetch });

@@ -20,7 +20,7 @@ describe('error responses become ApiError', () => {
       },
     ],
     [
-      'an unknown code (API.md §12: tolerate it)',
+      'an unknown code (design §12: tolerate it)',
       () => json(409, errorBody('brand_new_code', 'later')),
       { status: 409, code: 'brand_new_code', message: 'later' },
     ],

@@ -6,5 +6,5 @@ export type OperationId = keyof operations;
 /** A named schema of the spec, e.g. `Schema<'Computer'>`. */
 export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
 
-/** The error codes the spec lists. Clients must still tolerate codes added later (API.md §12). */
+/** The error codes the spec lists. Clients must still tolerate codes added later (design §12). */
 export type ErrorCode = components['schemas'] extends { ErrorCode: infer Code } ? Code : string;

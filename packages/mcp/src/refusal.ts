@@ -1,7 +1,7 @@
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /**
- * A request id in the service's id format (API.md §1: 10 chars of Unix-ms time + 17 random, lowercase
+ * A request id in the service's id format (design §1: 10 chars of Unix-ms time + 17 random, lowercase
  * Crockford base32), for refusals this package answers itself. The API server should pass its own
  * minter instead (`createMcpHttpHandler({ newRequestId })`) so every id comes from one place.
  *

@@ -20,7 +20,7 @@ function describeOperation(op: Operation): string {
 }
 
 /**
- * One line for people and models, from the envelope conventions (API.md §2): a list key with
+ * One line for people and models, from the envelope conventions (design §2): a list key with
  * `has_more`, a single resource under its noun, `operations[]` of a long-running call.
  *
  * @example

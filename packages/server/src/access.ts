@@ -2,12 +2,12 @@ import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
 
-/** The roles of API.md §8, weakest first. */
+/** The roles of design §8, weakest first. */
 export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
 
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
-/** What a request needs to do in a workspace (API.md §8). */
+/** What a request needs to do in a workspace (design §8). */
 export type Permission = 'read' | 'computers' | 'manage' | 'owner';
 
 const NEEDS: Readonly<Record<Permission, Role>> = {
@@ -51,7 +51,7 @@ export function permissionDenied(role: Role, needed: string): ApiError {
 /**
  * Resolves `{workspace}` (an id, or else a name) and the caller's role there, from CURRENT
  * membership, in one query. Not a member (or no such workspace) → 404 `not_found`, so existence
- * never leaks; a member whose role is too weak → 403 `permission_denied` (API.md §8). `lock` takes a
+ * never leaks; a member whose role is too weak → 403 `permission_denied` (design §8). `lock` takes a
  * row lock on the workspace, serialising changes that check invariants (the last owner, live computers).
  *
  * @example

@@ -280,7 +280,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       key === undefined
         ? undefined
         : {
-            // Keys are per principal (API.md §10); a token exchange has none yet, so its key space is
+            // Keys are per principal (design §10); a token exchange has none yet, so its key space is
             // the credential's: only its holder can replay the answer.
             principalId: credential ?? (principal?.id as string),
             key,

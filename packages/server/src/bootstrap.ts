@@ -35,7 +35,7 @@ export class BootstrapError extends Error {
 }
 
 /**
- * First start on an EMPTY database (API.md §7): creates an owner user account (local sign-in, a
+ * First start on an EMPTY database (design §7): creates an owner user account (local sign-in, a
  * random password), a workspace, an owner service account and its key, and writes the key file
  * (mode 0600, never over an existing file). Under a transaction-scoped advisory lock, so two replicas
  * starting at once on one PostgreSQL bootstrap once: the second finds principals and does nothing.

@@ -4,7 +4,7 @@ import { parseRateLimits } from './ratelimit.js';
 import type { SigninAttemptsOptions } from './signin/attempts.js';
 import { DEFAULT_SIGNIN_LIMITS } from './signin/attempts.js';
 
-/** Resource quotas of API.md §11; each has its own environment variable. */
+/** Resource quotas of design §11; each has its own environment variable. */
 export interface Quotas {
   computersPerWorkspace: number;
   workspacesPerPrincipal: number;
@@ -165,7 +165,7 @@ function parseBaseUrl(value: string): string {
     throw new ConfigError('SVC_BASE_URL must be http or https');
   if (url.search || url.hash) throw new ConfigError('SVC_BASE_URL must not have a query or fragment');
   const text = url.href.replace(/\/+$/, '');
-  // Published (PUBLISHED.md §4): the base address ends in the version prefix.
+  // Published (conventions §4): the base address ends in the version prefix.
   if (!text.endsWith('/v1')) throw new ConfigError(`SVC_BASE_URL must end in /v1: ${value}`);
   return text;
 }

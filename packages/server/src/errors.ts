@@ -1,6 +1,6 @@
 import type { components } from '@svc/contract';
 /**
- * HTTP status per error code (API.md §9). The codes come from the spec's `ErrorCode` enum: a code the
+ * HTTP status per error code (design §9). The codes come from the spec's `ErrorCode` enum: a code the
  * spec adds or drops is a type error here until this table follows, so nothing drifts silently.
  */
 export const ERROR_STATUS = {
@@ -24,16 +24,16 @@ export const ERROR_STATUS = {
   unavailable: 503,
 } as const satisfies Record<components['schemas']['ErrorCode'], number>;
 
-/** An error code this server emits. Clients must tolerate others (API.md §12). */
+/** An error code this server emits. Clients must tolerate others (design §12). */
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/** One entry of `details.field_violations` (API.md §9, AIP-193 style). */
+/** One entry of `details.field_violations` (design §9, AIP-193 style). */
 export interface FieldViolation {
   field: string;
   description: string;
 }
 
-/** The published error envelope (PUBLISHED.md §7). */
+/** The published error envelope (conventions §7). */
 export interface ErrorEnvelope {
   error: { code: string; message: string; details: Record<string, unknown>; request_id: string };
 }

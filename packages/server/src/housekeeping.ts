@@ -2,7 +2,7 @@ import { purgeExpiredJtis } from './auth/assertion.js';
 import type { Database } from './db/database.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency.js';
 
-/** API.md §4: a deleted computer answers GET for 7 days, then is gone. */
+/** design §4: a deleted computer answers GET for 7 days, then is gone. */
 export const DELETED_COMPUTER_RETENTION_DAYS = 7;
 
 /** What one housekeeping pass removed. */

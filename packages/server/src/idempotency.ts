@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './db/database.js';
 import { ApiError, toApiError } from './errors.js';
 
-/** API.md §10: 1–255 printable ASCII characters. */
+/** design §10: 1–255 printable ASCII characters. */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /** How long a record answers replays. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -10,7 +10,7 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 export const IN_FLIGHT_LOCK_SECONDS = 60;
 
 /**
- * The idempotency failures of API.md §9: 400 `idempotency_key_required` / `invalid_argument`,
+ * The idempotency failures of design §9: 400 `idempotency_key_required` / `invalid_argument`,
  * 409 `idempotency_key_in_use` (with `Retry-After`), 422 `idempotency_key_reused`.
  *
  * @example
@@ -63,7 +63,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * SHA-256 (hex) of method, path, query (parameters sorted) and canonical JSON body: what "the same
- * request" means for a key (API.md §10).
+ * request" means for a key (design §10).
  *
  * @example
  * requestFingerprint({ method: 'POST', path: '/v1/workspaces/acme/computers', query: '', body: { name: 'web-1' } });
@@ -108,7 +108,7 @@ export interface IdempotencyScope {
 /**
  * Error statuses that are stored and replayed like successes: the request was understood and
  * answered, and asking again must answer the same (404, and 409 conflicts such as `already_exists`
- * or `invalid_state`). Validation (400/413/415), 401/403, 429 and 5xx are not stored (API.md §10):
+ * or `invalid_state`). Validation (400/413/415), 401/403, 429 and 5xx are not stored (design §10):
  * the client fixes the request, waits, or retries with the same key.
  */
 function stored(status: number): boolean {
@@ -125,7 +125,7 @@ interface Row {
 }
 
 /**
- * Runs a mutation under an Idempotency-Key (API.md §10), or just in a transaction when `scope` is
+ * Runs a mutation under an Idempotency-Key (design §10), or just in a transaction when `scope` is
  * undefined. `effect` gets the transaction: its writes and the record of its response commit
  * together, so a crash can never leave an effect without its record, nor a record without its effect.
  *

@@ -3,10 +3,10 @@ import { randomFillSync } from 'node:crypto';
 /** Lowercase Crockford base32: no i, l, o or u, so an id never reads as a word or a look-alike digit. */
 export const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-/** The id pattern of API.md §1: 27 characters of {@link ID_ALPHABET}. */
+/** The id pattern of design §1: 27 characters of {@link ID_ALPHABET}. */
 export const ID_PATTERN = /^[0-9a-hjkmnp-tv-z]{27}$/;
 
-/** A DNS label (API.md §1): lowercase letters, digits and hyphens, no hyphen first or last, 1–63 long. */
+/** A DNS label (design §1): lowercase letters, digits and hyphens, no hyphen first or last, 1–63 long. */
 export const NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const TIME_CHARS = 10;
@@ -79,7 +79,7 @@ function increment(digits: Uint8Array): void {
 }
 
 /**
- * Mints a new id (API.md §1) from the process-wide factory.
+ * Mints a new id (design §1) from the process-wide factory.
  *
  * @example
  * const id = newId(); // e.g. '01jc4s0m8k3v7w2x9y5z6a1b2c3' — 27 chars, sorts by creation time
@@ -99,7 +99,7 @@ export function isId(value: string): boolean {
 
 /**
  * Whether `value` is an acceptable name: a DNS label that does not have the form of an id, so a path
- * segment that takes "an id or a name" is never ambiguous (API.md §1).
+ * segment that takes "an id or a name" is never ambiguous (design §1).
  *
  * @example
  * isName('web-1'); // true

@@ -5,7 +5,7 @@ import { invalidArgument } from './errors.js';
 import { canonicalJson } from './idempotency.js';
 import { isId } from './ids.js';
 
-/** API.md §6: default page size, and the most one page holds (larger `limit`s are clamped). */
+/** design §6: default page size, and the most one page holds (larger `limit`s are clamped). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
@@ -13,7 +13,7 @@ const SIGNATURE_CHARS = 22; // 16 bytes of HMAC-SHA256, base64url
 const SECRET_NAME = 'cursor_hmac';
 
 /**
- * Signs and checks page cursors (API.md §6). A cursor is `base64url({"k": last id})` followed by a
+ * Signs and checks page cursors (design §6). A cursor is `base64url({"k": last id})` followed by a
  * truncated HMAC-SHA256 over the payload and the request it belongs to: the operation, the caller's
  * scope (e.g. the workspace) and every filter. So a cursor used with other filters, on another list,
  * or tampered with is `400 invalid_argument`. `limit` is not bound: a client may change the page size.

@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 import type { Counter, CounterStore } from './ratelimit-store.js';
 
-/** The two policies of API.md §11. */
+/** The two policies of design §11. */
 export type RateLimitPolicyName = 'principal' | 'workspace_mutations';
 
 /** `quota` requests per `windowSeconds`. */
@@ -12,7 +12,7 @@ export interface RateLimitPolicy {
 
 export type RateLimitPolicies = Partial<Record<RateLimitPolicyName, RateLimitPolicy>>;
 
-/** API.md §11: 600 requests/min per principal, 120 mutations/min per workspace. */
+/** design §11: 600 requests/min per principal, 120 mutations/min per workspace. */
 export const DEFAULT_RATE_LIMITS: Readonly<RateLimitPolicies> = Object.freeze({
   principal: { quota: 600, windowSeconds: 60 },
   workspace_mutations: { quota: 120, windowSeconds: 60 },
@@ -92,7 +92,7 @@ export class RateLimitError extends ApiError {
 }
 
 /**
- * The API's rate limits (API.md §11) over shared counters ({@link counterStore}): on PostgreSQL every
+ * The API's rate limits (design §11) over shared counters ({@link counterStore}): on PostgreSQL every
  * replica counts in one table, so N replicas give a client the budget of one; on PGlite (one
  * process) in memory. Fixed windows that start with a key's first request (rate-limiter-flexible);
  * a refused request counts too but never moves the window's end, so retrying early does not extend

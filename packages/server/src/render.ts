@@ -4,7 +4,7 @@ import type { Role, WorkspaceRow } from './access.js';
 import type { KeyAlgorithm } from './auth/keypair.js';
 import type { ComputerRow, OperationRow } from './operations/records.js';
 
-// Rows → the spec's resource shapes (API.md §3). Optional fields are left out, never null: the spec's
+// Rows → the spec's resource shapes (design §3). Optional fields are left out, never null: the spec's
 // types are not nullable. Timestamps are RFC 3339 in UTC.
 
 const time = (value: Date): string => value.toISOString();

@@ -2,7 +2,7 @@ import { isObject, matchesRoute, operations } from '../lib/openapi.js';
 
 /**
  * svc-bearer-auth: every route except the health route needs `Authorization: Bearer <token>`
- * (PUBLISHED §1 and §4 rule 1). The effective security of each operation (its own `security`, else
+ * (conventions §1 and §4 rule 1). The effective security of each operation (its own `security`, else
  * the document's) must be non-empty, and every alternative in it must name an `http`/`bearer` scheme,
  * so no alternative lets a call through without a Bearer token. The public routes must say so
  * explicitly with `security: []`.

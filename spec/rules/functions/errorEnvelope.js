@@ -4,7 +4,7 @@ const FIELDS = ['code', 'message', 'details', 'request_id'];
 
 /**
  * svc-error-envelope: every error response (4xx, 5xx, 4XX, 5XX, default) has an application/json body
- * `{"error": {"code", "message", "details", "request_id"}}` with all four fields required (PUBLISHED §7).
+ * `{"error": {"code", "message", "details", "request_id"}}` with all four fields required (conventions §7).
  */
 export default function errorEnvelope(doc) {
   const results = [];

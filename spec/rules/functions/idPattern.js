@@ -8,7 +8,7 @@ import {
 } from '../lib/openapi.js';
 
 /**
- * svc-id-pattern: ids are 27-character lowercase Crockford base32 strings (PUBLISHED §2, API.md §1).
+ * svc-id-pattern: ids are 27-character lowercase Crockford base32 strings (conventions §2, design §1).
  * Checks every schema property named `id` or ending in `_id`, and every path/query parameter that is
  * an id by its name (`id`, `*_id`). A path parameter that declares what it takes (`x-svc-accepts`) is
  * left to svc-path-parameter-accepts, so one broken parameter is reported once.

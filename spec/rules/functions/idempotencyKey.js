@@ -4,7 +4,7 @@ const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
  * svc-idempotency-key: mutating requests accept the `Idempotency-Key` header, and create requests
- * require it (PUBLISHED §4 rules 2 and 3, API.md §10). A create is an operation whose operationId
+ * require it (conventions §4 rules 2 and 3, design §10). A create is an operation whose operationId
  * starts with `create`.
  * Options: { header: string, createPrefix: string }.
  */

@@ -11,8 +11,8 @@ import {
 
 /**
  * svc-list-envelope: a list returns `{"<nouns>": [...], "next_cursor": string|null, "has_more": boolean}`,
- * all three required, and takes `limit` and `cursor` query parameters (PUBLISHED §2 and §4 rule 5,
- * API.md §6). A list is an operation whose operationId starts with `list`, or a GET whose 200 body has
+ * all three required, and takes `limit` and `cursor` query parameters (conventions §2 and §4 rule 5,
+ * design §6). A list is an operation whose operationId starts with `list`, or a GET whose 200 body has
  * an array property.
  */
 export default function listEnvelope(doc) {

@@ -2,7 +2,7 @@ import { flatten, jsonMedia, objectShape, responses, typesOf } from '../lib/open
 
 /**
  * svc-long-running-202: a long-running call answers 202 with a required `operations` array of
- * Operation objects (PUBLISHED §2 and §4 rule 4); each item has at least `id`, `type` and `state`.
+ * Operation objects (conventions §2 and §4 rule 4); each item has at least `id`, `type` and `state`.
  */
 export default function longRunning202(doc) {
   const results = [];

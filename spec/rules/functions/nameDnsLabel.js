@@ -1,7 +1,7 @@
 import { flatten, isObject, typesOf, walkAllSchemas } from '../lib/openapi.js';
 
 /**
- * svc-name-dns-label: a `name` is a DNS label (PUBLISHED §2 "Names", API.md §1): lowercase letters,
+ * svc-name-dns-label: a `name` is a DNS label (conventions §2 "Names", design §1): lowercase letters,
  * digits and hyphens, no hyphen first or last, at most 63 characters.
  * Options: { pattern, maxLength }.
  */

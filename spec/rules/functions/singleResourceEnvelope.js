@@ -9,7 +9,7 @@ import {
 
 /**
  * svc-single-resource-envelope: a 200/201 JSON response of an operation that is not a list holds one
- * resource as `{"<noun>": {...}}` (PUBLISHED §2 "Response envelope"): exactly one property, required,
+ * resource as `{"<noun>": {...}}` (conventions §2 "Response envelope"): exactly one property, required,
  * named by a singular noun, holding an object.
  * Options: { statuses: string[], except: string[] ("GET /health": routes that return no resource) }.
  */

@@ -2,7 +2,7 @@ import { isObject, walkAllSchemas } from '../lib/openapi.js';
 
 /**
  * svc-snake-case-properties: JSON field names are snake_case, like the published `next_cursor`,
- * `has_more` and `request_id` (API.md §2). Map keys (`additionalProperties`) are data, not fields.
+ * `has_more` and `request_id` (design §2). Map keys (`additionalProperties`) are data, not fields.
  * Options: { allow: string[] } field names defined by another standard (e.g. JWK members).
  */
 export default function snakeCaseProperties(doc, options) {

@@ -1,7 +1,7 @@
 import { importPKCS8, SignJWT } from 'jose';
 import type { KeyFile } from '../key-file.js';
 
-/** Assertions live 5 minutes; the server accepts at most 10 (API.md §7). */
+/** Assertions live 5 minutes; the server accepts at most 10 (design §7). */
 const LIFETIME_SECONDS = 300;
 
 /**

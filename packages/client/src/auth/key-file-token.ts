@@ -31,7 +31,7 @@ export function keyFileToken(options: KeyFileSourceOptions): TokenSource {
   async function exchange(): Promise<string> {
     key ??= importPKCS8(keyFile.private_key, keyFile.algorithm);
     const signingKey = await key;
-    // Every attempt signs a new assertion: the server rejects a replayed jti (API.md §7).
+    // Every attempt signs a new assertion: the server rejects a replayed jti (design §7).
     const response = await sendWithRetries(
       async () =>
         new Request(tokenUrl, {

@@ -4,7 +4,7 @@ import type { KeyFile } from '@svc/client';
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
- * A signed assertion for POST /auth/token (API.md §7), for callers that cannot sign themselves (an Arazzo
+ * A signed assertion for POST /auth/token (design §7), for callers that cannot sign themselves (an Arazzo
  * workflow takes it as an input). EdDSA keys only; the client signs its own with jose.
  */
 export function signAssertion(keyFile: KeyFile, audience: string, nowMs = Date.now()): string {

@@ -72,7 +72,7 @@ export interface CheckOptions {
 
 /**
  * Every way a response breaks the contract: an undeclared status, a body that fails the spec's schema
- * for that status (Draft 2020-12), and the envelope conventions of PUBLISHED.md and API.md §2.
+ * for that status (Draft 2020-12), and the envelope conventions of docs/conventions.md and design §2.
  */
 export function responseViolations(
   op: IndexedOperation,

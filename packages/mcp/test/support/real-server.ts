@@ -6,7 +6,7 @@ export interface RealServer {
   baseUrl: string;
   /** `<origin>/mcp`. */
   mcpUrl: string;
-  /** A key file (API.md §7) of a principal that may create workspaces: the bootstrap owner's. */
+  /** A key file (design §7) of a principal that may create workspaces: the bootstrap owner's. */
   ownerKeyFile: string;
   close(): Promise<void>;
 }

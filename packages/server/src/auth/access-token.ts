@@ -8,7 +8,7 @@ import type { ServerKeys } from './signing-keys.js';
 
 /** The `typ` of our access tokens (RFC 9068); assertions must not carry it. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
-/** API.md §7: access tokens live 15 minutes. */
+/** design §7: access tokens live 15 minutes. */
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 
 /** What a verified access token says. */
@@ -22,7 +22,7 @@ export interface AccessTokenClaims {
   key_id?: string;
 }
 
-/** The `token` object of the POST /auth/token response (API.md §7), minus `refresh_token`. */
+/** The `token` object of the POST /auth/token response (design §7), minus `refresh_token`. */
 export interface IssuedToken {
   access_token: string;
   token_type: 'Bearer';

@@ -8,7 +8,7 @@ import { CLOCK_SKEW_SECONDS, fromJoseError, MAX_TOKEN_BYTES } from './jose-error
 import { checkClaimTypes, checkHeaderTypes } from './jwt-shape.js';
 import type { KeyAlgorithm, KeyFile } from './keypair.js';
 
-/** API.md §7: an assertion lives at most 10 minutes (`exp − iat`). */
+/** design §7: an assertion lives at most 10 minutes (`exp − iat`). */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 10 * 60;
 
 /** Who a verified assertion speaks for. */
@@ -32,7 +32,7 @@ interface KeyRow {
 }
 
 /**
- * Verifies a signed assertion (RFC 7523) for POST /auth/token, per API.md §7: `kid` names a stored
+ * Verifies a signed assertion (RFC 7523) for POST /auth/token, per design §7: `kid` names a stored
  * key; the algorithm is the STORED key's (`none`, `HS*` and any mismatch refused); `iss` = `sub` =
  * the key's principal; `aud` is exactly the token URL; `exp − iat` ≤ 10 min; 60 s clock skew; the
  * `jti` is recorded with `INSERT … ON CONFLICT DO NOTHING`, so a replay fails even when it races the

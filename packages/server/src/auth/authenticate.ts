@@ -35,7 +35,7 @@ export function bearerToken(header: string | null | undefined): string {
 /**
  * Authenticates a request: verifies the Bearer access token, then loads the principal in one query,
  * refusing a disabled or deleted principal, and a token exchanged from a key that has since been
- * revoked or has expired (API.md §5: revocation takes effect on the next request).
+ * revoked or has expired (design §5: revocation takes effect on the next request).
  *
  * @example
  * const principal = await authenticate(db, accessTokens, request.headers.get('authorization'));

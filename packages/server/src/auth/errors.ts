@@ -19,7 +19,7 @@ export type AuthFailure =
   | 'principal_unknown';
 
 /**
- * 401 `unauthenticated` (API.md §9) with `WWW-Authenticate: Bearer`. `reason` says which check
+ * 401 `unauthenticated` (design §9) with `WWW-Authenticate: Bearer`. `reason` says which check
  * failed; the message is safe to send and never echoes the credential.
  *
  * @example

@@ -84,7 +84,7 @@ const refused = (reason: AuthFailure, message: string, writes?: RefusalWrites): 
 });
 
 /**
- * `grant_type=authorization_code` (API.md §7): the Bearer credential is the code from `/signin`.
+ * `grant_type=authorization_code` (design §7): the Bearer credential is the code from `/signin`.
  * The code is consumed on first presentation whatever happens next, so a wrong verifier cannot be
  * retried; a code presented again revokes the refresh tokens its first use produced. Throws
  * `AuthError` (401) for an unknown, used or expired code, a redirect URI that differs from the one
@@ -159,7 +159,7 @@ export async function exchangeAuthorizationCode(
 }
 
 /**
- * `grant_type=refresh_token` (API.md §7): the Bearer credential is a refresh token. It is rotated:
+ * `grant_type=refresh_token` (design §7): the Bearer credential is a refresh token. It is rotated:
  * the answer carries a new one and the presented one stops working. Presenting a rotated token
  * again (reuse: a copy was stolen, or two clients raced) revokes its whole family, so both holders
  * must sign in again (RFC 9700 §4.14.2). Throws `AuthError` (401) for unknown, rotated, revoked or

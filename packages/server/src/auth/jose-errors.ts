@@ -28,5 +28,5 @@ export function fromJoseError(error: unknown, what: string): AuthError {
 /** Tokens above this size are refused before any parsing (a JWT of ours is well under 1 KiB). */
 export const MAX_TOKEN_BYTES = 8 * 1024;
 
-/** Allowed clock skew between the server and token issuers (API.md §7). */
+/** Allowed clock skew between the server and token issuers (design §7). */
 export const CLOCK_SKEW_SECONDS = 60;

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { JWK } from 'jose';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 
-/** The algorithms a service-account key may use (API.md §3). */
+/** The algorithms a service-account key may use (design §3). */
 export const KEY_ALGORITHMS = ['EdDSA', 'ES256'] as const;
 export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
 
@@ -30,7 +30,7 @@ export async function generateServiceAccountKey(algorithm: KeyAlgorithm): Promis
   return { algorithm, publicJwk, privateKeyPem: await exportPKCS8(privateKey) };
 }
 
-/** The key file (`SVC_KEY_FILE`) of API.md §7. */
+/** The key file (`SVC_KEY_FILE`) of design §7. */
 export interface KeyFile {
   type: 'service_account_key';
   key_id: string;

@@ -8,7 +8,7 @@ import type { Handler } from './types.js';
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
- * `POST /auth/token` (API.md §7): dispatches on the body's `grant_type`. Runs in the request's
+ * `POST /auth/token` (design §7): dispatches on the body's `grant_type`. Runs in the request's
  * transaction (`ctx.db`); the grants, which open transactions of their own, get a view of it.
  */
 export const exchangeToken: Handler<'exchangeToken'> = async (ctx) => {

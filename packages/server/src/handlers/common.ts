@@ -3,10 +3,10 @@ import { ApiError, invalidArgument } from '../errors.js';
 import { isId, isName } from '../ids.js';
 import type { ServiceAccountRow } from '../render.js';
 
-/** The path prefix of `Location` headers (API.md §2: `/v1/…`). */
+/** The path prefix of `Location` headers (design §2: `/v1/…`). */
 export const API_PREFIX = '/v1';
 
-/** Refuses a client-chosen name that has the form of an id (API.md §1); the pattern was validated. */
+/** Refuses a client-chosen name that has the form of an id (design §1); the pattern was validated. */
 export function checkName(value: string | undefined, field = 'name'): void {
   if (value !== undefined && !isName(value))
     throw invalidArgument([
@@ -19,7 +19,7 @@ export function quotaExceeded(quota: string | undefined, limit: number, message:
   return new ApiError('quota_exceeded', message, { details: { ...(quota ? { quota } : {}), limit } });
 }
 
-/** The `WHERE` column for an id-or-name path parameter (API.md §1: an id-shaped value is an id). */
+/** The `WHERE` column for an id-or-name path parameter (design §1: an id-shaped value is an id). */
 export function byIdOrName(ref: string, idColumn: string, nameColumn: string): string {
   return isId(ref) ? idColumn : nameColumn;
 }
@@ -62,7 +62,7 @@ export async function ownerCount(db: Queryable, workspaceId: string): Promise<nu
   return rows[0]?.n ?? 0;
 }
 
-/** 409 `invalid_state`: the change would leave the workspace without an owner (API.md §8). */
+/** 409 `invalid_state`: the change would leave the workspace without an owner (design §8). */
 export function lastOwner(workspaceName: string): ApiError {
   return new ApiError(
     'invalid_state',
@@ -71,7 +71,7 @@ export function lastOwner(workspaceName: string): ApiError {
 }
 
 /**
- * The members quota (API.md §11): every membership counts, a service account's own included, since a
+ * The members quota (design §11): every membership counts, a service account's own included, since a
  * new service account is made a member of its workspace.
  *
  * @example

@@ -10,7 +10,7 @@ import { renderComputer, renderOperation } from '../render.js';
 import { API_PREFIX, checkName, quotaExceeded } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 
-/** Deleted computers answer by id for 7 days (API.md §4); by name only live ones (the name is freed). */
+/** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
 
 async function computerIn(

@@ -23,7 +23,7 @@ async function memberIn(db: Queryable, workspaceId: string, memberId: string): P
   return row;
 }
 
-/** Granting or revoking `owner` needs `owner` (API.md §8). */
+/** Granting or revoking `owner` needs `owner` (design §8). */
 function checkOwnerChange(callerRole: Role, from: Role | undefined, to: Role | undefined): void {
   if ((from === 'owner' || to === 'owner') && callerRole !== 'owner')
     throw permissionDenied(callerRole, 'owner to grant or revoke owner');

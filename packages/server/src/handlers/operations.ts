@@ -6,7 +6,7 @@ import { pageRequest, toPage } from '../paging.js';
 import { renderOperation } from '../render.js';
 import type { Handler } from './types.js';
 
-/** The most `?wait=` may hold a request (API.md §5; the spec caps the parameter at 60). */
+/** The most `?wait=` may hold a request (design §5; the spec caps the parameter at 60). */
 export const MAX_WAIT_SECONDS = 60;
 
 export const listOperations: Handler<'listOperations'> = async (ctx) => {

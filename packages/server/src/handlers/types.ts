@@ -71,11 +71,11 @@ export interface Ctx<K extends OperationId> {
   principal: K extends Anonymous ? undefined : Principal;
   /**
    * Where to read and write: for a mutating operation, the transaction that also records the
-   * Idempotency-Key (API.md §10); otherwise the database. Never use `deps.db` inside a mutation.
+   * Idempotency-Key (design §10); otherwise the database. Never use `deps.db` inside a mutation.
    */
   db: Queryable;
   deps: AppDeps;
-  /** Counts a mutation against its workspace's rate limit (API.md §11); throws `RateLimitError`. */
+  /** Counts a mutation against its workspace's rate limit (design §11); throws `RateLimitError`. */
   countMutation(workspaceId: string): Promise<RateLimitState | undefined>;
   /** The client's address when the adapter knows it (rate limits of anonymous calls). */
   clientAddress: string | undefined;

@@ -1,4 +1,4 @@
-/** The largest request body the API accepts (API.md §11): 1 MiB. */
+/** The largest request body the API accepts (design §11): 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The outcome of reading a body: its bytes, or the fact that it went over the cap. */
@@ -52,7 +52,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Decodes UTF-8 (strictly: invalid bytes are an error, not U+FFFD) and parses JSON. Any failure is
- * `invalid_request` (API.md §9: malformed JSON), with a short description that never echoes the body.
+ * `invalid_request` (design §9: malformed JSON), with a short description that never echoes the body.
  *
  * @example
  * parseJson(new TextEncoder().encode('{"a":1}')); // { ok: true, value: { a: 1 } }

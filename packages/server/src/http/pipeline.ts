@@ -13,7 +13,7 @@ import type {
 import { compileValidator } from './validation.js';
 
 /**
- * The server core: web-standard, so tests call it without a socket (STYLE.md). `env` is what the
+ * The server core: web-standard, so tests call it without a socket (docs/style.md). `env` is what the
  * Node adapter passes along (`{ incoming, outgoing }` of node:http), e.g. for the client address.
  */
 export type FetchHandler = (request: Request, env?: unknown) => Promise<Response>;
@@ -55,7 +55,7 @@ export interface HandlerContext {
   state: Record<string, unknown>;
   /** A JSON response carrying `headers`, `Request-Id` and CORS. `body` undefined sends no body (204). */
   json(status: number, body?: unknown, headers?: Record<string, string>): Response;
-  /** The error envelope of API.md §2, same headers. */
+  /** The error envelope of design §2, same headers. */
   error(
     status: number,
     code: string,
@@ -110,7 +110,7 @@ const FAILURES: Record<RequestFailureKind, [number, string]> = {
 /**
  * Builds the `(Request) => Promise<Response>` core: Request-Id and CORS on every response, OPTIONS
  * preflight, routing (404 `not_found`, 405 `method_not_allowed` with `Allow`), `authenticate`, request validation
- * (400/413/415 with the codes of API.md §9), then `handle`. HEAD runs the GET operation and drops the body.
+ * (400/413/415 with the codes of design §9), then `handle`. HEAD runs the GET operation and drops the body.
  *
  * @example
  * import { loadDocument } from '@svc/contract';

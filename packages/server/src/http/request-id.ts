@@ -1,7 +1,7 @@
 import { newId } from '../ids.js';
 
 /**
- * A new request id: the service's own id format (API.md §1: 27 characters of lowercase Crockford
+ * A new request id: the service's own id format (design §1: 27 characters of lowercase Crockford
  * base32, time-sortable), minted by `../ids.ts` so request ids and resource ids never diverge.
  * Never taken from the client: a `Request-Id` header on the request is ignored.
  *

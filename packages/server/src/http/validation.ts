@@ -9,7 +9,7 @@ import { fieldPath, toViolations } from './violations.js';
 
 export type { FieldViolation } from './violations.js';
 
-/** Why a request was refused before any handler ran; each maps to one error code of API.md §9. */
+/** Why a request was refused before any handler ran; each maps to one error code of design §9. */
 export type RequestFailureKind =
   | 'invalid_argument'
   | 'invalid_request'

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 
-/** One entry of `error.details.field_violations` (API.md §9). */
+/** One entry of `error.details.field_violations` (design §9). */
 export interface FieldViolation {
   /** Where: `body.labels.env`, `body.items[2].name`, `query.limit`, `path.workspace`, `header.Idempotency-Key`. */
   field: string;

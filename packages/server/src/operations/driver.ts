@@ -22,7 +22,7 @@ export interface DriverContext {
 
 /**
  * A failure the driver reports: it becomes the operation's `error` (same shape as the API error
- * object, API.md §3) and leaves the computer `failed`.
+ * object, design §3) and leaves the computer `failed`.
  *
  * @example
  * throw new DriverError('internal', 'the hypervisor refused to start the machine', { host: 'h1' });

@@ -5,9 +5,9 @@ import { newId } from '../ids.js';
 import type { DriverAction } from './driver.js';
 import { OPERATION_PENDING_CHANNEL } from './events.js';
 
-/** Computer states of API.md §4, from the spec. */
+/** Computer states of design §4, from the spec. */
 export type ComputerState = components['schemas']['ComputerState'];
-/** Operation states of API.md §4 (`canceled` reserved), from the spec. */
+/** Operation states of design §4 (`canceled` reserved), from the spec. */
 export type OperationState = components['schemas']['OperationState'];
 
 export const TERMINAL_OPERATION_STATES: ReadonlySet<OperationState> = new Set([
@@ -61,7 +61,7 @@ export interface OperationRow {
   updated_at: Date;
 }
 
-/** What each action may start from, the state it holds while it runs, and where it ends (API.md §4). */
+/** What each action may start from, the state it holds while it runs, and where it ends (design §4). */
 export const COMPUTER_ACTIONS: Readonly<
   Record<DriverAction, { from: readonly ComputerState[]; during: ComputerState; to: ComputerState }>
 > = {
@@ -74,7 +74,7 @@ export const COMPUTER_ACTIONS: Readonly<
 
 /**
  * 409 `invalid_state` (`details: {current_state, allowed_from}`) or 409 `operation_in_progress`
- * (`details: {operation_id}`), API.md §4.
+ * (`details: {operation_id}`), design §4.
  *
  * @example
  * if (error instanceof ComputerStateError) console.log(error.details);

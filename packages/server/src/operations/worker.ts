@@ -34,7 +34,7 @@ class LeaseLost extends Error {}
  * claimed again once its lease expires, and the driver action is re-run (drivers must be idempotent).
  * Every write of a run is fenced by the claim token, so a replica that lost its lease cannot
  * complete, fail or move the computer of an operation someone else now owns: each operation ends
- * exactly once. Computer states follow API.md §4 (create: creating → starting → running).
+ * exactly once. Computer states follow design §4 (create: creating → starting → running).
  *
  * @example
  * const worker = new OperationWorker({ db, driver: new SimulatedDriver({ stepMs: 500 }), events, leaseMs: 30_000 });

@@ -44,7 +44,7 @@ export interface SigninDeps {
 const MAX_FORM_BYTES = 16 * 1024;
 
 /**
- * The browser sign-in (API.md §7) as a web-standard handler for every path under `/signin`, outside
+ * The browser sign-in (design §7) as a web-standard handler for every path under `/signin`, outside
  * `/v1` on the API's origin:
  *
  * - `GET /signin`: explains that sign-in starts from `svc login`.

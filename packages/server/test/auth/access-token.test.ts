@@ -40,7 +40,7 @@ describeEngines('access tokens', (engine) => {
     file = await addKey(db, principalId);
   });
 
-  test('an issued token has the header and claims of API.md §7 and verifies', async () => {
+  test('an issued token has the header and claims of design §7 and verifies', async () => {
     const issued = await tokens.issue(principalId);
     expect(issued).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
     const [header, payload] = issued.access_token

@@ -1,5 +1,5 @@
 // Two real server processes on one PostgreSQL database: idempotency and the operation worker across
-// replicas (API.md §10: "Concurrent requests with one key produce exactly one effect, across server
+// replicas (design §10: "Concurrent requests with one key produce exactly one effect, across server
 // replicas too"), and lease takeover after a replica is killed mid-operation.
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';

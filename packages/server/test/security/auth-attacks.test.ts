@@ -1,4 +1,4 @@
-// HTTP-level attacks on authentication (API.md §7): every forged, stale, replayed or misplaced
+// HTTP-level attacks on authentication (design §7): every forged, stale, replayed or misplaced
 // credential is 401 `unauthenticated` with `WWW-Authenticate: Bearer`, through the app's own fetch.
 import type { JWK } from 'jose';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT } from 'jose';
@@ -14,7 +14,7 @@ import { BASE_URL, startHarness, TOKEN_URL } from './support/harness.js';
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const b64 = (value: unknown) => base64url.encode(JSON.stringify(value));
 
-/** The exact refusal of API.md §9: 401, `unauthenticated`, `WWW-Authenticate: Bearer…`, the envelope. */
+/** The exact refusal of design §9: 401, `unauthenticated`, `WWW-Authenticate: Bearer…`, the envelope. */
 function expectUnauthenticated(answer: Answer, what: string): void {
   expect(answer.status, `${what}: ${answer.text}`).toBe(401);
   const error = (answer.body as { error: Record<string, unknown> }).error;
@@ -334,7 +334,7 @@ describeEngines('auth attacks over HTTP', (engine) => {
   });
 
   test('removed member: the token still authenticates /me, but the workspace is 404 not_found', async () => {
-    // API.md §8: roles come from CURRENT membership on every request, never from the token; a
+    // design §8: roles come from CURRENT membership on every request, never from the token; a
     // non-member gets 404. The token names a principal that still exists, so it still authenticates.
     const ws = h.workspace.id;
     const member = await h.user();

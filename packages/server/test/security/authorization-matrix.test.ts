@@ -1,4 +1,4 @@
-// The authorization matrix of API.md §8: every operation of the spec × every kind of caller, each
+// The authorization matrix of design §8: every operation of the spec × every kind of caller, each
 // with real resources, asserting the exact status and code. Generated from listOperations(spec): a
 // new operation joins by itself, and fails until support/permissions.ts gives it a class.
 import type { OperationInfo } from '@svc/contract';
@@ -45,7 +45,7 @@ function successStatus(op: OperationInfo): number {
 
 function want(op: OperationInfo, cls: PermissionClass, caller: Caller): Want {
   if (cls === 'public' || cls === 'principal') return { status: successStatus(op) };
-  // An access token is never accepted in an assertion's place (API.md §7), whoever holds it.
+  // An access token is never accepted in an assertion's place (design §7), whoever holds it.
   if (cls === 'credential') return { status: 401, code: 'unauthenticated' };
   const role = ROLE_OF[caller];
   if (!role) return { status: 404, code: 'not_found' };
@@ -69,7 +69,7 @@ function exampleBody(op: OperationInfo): Record<string, unknown> | undefined {
 }
 
 describe('the permission map', () => {
-  test('gives every operation of the spec a permission class (API.md §8)', () => {
+  test('gives every operation of the spec a permission class (design §8)', () => {
     const missing = operations.map((op) => op.operationId).filter((id) => !(id in PERMISSIONS));
     expect(
       missing,
@@ -97,7 +97,7 @@ describe('the permission map', () => {
   });
 });
 
-describeEngines('authorization matrix (API.md §8)', (engine) => {
+describeEngines('authorization matrix (design §8)', (engine) => {
   let h: Harness;
   const tokens = {} as Record<Caller, string>;
   const principalIds = {} as Record<Caller, string>;

@@ -30,7 +30,7 @@ const RSS_GROWTH_BYTES = 96 * 1024 * 1024;
 
 const probe = inject('postgres');
 
-/** The state a computer rests in after an operation of this type succeeds (API.md §4). */
+/** The state a computer rests in after an operation of this type succeeds (design §4). */
 const STATE_AFTER: Record<string, string> = {
   'computer.create': 'running',
   'computer.start': 'running',

@@ -1,5 +1,5 @@
 -- The v1 schema. One schema for PGlite and PostgreSQL. Ids are 27-char text in byte order
--- (COLLATE "C", API.md §1) so ORDER BY id is creation order, whatever the database's locale.
+-- (COLLATE "C", design §1) so ORDER BY id is creation order, whatever the database's locale.
 -- Times are timestamptz, compared with now() of the database (one clock for all replicas).
 
 CREATE TABLE principals (
@@ -15,7 +15,7 @@ CREATE TABLE principals (
 -- User names are unique service-wide; service-account names are unique in their workspace (below).
 CREATE UNIQUE INDEX principals_user_name ON principals (name) WHERE kind = 'user';
 
--- The embedded sign-in's accounts (API.md §7). An upstream OIDC provider would not use this table.
+-- The embedded sign-in's accounts (design §7). An upstream OIDC provider would not use this table.
 CREATE TABLE local_accounts (
   principal_id   text COLLATE "C" PRIMARY KEY REFERENCES principals (id) ON DELETE CASCADE,
   username       text NOT NULL UNIQUE,
@@ -94,7 +94,7 @@ CREATE TABLE server_signing_keys (
 );
 CREATE UNIQUE INDEX server_signing_keys_one_active ON server_signing_keys ((true)) WHERE state = 'active';
 
--- Browser sign-in (API.md §7): refresh tokens rotate on every use; presenting a rotated one revokes
+-- Browser sign-in (design §7): refresh tokens rotate on every use; presenting a rotated one revokes
 -- its whole family (RFC 9700 §4.14). Only a hash of each token is stored.
 CREATE TABLE refresh_tokens (
   id            text COLLATE "C" PRIMARY KEY,
@@ -121,7 +121,7 @@ CREATE TABLE authorization_codes (
   created_at             timestamptz NOT NULL DEFAULT now()
 );
 
--- Idempotency-Key records (API.md §10). `owner` fences the request that holds an in-flight record:
+-- Idempotency-Key records (design §10). `owner` fences the request that holds an in-flight record:
 -- only it may complete the record, so a request that outlived its lock cannot commit a second effect.
 CREATE TABLE idempotency_keys (
   principal_id  text COLLATE "C" NOT NULL,

@@ -1,4 +1,4 @@
--- The read-only catalogues of GET /sizes and GET /images (API.md §3). Static: seeded here, changed only
+-- The read-only catalogues of GET /sizes and GET /images (design §3). Static: seeded here, changed only
 -- by a later migration. Ids are fixed so every database (and every replica) answers the same ids.
 -- Listed newest first like every list, so the order of the ids below is the order clients see reversed.
 

@@ -1,5 +1,5 @@
 /**
- * The permission classes of API.md §8, one per operation of the spec. This is the one place the
+ * The permission classes of design §8, one per operation of the spec. This is the one place the
  * authorization table is written down for the tests: the matrix suite walks `listOperations(spec)`
  * and FAILS for an operation that has no class here, naming it, so a new route cannot ship without
  * someone deciding who may call it.
@@ -22,7 +22,7 @@ export type PermissionClass =
 
 export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
 
-/** The weakest role a workspace-scoped class needs (API.md §8). */
+/** The weakest role a workspace-scoped class needs (design §8). */
 export const NEEDS: Readonly<Record<'read' | 'computers' | 'manage' | 'owner', Role>> = {
   read: 'viewer',
   computers: 'editor',
