@@ -1,5 +1,4 @@
 // Browser-safe entry: no Node built-ins here or in anything it imports (see src/node.ts for those).
-export { createAssertion } from './auth/assertion.js';
 export type { GetToken } from './auth/tokens.js';
 export type { ClientOptions, SvcClient } from './client.js';
 export { CLIENT_VERSION, createClient } from './client.js';
