@@ -76,9 +76,6 @@ export interface ExtraCredential {
   tokens(context: TokenContext): TokenSource;
 }
 
-/** Marks a `keyFile` given to the browser entry. */
-const bad: ExtraCredential = { tokens: () => noToken };
-
 /**
  * Creates a client. Raw calls return openapi-fetch's `{data, error, response}` for every HTTP status
  * and reject only for a {@link NetworkError} (after retries), an abort, or a failed token exchange
@@ -91,7 +88,9 @@ const bad: ExtraCredential = { tokens: () => noToken };
  */
 export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions = {}): SvcClient<Paths> {
   // A key file given here from plain JS would silently make an anonymous client: refuse it instead.
-  return buildClient<Paths>(options, (options as { keyFile?: ExtraCredential }).keyFile && bad);
+  if ((options as { keyFile?: unknown }).keyFile)
+    throw new TypeError('createClient: keyFile needs @svc/client/node');
+  return buildClient<Paths>(options);
 }
 
 /**
@@ -106,7 +105,6 @@ export function buildClient<Paths extends {} = ApiPaths>(
   extra?: ExtraCredential,
 ): SvcClient<Paths> {
   const baseUrl = (options.baseUrl ?? extra?.baseUrl ?? '').replace(/\/+$/, '');
-  if (extra === bad) throw new TypeError('createClient: keyFile needs @svc/client/node');
   if ([options.token, options.getToken, extra].filter((x) => x !== undefined).length > 1 || !baseUrl) {
     // Short on purpose: this module is in every browser bundle.
     throw new TypeError('createClient: give baseUrl and at most one of token, getToken, keyFile');
