@@ -2,7 +2,15 @@
 export type { GetToken } from './auth/tokens.js';
 export type { ClientOptions, SvcClient } from './client.js';
 export { CLIENT_VERSION, createClient } from './client.js';
-export type { ApiPaths, ErrorCode, Operation, Token, WithOptionalIdempotencyKey } from './contract.js';
+export type {
+  ApiMethod,
+  ApiPaths,
+  ApiResponse,
+  ErrorCode,
+  Operation,
+  Token,
+  WithOptionalIdempotencyKey,
+} from './contract.js';
 export { ApiError, KeyFileError, NetworkError, TimeoutError } from './errors.js';
 export type { KeyFile } from './key-file.js';
 export { parseKeyFile } from './key-file.js';
