@@ -1,7 +1,7 @@
 import type { Client } from 'openapi-fetch';
 import createFetchClient from 'openapi-fetch';
 import { callbackToken, type GetToken, noToken, staticToken, type TokenSource } from './auth/tokens.js';
-import type { ApiPaths, WithOptionalIdempotencyKey } from './contract.js';
+import type { ApiMethod, ApiPaths, WithOptionalIdempotencyKey } from './contract.js';
 import { DEFAULT_RETRY, type RetryLoop, type RetryOptions, realSleep, type Sleep } from './retry.js';
 import { createTransport } from './transport.js';
 
@@ -12,6 +12,9 @@ import { createTransport } from './transport.js';
  * import { CLIENT_VERSION } from '@svc/client';
  * const userAgent = `my-tool/1.0 svc-client/${CLIENT_VERSION}`;
  */
+/** openapi-fetch's per-method calls, which {@link SvcClient} retypes with {@link ApiMethod}. */
+type Verb = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
+
 export const CLIENT_VERSION = '0.1.0';
 
 /**
@@ -55,7 +58,16 @@ export interface ClientOptions {
  * import { createClient, type SvcClient } from '@svc/client';
  * const client: SvcClient = createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' });
  */
-export interface SvcClient<Paths extends {} = ApiPaths> extends Client<WithOptionalIdempotencyKey<Paths>> {
+export interface SvcClient<Paths extends {} = ApiPaths>
+  extends Omit<Client<WithOptionalIdempotencyKey<Paths>>, Verb> {
+  GET: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'get'>;
+  PUT: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'put'>;
+  POST: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'post'>;
+  DELETE: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'delete'>;
+  OPTIONS: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'options'>;
+  HEAD: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'head'>;
+  PATCH: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'patch'>;
+  TRACE: ApiMethod<WithOptionalIdempotencyKey<Paths>, 'trace'>;
   /** The base address, without a trailing slash. */
   readonly baseUrl: string;
   /** The access token the next request would carry (exchanging or renewing it if needed); undefined for an anonymous client. */
@@ -76,9 +88,6 @@ export interface ExtraCredential {
   tokens(context: TokenContext): TokenSource;
 }
 
-/** Marks a `keyFile` given to the browser entry. */
-const bad: ExtraCredential = { tokens: () => noToken };
-
 /**
  * Creates a client. Raw calls return openapi-fetch's `{data, error, response}` for every HTTP status
  * and reject only for a {@link NetworkError} (after retries), an abort, or a failed token exchange
@@ -91,7 +100,9 @@ const bad: ExtraCredential = { tokens: () => noToken };
  */
 export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions = {}): SvcClient<Paths> {
   // A key file given here from plain JS would silently make an anonymous client: refuse it instead.
-  return buildClient<Paths>(options, (options as { keyFile?: ExtraCredential }).keyFile && bad);
+  if ((options as { keyFile?: unknown }).keyFile)
+    throw new TypeError('createClient: keyFile needs @svc/client/node');
+  return buildClient<Paths>(options);
 }
 
 /**
@@ -106,7 +117,6 @@ export function buildClient<Paths extends {} = ApiPaths>(
   extra?: ExtraCredential,
 ): SvcClient<Paths> {
   const baseUrl = (options.baseUrl ?? extra?.baseUrl ?? '').replace(/\/+$/, '');
-  if (extra === bad) throw new TypeError('createClient: keyFile needs @svc/client/node');
   if ([options.token, options.getToken, extra].filter((x) => x !== undefined).length > 1 || !baseUrl) {
     // Short on purpose: this module is in every browser bundle.
     throw new TypeError('createClient: give baseUrl and at most one of token, getToken, keyFile');
@@ -133,5 +143,6 @@ export function buildClient<Paths extends {} = ApiPaths>(
     userAgent,
   });
   const raw = createFetchClient<WithOptionalIdempotencyKey<Paths>>({ baseUrl, fetch: transport });
-  return Object.assign(raw, { baseUrl, accessToken: () => tokens.token({}) });
+  // The same calls; only their result type differs (ApiResponse: openapi-fetch's without Readable<>).
+  return Object.assign(raw, { baseUrl, accessToken: () => tokens.token({}) }) as unknown as SvcClient<Paths>;
 }

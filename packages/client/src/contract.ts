@@ -1,7 +1,16 @@
 // The only file that reaches into @svc/contract: every type the client names is derived here from the
 // generated `paths`/`components`, so nothing re-types a schema by hand.
 import type { components, paths } from '@svc/contract';
-import type { Client, MethodResponse } from 'openapi-fetch';
+import type { MaybeOptionalInit, ParseAsResponse } from 'openapi-fetch';
+import type {
+  ErrorResponse,
+  HttpMethod,
+  MediaType,
+  PathsWithMethod,
+  RequiredKeysOf,
+  ResponseObjectMap,
+  SuccessResponse,
+} from 'openapi-typescript-helpers';
 
 /**
  * The v1 API's paths, as generated from the bundled spec.
@@ -23,13 +32,53 @@ export type ApiPaths = paths;
 export type ErrorCode = components['schemas']['ErrorCode'] | (string & {});
 
 /**
+ * What a call resolves to: openapi-fetch's `FetchResponse`, without its `Readable<>` wrapper. The
+ * generated types carry no readOnly/writeOnly markers for `Readable<>` to strip, and it turns the
+ * `string & {}` member of an open enum (`x-extensible-enum`) into an object of string methods
+ * (openapi-typescript#2765), so `data.state` would no longer be a string.
+ */
+export type ApiResponse<Op, Init, Media extends MediaType> =
+  ResponseObjectMap<Op> extends infer Map extends Record<string | number, unknown>
+    ?
+        | { data: ParseAsResponse<SuccessResponse<Map, Media>, Init>; error?: never; response: Response }
+        | { data?: never; error: ErrorResponse<Map, Media>; response: Response }
+    : never;
+
+/** openapi-fetch's: the init argument is optional exactly when nothing in it is required. */
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never
+    ? [(Init & { [key: string]: unknown })?]
+    : [Init & { [key: string]: unknown }];
+
+/**
+ * openapi-fetch's `ClientMethod`, resolving to {@link ApiResponse}.
+ *
+ * @example
+ * import type { ApiMethod, ApiPaths } from '@svc/client';
+ * type Get = ApiMethod<ApiPaths, 'get'>;
+ */
+export type ApiMethod<Paths extends {}, Method extends HttpMethod, Media extends MediaType = MediaType> = <
+  Path extends PathsWithMethod<Paths, Method>,
+  Init extends MaybeOptionalInit<Paths[Path], Method & keyof Paths[Path]>,
+>(
+  url: Path,
+  ...init: InitParam<Init>
+) => Promise<ApiResponse<Paths[Path][Method & keyof Paths[Path]], Init, Media>>;
+
+/** The success body of `Method Path`. */
+type Body<Method extends HttpMethod, Path extends PathsWithMethod<paths, Method>> = Exclude<
+  ApiResponse<paths[Path][Method], unknown, MediaType>['data'],
+  undefined
+>;
+
+/**
  * The operation record, as `GET /operations/{operation}` returns it.
  *
  * @example
  * import type { Operation } from '@svc/client';
  * const describe = (op: Operation) => `${op.type} ${op.state} ${op.progress}%`;
  */
-export type Operation = MethodResponse<Client<paths>, 'get', '/operations/{operation}'>['operation'];
+export type Operation = Body<'get', '/operations/{operation}'>['operation'];
 
 /**
  * The token record of `POST /auth/token`.
@@ -38,7 +87,7 @@ export type Operation = MethodResponse<Client<paths>, 'get', '/operations/{opera
  * import type { Token } from '@svc/client';
  * const bearer = (token: Token) => `${token.token_type} ${token.access_token}`;
  */
-export type Token = MethodResponse<Client<paths>, 'post', '/auth/token'>['token'];
+export type Token = Body<'post', '/auth/token'>['token'];
 
 type RelaxIdempotencyKey<Op> = Op extends {
   parameters: { header: infer Header extends { 'Idempotency-Key': unknown } };

@@ -1,9 +1,16 @@
 // Browser-safe entry: no Node built-ins here or in anything it imports (see src/node.ts for those).
-export { createAssertion } from './auth/assertion.js';
 export type { GetToken } from './auth/tokens.js';
 export type { ClientOptions, SvcClient } from './client.js';
 export { CLIENT_VERSION, createClient } from './client.js';
-export type { ApiPaths, ErrorCode, Operation, Token, WithOptionalIdempotencyKey } from './contract.js';
+export type {
+  ApiMethod,
+  ApiPaths,
+  ApiResponse,
+  ErrorCode,
+  Operation,
+  Token,
+  WithOptionalIdempotencyKey,
+} from './contract.js';
 export { ApiError, KeyFileError, NetworkError, TimeoutError } from './errors.js';
 export type { KeyFile } from './key-file.js';
 export { parseKeyFile } from './key-file.js';

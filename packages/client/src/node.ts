@@ -7,6 +7,7 @@ import type { ApiPaths } from './contract.js';
 import { KeyFileError } from './errors.js';
 import { type KeyFile, parseKeyFile } from './key-file.js';
 
+export { createAssertion } from './auth/assertion.js';
 export * from './index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { createAssertion } from '../src/index.js';
+import { createAssertion } from '../src/node.js';
 import { BASE, makeKeyFile } from './helpers.js';
 
 describe('createAssertion: an assertion for tools that exchange it themselves', () => {

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 
 /** The target, in bytes of gzip output (not met yet: see BENCHMARKS.md). */
 const TARGET_BYTES = 4 * 1024;
-/** The regression guard: the measured size (4,291 B) plus a little room. */
-const LIMIT_BYTES = 4400;
+/** The regression guard: the measured size (4,279 B) plus a little room. */
+const LIMIT_BYTES = 4350;
 const ENTRY = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
 const APPS = [

@@ -78,10 +78,7 @@ export function addAuthCommands(group: Command, context: () => Context): void {
           'no_key_file',
           'An assertion needs a key file: pass --key-file, set SVC_KEY_FILE, or use a profile with one (`svc config set-profile <name> --key-file <path>`).',
         );
-      const [{ readKeyFile }, { createAssertion }] = await Promise.all([
-        import('@svc/client/node'),
-        import('@svc/client'),
-      ]);
+      const { createAssertion, readKeyFile } = await import('@svc/client/node');
       const keyFile = await readKeyFile(path);
       const baseUrl = resolveBaseUrl(ctx, { keyFile });
       ctx.io.stdout.write(`${await createAssertion(keyFile, { baseUrl, now: ctx.now() })}\n`);

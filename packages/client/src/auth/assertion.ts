@@ -33,7 +33,7 @@ export async function signAssertion(
  * 5 minutes, a fresh `jti`, so each one can be exchanged once.
  *
  * @example
- * import { createAssertion, parseKeyFile } from '@svc/client';
+ * import { createAssertion, parseKeyFile } from '@svc/client/node';
  * const assertion = await createAssertion(parseKeyFile(text));
  * // curl -X POST -H "Authorization: Bearer $assertion" -d '{"grant_type":"urn:ietf:params:oauth:grant-type:jwt-bearer"}' …/v1/auth/token
  */

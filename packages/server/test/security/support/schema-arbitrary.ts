@@ -139,7 +139,8 @@ const ANY_JSON: fc.Arbitrary<unknown> = fc.oneof(
 function typeOf(schema: Schema): string | undefined {
   if (Array.isArray(schema.type)) return schema.type.find((t) => t !== 'null') as string | undefined;
   if (typeof schema.type === 'string') return schema.type;
-  if (schema.properties || schema.additionalProperties !== undefined) return 'object';
+  if (schema.properties || schema.patternProperties || schema.additionalProperties !== undefined)
+    return 'object';
   if (schema.enum) return typeof (schema.enum as unknown[])[0];
   return undefined;
 }
@@ -220,16 +221,42 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   return fc.string({ minLength: min, maxLength: Math.min(max, 64) });
 }
 
+/**
+ * The entries of a map schema (no `properties`): for each `patternProperties` pattern, keys matching it
+ * with values from its sub-schema; otherwise keys from `propertyNames` and values from an
+ * `additionalProperties` schema. Undefined when `schema` is not a map.
+ */
+function mapEntry(
+  schema: Schema,
+  resolve: Resolve,
+  depth: number,
+): fc.Arbitrary<[string, unknown]> | undefined {
+  if (Object.keys((schema.properties ?? {}) as object).length > 0) return undefined;
+  const patterns = Object.entries((schema.patternProperties ?? {}) as Record<string, unknown>);
+  if (patterns.length > 0)
+    return fc.oneof(
+      ...patterns.map(([pattern, sub]) =>
+        fc.tuple(fc.stringMatching(new RegExp(pattern, 'u')), validValue(sub, resolve, depth + 1)),
+      ),
+    );
+  const extra = schema.additionalProperties;
+  if (!extra || typeof extra !== 'object') return undefined;
+  const keys = schema.propertyNames ? validValue(schema.propertyNames, resolve, depth + 1) : fc.string();
+  return fc.tuple(keys as fc.Arbitrary<string>, validValue(extra, resolve, depth + 1));
+}
+
 function validObject(schema: Schema, resolve: Resolve, depth: number): fc.Arbitrary<unknown> {
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const required = new Set((schema.required ?? []) as string[]);
-  const extra = schema.additionalProperties;
-  if (Object.keys(properties).length === 0 && extra && typeof extra === 'object') {
-    // A map (e.g. labels): keys from `propertyNames`, values from `additionalProperties`.
-    const keys = schema.propertyNames ? validValue(schema.propertyNames, resolve, depth + 1) : fc.string();
-    return fc.dictionary(keys as fc.Arbitrary<string>, validValue(extra, resolve, depth + 1), {
-      maxKeys: Math.min((schema.maxProperties as number | undefined) ?? 4, 4),
-    });
+  const entry = mapEntry(schema, resolve, depth);
+  if (entry) {
+    // A map (e.g. labels). Unique keys, so the entry count is what `maxProperties` sees.
+    return fc
+      .uniqueArray(entry, {
+        selector: ([key]) => key,
+        maxLength: Math.min((schema.maxProperties as number | undefined) ?? 4, 4),
+      })
+      .map((entries) => Object.fromEntries(entries));
   }
   const record: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [name, sub] of Object.entries(properties)) record[name] = validValue(sub, resolve, depth + 1);
@@ -302,11 +329,7 @@ function objectMutations(schema: Schema, resolve: Resolve, depth: number): fc.Ar
         .map(([value, bad]) => ({ kind: `${name}:${bad.kind}`, value: { ...value, [name]: bad.value } })),
     );
   }
-  if (
-    properties.length === 0 &&
-    schema.additionalProperties &&
-    typeof schema.additionalProperties === 'object'
-  ) {
+  if (mapEntry(schema, resolve, depth)) {
     // A map: too many entries, or keys and values that break their schemas.
     const max = (schema.maxProperties as number | undefined) ?? 32;
     out.push(
