@@ -6,19 +6,23 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMcpHttpHandler } from '../src/http.js';
 import { toolName } from '../src/names.js';
 import { serve } from './support/serve.js';
+import { recordProgress } from './support/wire-progress.js';
 
 const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
 const specTools = listOperations(loadDocument())
   .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
   .map((op) => toolName(op.operationId));
 
+/** The progress notifications each client received, off the wire (see `recordProgress`). */
+const wires = new WeakMap<Client, Progress[]>();
+
 async function connect(url: string, token = 'any-token-the-mock-accepts') {
   const client = new Client({ name: 'http-test', version: '0.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  wires.set(client, recordProgress(transport));
   return client;
 }
 
@@ -55,15 +59,17 @@ describe('streamable HTTP against the Prism mock', () => {
   });
 
   it('waits for a long-running call and streams progress', async () => {
-    const progress: Progress[] = [];
+    const wire = wires.get(client) ?? [];
+    wire.length = 0;
     const result = await client.callTool(
       {
         name: 'create_computer',
         arguments: { workspace: 'acme-dev', name: 'box-1', size: 'small', image: 'ubuntu-2404' },
       },
       undefined,
-      { onprogress: (p) => progress.push(p) },
+      { onprogress: () => {} },
     );
+    const progress = [...wire];
     expect(result.isError).toBeFalsy();
     const ops = (result.structuredContent as { operations: { state: string }[] }).operations;
     expect(ops.map((op) => op.state)).toEqual(['succeeded']);

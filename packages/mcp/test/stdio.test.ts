@@ -7,6 +7,7 @@ import { listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { toolName } from '../src/names.js';
 import { writeKeyFile } from './support/key-file.js';
+import { recordProgress } from './support/wire-progress.js';
 
 /** The built entry, as `svc-mcp` and MCP client configs run it (turbo builds before testing). */
 const ENTRY = fileURLToPath(new URL('../dist/stdio.js', import.meta.url));
@@ -27,13 +28,8 @@ function spawnClient(env: Record<string, string>, flags: string[] = []) {
 
 describe('stdio entry against the Prism mock', () => {
   let client: Client;
-  /**
-   * Progress notifications as they come off the wire. The SDK client runs its `onprogress` callback a
-   * microtask after reading a notification, but drops the callback synchronously when the response
-   * arrives; when both come in one read (a fast mock, a loaded machine), the callback never runs. What
-   * the server sent is what this suite checks, so it reads the transport.
-   */
-  const wire: Progress[] = [];
+  /** Progress notifications as they come off the wire (see `recordProgress`). */
+  let wire: Progress[] = [];
 
   beforeAll(async () => {
     expect(existsSync(ENTRY), 'build first: pnpm turbo run build --filter=@svc/mcp').toBe(true);
@@ -43,12 +39,7 @@ describe('stdio entry against the Prism mock', () => {
     });
     client = new Client({ name: 'stdio-test', version: '0.0.0' });
     await client.connect(transport);
-    const deliver = transport.onmessage;
-    transport.onmessage = (message) => {
-      if ('method' in message && message.method === 'notifications/progress')
-        wire.push(message.params as unknown as Progress);
-      deliver?.(message);
-    };
+    wire = recordProgress(transport);
   });
   afterAll(() => client?.close());
 
@@ -83,7 +74,7 @@ describe('stdio entry against the Prism mock', () => {
     const result = await client.callTool(
       { name: 'restart_computer', arguments: { workspace: 'acme-dev', computer: 'box-1' } },
       undefined,
-      // Asking for progress sends a progressToken; the notifications are read off the wire (see `wire`).
+      // Asking for progress sends a progressToken; the notifications are read off the wire.
       { onprogress: () => {} },
     );
     const progress = [...wire];
