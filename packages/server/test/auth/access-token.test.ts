@@ -4,26 +4,17 @@ import { AccessTokens } from '../../src/auth/access-token.js';
 import { signAssertion } from '../../src/auth/assertion.js';
 import { authenticate, bearerToken } from '../../src/auth/authenticate.js';
 import type { AuthFailure } from '../../src/auth/errors.js';
-import { AuthError } from '../../src/auth/errors.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { ServerKeys } from '../../src/auth/signing-keys.js';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
+import { refusalReason } from '../support/credentials.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { addKey, BASE_URL, createServiceAccount, TOKEN_URL } from '../support/fixtures.js';
 
 const decode = (part: string) => JSON.parse(new TextDecoder().decode(base64url.decode(part)));
 
-async function reason(promise: Promise<unknown>): Promise<AuthFailure | 'accepted'> {
-  try {
-    await promise;
-    return 'accepted';
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    expect([error.status, error.code]).toEqual([401, 'unauthenticated']);
-    return error.reason;
-  }
-}
+const reason = refusalReason;
 
 describeEngines('access tokens', (engine) => {
   let db: Database;
