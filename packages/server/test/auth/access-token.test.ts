@@ -31,6 +31,19 @@ describeEngines('access tokens', (engine) => {
     file = await addKey(db, principalId);
   });
 
+  /** A well-formed access token for `principalId` under `kid`, signed by a key the service never issued. */
+  async function signedByStranger(kid: string): Promise<string> {
+    const { privateKey } = await generateKeyPair('EdDSA');
+    return new SignJWT({ jti: 'x' })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid })
+      .setIssuer(BASE_URL)
+      .setAudience(BASE_URL)
+      .setSubject(principalId)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+  }
+
   test('an issued token has the header and claims of design §7 and verifies', async () => {
     const issued = await tokens.issue(principalId);
     expect(issued).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
@@ -85,34 +98,10 @@ describeEngines('access tokens', (engine) => {
           .sign(new Uint8Array(32)),
       'algorithm_not_allowed',
     ],
-    [
-      'signed by a key the service does not know',
-      async () => {
-        const { privateKey } = await generateKeyPair('EdDSA');
-        return new SignJWT({ jti: 'x' })
-          .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: newId() })
-          .setIssuer(BASE_URL)
-          .setAudience(BASE_URL)
-          .setSubject(principalId)
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .sign(privateKey);
-      },
-      'unknown_key',
-    ],
+    ['signed by a key the service does not know', async () => signedByStranger(newId()), 'unknown_key'],
     [
       'signed by another key under the real kid',
-      async () => {
-        const { privateKey } = await generateKeyPair('EdDSA');
-        return new SignJWT({ jti: 'x' })
-          .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: (await keys.signingKey()).kid })
-          .setIssuer(BASE_URL)
-          .setAudience(BASE_URL)
-          .setSubject(principalId)
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .sign(privateKey);
-      },
+      async () => signedByStranger((await keys.signingKey()).kid),
       'bad_signature',
     ],
     [

@@ -7,7 +7,7 @@ import { AccessTokens } from '../../src/auth/access-token.js';
 import { signAssertion } from '../../src/auth/assertion.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { newId } from '../../src/ids.js';
-import { craftAssertion as craftSigned } from '../support/credentials.js';
+import { assertionClaims, craftAssertion as craftSigned } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import type { Answer, Harness } from './support/harness.js';
 import { BASE_URL, startHarness, TOKEN_URL } from './support/harness.js';
@@ -238,15 +238,7 @@ describeEngines('auth attacks over HTTP', (engine) => {
 
   test('assertion signed by another key under this kid: 401', async () => {
     const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const iat = nowSeconds();
-    const token = await new SignJWT({
-      iss: ownerKey.principal_id,
-      sub: ownerKey.principal_id,
-      aud: TOKEN_URL,
-      iat,
-      exp: iat + 300,
-      jti: newId(),
-    })
+    const token = await new SignJWT(assertionClaims(ownerKey, TOKEN_URL))
       .setProtectedHeader({ alg: 'EdDSA', kid: ownerKey.key_id, typ: 'JWT' })
       .sign(privateKey);
     expectUnauthenticated(await exchange(token), 'foreign key');
@@ -254,15 +246,7 @@ describeEngines('auth attacks over HTTP', (engine) => {
 
   test('assertion whose alg differs from the stored key’s (ES256 header on an EdDSA key): 401', async () => {
     const { privateKey } = await generateKeyPair('ES256');
-    const iat = nowSeconds();
-    const token = await new SignJWT({
-      iss: ownerKey.principal_id,
-      sub: ownerKey.principal_id,
-      aud: TOKEN_URL,
-      iat,
-      exp: iat + 300,
-      jti: newId(),
-    })
+    const token = await new SignJWT(assertionClaims(ownerKey, TOKEN_URL))
       .setProtectedHeader({ alg: 'ES256', kid: ownerKey.key_id, typ: 'JWT' })
       .sign(privateKey);
     expectUnauthenticated(await exchange(token), 'alg mismatch');

@@ -5,6 +5,12 @@ import { AuthError, type AuthFailure } from '../../src/auth/errors.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { newId } from '../../src/ids.js';
 
+/** The claims of a valid service-account assertion of `file` for `tokenUrl` (as `signAssertion` sets them). */
+export function assertionClaims(file: KeyFile, tokenUrl: string): Record<string, unknown> {
+  const iat = Math.floor(Date.now() / 1000);
+  return { iss: file.principal_id, sub: file.principal_id, aud: tokenUrl, iat, exp: iat + 300, jti: newId() };
+}
+
 /**
  * An assertion for `tokenUrl` with any header and claims we like, signed with `file`'s private key:
  * valid unless `claims` or `header` say otherwise.
@@ -19,16 +25,7 @@ export async function craftAssertion(
   header: Record<string, unknown> = {},
 ): Promise<string> {
   const key = await importPKCS8(file.private_key, file.algorithm);
-  const iat = Math.floor(Date.now() / 1000);
-  return new SignJWT({
-    iss: file.principal_id,
-    sub: file.principal_id,
-    aud: tokenUrl,
-    iat,
-    exp: iat + 300,
-    jti: newId(),
-    ...claims,
-  })
+  return new SignJWT({ ...assertionClaims(file, tokenUrl), ...claims })
     .setProtectedHeader({ alg: file.algorithm, kid: file.key_id, typ: 'JWT', ...header } as { alg: string })
     .sign(key);
 }
