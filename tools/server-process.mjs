@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv, stopChild } from './child-process.mjs';
 
 /** The built server entry, reached by path (packages that the server depends on cannot depend back). */
 export const SERVER_MAIN = fileURLToPath(new URL('../packages/server/dist/main.js', import.meta.url));
@@ -23,24 +24,19 @@ export const serverBuilt = () => existsSync(SERVER_MAIN);
 export async function spawnServer({ args = ['--sandbox'], env = {} } = {}) {
   const keyFilePath = join(mkdtempSync(join(tmpdir(), 'svc-server-')), 'bootstrap-key.json');
   const child = spawn(process.execPath, [SERVER_MAIN, ...args], {
-    env: {
-      ...process.env,
+    // Only what the server needs: a parent's DATABASE_URL must never reach a sandbox server.
+    env: childEnv({
       PORT: '0',
       HOST: '127.0.0.1',
       SVC_BASE_URL: '',
       SVC_BOOTSTRAP_KEY_FILE: keyFilePath,
       SVC_RATE_LIMITS: 'off',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const close = async () => {
-    if (child.exitCode !== null || child.pid === undefined) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(child.pid, 'SIGTERM');
-    await exited;
-  };
+  const close = () => stopChild(child);
   const baseUrl = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`svc-server did not start in 60 s:\n${output}`)), 60_000);
     const read = (chunk) => {

@@ -1,5 +1,5 @@
+import { postgresUnreachable } from '@svc/tools/postgres';
 import { defineConfig } from 'vitest/config';
-import { postgresUnreachable } from './src/server-target.js';
 
 // CONTRACT_ENGINE=postgres needs a PostgreSQL to create its database in. Unreachable: a loud skip of the
 // whole run, except under CI=true, where the run goes ahead and fails (CI must exercise both engines).

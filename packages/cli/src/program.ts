@@ -1,5 +1,6 @@
 import { loadDocument } from '@svc/contract';
 import { Command, CommanderError, Option } from 'commander';
+import packageJson from '../package.json' with { type: 'json' };
 import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
 import { addCompletionCommands, COMPLETE_COMMAND } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
@@ -44,8 +45,8 @@ function commandWord(program: Command, argv: readonly string[]): string | undefi
   return undefined;
 }
 
-/** The version of `svc` (this package's). */
-export const CLI_VERSION = '0.1.0';
+/** The version of `svc`: this package's own, read from its package.json (esbuild inlines it into the bundle). */
+export const CLI_VERSION: string = packageJson.version;
 
 const ENVIRONMENT_HELP = `
 Environment:

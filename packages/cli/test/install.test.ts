@@ -20,7 +20,9 @@ describe('svc installed from the packed package (pnpm cli:install)', () => {
 
   test('`svc` is on the prefix’s PATH and answers --version and --help', () => {
     const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
-    expect(execFileSync('svc', ['--version'], { env, encoding: 'utf8' }).trim()).toBe('0.1.0');
+    expect(execFileSync('svc', ['--version'], { env, encoding: 'utf8' }).trim()).toBe(
+      JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')).version,
+    );
     expect(execFileSync('svc', ['--help'], { env, encoding: 'utf8' })).toContain('Usage: svc');
   });
 

@@ -427,3 +427,9 @@ describe('svc keys create', () => {
     expect(second.stderr).toContain('exists already');
   });
 });
+
+test('--version prints this package’s version from its package.json', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const { code, stdout } = await svc(['--version']);
+  expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: version });
+});

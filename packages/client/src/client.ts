@@ -6,7 +6,8 @@ import { DEFAULT_RETRY, type RetryLoop, type RetryOptions, realSleep, type Sleep
 import { createTransport } from './transport.js';
 
 /**
- * The client's version, sent in `User-Agent` by the Node entry (`@svc/client/node`).
+ * The client's version, sent in `User-Agent` by the Node entry (`@svc/client/node`); test/version.test.ts
+ * keeps it equal to package.json.
  *
  * @example
  * import { CLIENT_VERSION } from '@svc/client';

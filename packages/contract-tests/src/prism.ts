@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { childEnv, stopChild } from '@svc/tools/child-process';
 
 /** A running Prism mock started by {@link startPrism}. */
 export interface PrismMock {
@@ -73,7 +74,7 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   const child = spawn(
     process.execPath,
     [cli, ...mode, '--host', '127.0.0.1', '--port', String(port), '--cors', '-v', 'warn'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const baseUrl = `http://127.0.0.1:${port}`;
   let output = '';
@@ -83,7 +84,8 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   });
-  const stop = () => stopChild(child).finally(() => rmSync(dir, { recursive: true, force: true }));
+  const stop = () =>
+    stopChild(child, { killAfterMs: 3000 }).finally(() => rmSync(dir, { recursive: true, force: true }));
   try {
     await waitUntilListening(baseUrl, child, options.timeoutMs ?? 60_000);
   } catch (error) {
@@ -108,15 +110,4 @@ async function waitUntilListening(baseUrl: string, child: ChildProcess, timeoutM
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`timed out after ${timeoutMs} ms`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }, 3000);
-  await exited;
-  clearTimeout(timer);
 }

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as forward, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { childEnv, stopChild } from '@svc/tools/child-process';
+import { createTestDatabase, testDatabaseUrl } from '@svc/tools/postgres';
 import { type PrismMock, startPrism } from './prism.js';
 
 /** One entry of Prism's `sl-violations` header. */
@@ -86,55 +86,6 @@ export interface ServerTarget {
   stop(): Promise<void>;
 }
 
-const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** The admin URL for PostgreSQL runs: TEST_DATABASE_URL (as the server's tests use) or local trust. */
-export function postgresAdminUrl(): string {
-  return process.env.TEST_DATABASE_URL || DEFAULT_ADMIN_URL;
-}
-
-/** Answers why PostgreSQL cannot be reached at `adminUrl`, or `undefined` when it can. */
-export async function postgresUnreachable(adminUrl = postgresAdminUrl()): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return (error as Error).message || String(error);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-async function admin(adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Creates an empty database of its own on the PostgreSQL of `adminUrl` and answers its URL and a `drop`.
- *
- * @example
- * const { url, drop } = await createDatabase(postgresAdminUrl(), 'svc_contract');
- * await drop();
- */
-export async function createDatabase(
-  adminUrl: string,
-  prefix: string,
-): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `${prefix}_${process.pid}_${randomBytes(6).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.href, drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 /**
  * Starts the real server (a child process: PORT=0, a temp SVC_DATA_DIR and bootstrap key file, rate
  * limits out of reach; on PostgreSQL a fresh database of its own), `prism proxy` in front of it, and a gateway
@@ -166,12 +117,15 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
 
     let databaseUrl: string | undefined;
     if (options.engine === 'postgres') {
-      const database = await createDatabase(options.adminUrl ?? postgresAdminUrl(), 'svc_contract');
+      const database = await createTestDatabase({
+        prefix: 'svc_contract',
+        adminUrl: options.adminUrl ?? testDatabaseUrl(),
+      });
       cleanups.push(database.drop);
       databaseUrl = database.url;
     }
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    // Only what the server needs: the parent's DATABASE_URL must not reach a PGlite run.
+    const env = childEnv({
       HOST: '127.0.0.1',
       PORT: '0',
       SVC_BASE_URL: baseUrl,
@@ -181,9 +135,8 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
       // limits off sends neither. Quotas no run can reach keep 429s out while the headers are real.
       SVC_RATE_LIMITS: 'principal=1000000/60,workspace_mutations=1000000/60',
       SVC_SIM_STEP_MS: String(options.simStepMs ?? 50),
-    };
-    delete env.DATABASE_URL;
-    if (databaseUrl) env.DATABASE_URL = databaseUrl;
+      DATABASE_URL: databaseUrl,
+    });
     const main = options.serverMain ?? fileURLToPath(new URL('../../server/dist/main.js', import.meta.url));
     const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server = child;
@@ -291,16 +244,4 @@ async function waitForOutput(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`server did not print ${pattern} within ${timeoutMs} ms`);
-}
-
-/** SIGTERM by pid (the server drains), SIGKILL after 12 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }, 12_000);
-  await exited;
-  clearTimeout(timer);
 }

@@ -18,7 +18,7 @@ import { readResource, resourceList } from './resources.js';
 import { successResult, textError } from './results.js';
 import type { ToolDefinition } from './tools.js';
 
-/** This package's version, sent as the MCP server version. */
+/** This package's version, sent as the MCP server version (test/version.test.ts keeps it equal to package.json). */
 export const MCP_SERVER_VERSION = '0.1.0';
 
 /**

@@ -13,8 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startPrism } from '@svc/contract-tests/prism';
+import { childEnv, stopChild } from '@svc/tools/child-process';
+import { createTestDatabase } from '@svc/tools/postgres';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { signAssertion } from '../dist/auth/assertion.js';
 import { openDatabase } from '../dist/db/open.js';
 import { seedWorkspaces } from './seed.mjs';
@@ -38,12 +39,11 @@ const WARMUP = Number(values.warmup);
 const CONNECTIONS = Number(values.connections);
 const BIG = Number(values.rows);
 const SMALL = 1000;
-const ADMIN_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Starts a child that prints its URL; answers { url, stop } (stop: SIGTERM by pid, SIGKILL after 3 s). */
 async function startChild(name, args, env, pattern) {
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -56,14 +56,7 @@ async function startChild(name, args, env, pattern) {
   for (;;) {
     const match = pattern.exec(output);
     if (match) {
-      const stop = async () => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        process.kill(child.pid, 'SIGTERM');
-        const timer = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      };
+      const stop = () => stopChild(child, { killAfterMs: 3000 });
       return { url: match[1], stop, output: () => output };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
@@ -107,28 +100,11 @@ async function token(base, keyFile) {
   return { token: body.token.access_token, principalId: file.principal_id };
 }
 
-async function postgresDatabase() {
-  const name = `svc_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = async (sql) => {
-    const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5000 });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 /** The server on one engine: bootstrap, stop, seed in SQL, start again, then every endpoint. */
 async function benchEngine(engine) {
   const dir = mkdtempSync(join(tmpdir(), `svc-bench-${engine}-`));
   const keyFile = join(dir, 'bootstrap-key.json');
-  const database = engine === 'postgres' ? await postgresDatabase() : undefined;
+  const database = engine === 'postgres' ? await createTestDatabase({ prefix: 'svc_bench' }) : undefined;
   const env = {
     HOST: '127.0.0.1',
     PORT: '0',

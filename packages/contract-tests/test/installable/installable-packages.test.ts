@@ -103,7 +103,12 @@ afterAll(() => {
 
 describe('the packed packages in an app outside the workspace', () => {
   it('pack to tarballs whose manifests have no workspace: or catalog: ranges', () => {
-    expect(tarballs).toEqual(['svc-client-0.1.0.tgz', 'svc-contract-0.1.0.tgz']);
+    const version = (name: string) =>
+      JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).version;
+    expect(tarballs).toEqual([
+      `svc-client-${version('client')}.tgz`,
+      `svc-contract-${version('contract')}.tgz`,
+    ]);
     for (const name of ['client', 'contract']) {
       const manifest = readFileSync(join(app, 'node_modules', '@svc', name, 'package.json'), 'utf8');
       expect(manifest).not.toMatch(/workspace:|catalog:/);

@@ -4,6 +4,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '@svc/tools/child-process';
 import { decodeJwt } from 'jose';
 import { afterAll, describe, expect, test } from 'vitest';
 import { signAssertion } from '../../src/auth/assertion.js';
@@ -13,7 +14,7 @@ const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 /** Starts the built server and resolves with its API base URL from the "listening" line. */
 function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

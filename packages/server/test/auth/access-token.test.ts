@@ -4,26 +4,17 @@ import { AccessTokens } from '../../src/auth/access-token.js';
 import { signAssertion } from '../../src/auth/assertion.js';
 import { authenticate, bearerToken } from '../../src/auth/authenticate.js';
 import type { AuthFailure } from '../../src/auth/errors.js';
-import { AuthError } from '../../src/auth/errors.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { ServerKeys } from '../../src/auth/signing-keys.js';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
+import { refusalReason } from '../support/credentials.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { addKey, BASE_URL, createServiceAccount, TOKEN_URL } from '../support/fixtures.js';
 
 const decode = (part: string) => JSON.parse(new TextDecoder().decode(base64url.decode(part)));
 
-async function reason(promise: Promise<unknown>): Promise<AuthFailure | 'accepted'> {
-  try {
-    await promise;
-    return 'accepted';
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    expect([error.status, error.code]).toEqual([401, 'unauthenticated']);
-    return error.reason;
-  }
-}
+const reason = refusalReason;
 
 describeEngines('access tokens', (engine) => {
   let db: Database;
@@ -39,6 +30,19 @@ describeEngines('access tokens', (engine) => {
     ({ principalId } = await createServiceAccount(db));
     file = await addKey(db, principalId);
   });
+
+  /** A well-formed access token for `principalId` under `kid`, signed by a key the service never issued. */
+  async function signedByStranger(kid: string): Promise<string> {
+    const { privateKey } = await generateKeyPair('EdDSA');
+    return new SignJWT({ jti: 'x' })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid })
+      .setIssuer(BASE_URL)
+      .setAudience(BASE_URL)
+      .setSubject(principalId)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+  }
 
   test('an issued token has the header and claims of design §7 and verifies', async () => {
     const issued = await tokens.issue(principalId);
@@ -94,34 +98,10 @@ describeEngines('access tokens', (engine) => {
           .sign(new Uint8Array(32)),
       'algorithm_not_allowed',
     ],
-    [
-      'signed by a key the service does not know',
-      async () => {
-        const { privateKey } = await generateKeyPair('EdDSA');
-        return new SignJWT({ jti: 'x' })
-          .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: newId() })
-          .setIssuer(BASE_URL)
-          .setAudience(BASE_URL)
-          .setSubject(principalId)
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .sign(privateKey);
-      },
-      'unknown_key',
-    ],
+    ['signed by a key the service does not know', async () => signedByStranger(newId()), 'unknown_key'],
     [
       'signed by another key under the real kid',
-      async () => {
-        const { privateKey } = await generateKeyPair('EdDSA');
-        return new SignJWT({ jti: 'x' })
-          .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: (await keys.signingKey()).kid })
-          .setIssuer(BASE_URL)
-          .setAudience(BASE_URL)
-          .setSubject(principalId)
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .sign(privateKey);
-      },
+      async () => signedByStranger((await keys.signingKey()).kid),
       'bad_signature',
     ],
     [

@@ -1,4 +1,4 @@
-import { base64url, exportSPKI, importPKCS8, SignJWT } from 'jose';
+import { base64url, exportSPKI, SignJWT } from 'jose';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import { signAssertion, verifyAssertion } from '../../src/auth/assertion.js';
@@ -8,6 +8,7 @@ import type { KeyFile } from '../../src/auth/keypair.js';
 import { ServerKeys } from '../../src/auth/signing-keys.js';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
+import { craftAssertion } from '../support/credentials.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { addKey, BASE_URL, createServiceAccount, TOKEN_URL } from '../support/fixtures.js';
 
@@ -15,25 +16,8 @@ const now = () => Math.floor(Date.now() / 1000);
 const b64 = (value: unknown) => base64url.encode(JSON.stringify(value));
 
 /** An assertion with any header and claims we like, signed with `file`'s private key. */
-async function craft(
-  file: KeyFile,
-  claims: Record<string, unknown> = {},
-  header: Record<string, unknown> = {},
-): Promise<string> {
-  const key = await importPKCS8(file.private_key, file.algorithm);
-  const iat = now();
-  return new SignJWT({
-    iss: file.principal_id,
-    sub: file.principal_id,
-    aud: TOKEN_URL,
-    iat,
-    exp: iat + 300,
-    jti: newId(),
-    ...claims,
-  })
-    .setProtectedHeader({ alg: file.algorithm, kid: file.key_id, typ: 'JWT', ...header } as { alg: string })
-    .sign(key);
-}
+const craft = (file: KeyFile, claims?: Record<string, unknown>, header?: Record<string, unknown>) =>
+  craftAssertion(TOKEN_URL, file, claims, header);
 
 async function rejection(
   promise: Promise<unknown>,

@@ -1,6 +1,6 @@
 import { beforeAll, expect, test } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
-import { AuthError, type AuthFailure } from '../../src/auth/errors.js';
+import type { AuthError, AuthFailure } from '../../src/auth/errors.js';
 import {
   exchangeAuthorizationCode,
   exchangeRefreshToken,
@@ -15,22 +15,14 @@ import { setLocalAccount } from '../../src/signin/accounts.js';
 import { issueAuthorizationCode } from '../../src/signin/codes.js';
 import { s256 } from '../../src/signin/pkce.js';
 import { hashSecret } from '../../src/signin/secrets.js';
+import { refusalReason } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import { BASE_URL } from '../support/fixtures.js';
 
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 
-async function reason(promise: Promise<unknown>): Promise<AuthFailure | 'accepted'> {
-  try {
-    await promise;
-    return 'accepted';
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    expect([error.status, error.code]).toEqual([401, 'unauthenticated']);
-    return error.reason;
-  }
-}
+const reason = refusalReason;
 
 describeEngines('browser sign-in grants', (engine) => {
   let db: Database;

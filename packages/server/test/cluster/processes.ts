@@ -5,6 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv, stopChild } from '@svc/tools/child-process';
+import { createTestDatabase } from '@svc/tools/postgres';
 import pg from 'pg';
 import { signAssertion } from '../../src/auth/assertion.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
@@ -35,29 +37,16 @@ export interface ClusterDatabase {
 }
 
 export async function createClusterDatabase(adminUrl: string): Promise<ClusterDatabase> {
-  const name = `svc_cluster_${process.pid}_${randomBytes(6).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const parsed = new URL(adminUrl);
-  parsed.pathname = `/${name}`;
-  const pool = new pg.Pool({ connectionString: parsed.href, max: 2 });
+  const database = await createTestDatabase({ prefix: 'svc_cluster', adminUrl });
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
   return {
-    url: parsed.href,
+    url: database.url,
     pool,
     async drop() {
       await pool.end().catch(() => {});
-      await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await database.drop();
     },
   };
-}
-
-async function admin(adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 /** A temp directory for key files; removed by `remove`. */
@@ -78,8 +67,7 @@ export async function startReplica(
     throw new Error(`${MAIN} is missing: build the server first (turbo runs build before test)`);
   let output = '';
   const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
+    env: childEnv({
       HOST: '127.0.0.1',
       PORT: '0',
       SVC_BASE_URL: PUBLIC_BASE,
@@ -89,7 +77,7 @@ export async function startReplica(
       // Replicas of one database share the key that seals its signing keys (as in production).
       SVC_SECRET_KEY: CLUSTER_SECRET_KEY,
       ...options.env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const append = (chunk: Buffer) => {
@@ -117,15 +105,7 @@ export async function stopReplica(
   replica: Replica,
   signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM',
 ): Promise<void> {
-  const { child } = replica;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(replica.pid, signal);
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(replica.pid, 'SIGKILL');
-  }, 15_000);
-  await exited;
-  clearTimeout(timer);
+  await stopChild(replica.child, { signal, killAfterMs: 15_000 });
 }
 
 /** An access token for the bootstrap service account, exchanged at `replica`. */

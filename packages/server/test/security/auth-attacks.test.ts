@@ -7,6 +7,7 @@ import { AccessTokens } from '../../src/auth/access-token.js';
 import { signAssertion } from '../../src/auth/assertion.js';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { newId } from '../../src/ids.js';
+import { assertionClaims, craftAssertion as craftSigned } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import type { Answer, Harness } from './support/harness.js';
 import { BASE_URL, startHarness, TOKEN_URL } from './support/harness.js';
@@ -26,25 +27,8 @@ function expectUnauthenticated(answer: Answer, what: string): void {
 }
 
 /** An assertion with any header and claims we like, signed with the key file's private key. */
-async function craftAssertion(
-  file: KeyFile,
-  claims: Record<string, unknown> = {},
-  header: Record<string, unknown> = {},
-): Promise<string> {
-  const key = await importPKCS8(file.private_key, file.algorithm);
-  const iat = nowSeconds();
-  return new SignJWT({
-    iss: file.principal_id,
-    sub: file.principal_id,
-    aud: TOKEN_URL,
-    iat,
-    exp: iat + 300,
-    jti: newId(),
-    ...claims,
-  })
-    .setProtectedHeader({ alg: file.algorithm, kid: file.key_id, typ: 'JWT', ...header } as { alg: string })
-    .sign(key);
-}
+const craftAssertion = (file: KeyFile, claims?: Record<string, unknown>, header?: Record<string, unknown>) =>
+  craftSigned(TOKEN_URL, file, claims, header);
 
 /** An unsigned JWT (`alg: none`, empty signature). */
 function unsigned(header: Record<string, unknown>, claims: Record<string, unknown>): string {
@@ -254,15 +238,7 @@ describeEngines('auth attacks over HTTP', (engine) => {
 
   test('assertion signed by another key under this kid: 401', async () => {
     const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const iat = nowSeconds();
-    const token = await new SignJWT({
-      iss: ownerKey.principal_id,
-      sub: ownerKey.principal_id,
-      aud: TOKEN_URL,
-      iat,
-      exp: iat + 300,
-      jti: newId(),
-    })
+    const token = await new SignJWT(assertionClaims(ownerKey, TOKEN_URL))
       .setProtectedHeader({ alg: 'EdDSA', kid: ownerKey.key_id, typ: 'JWT' })
       .sign(privateKey);
     expectUnauthenticated(await exchange(token), 'foreign key');
@@ -270,15 +246,7 @@ describeEngines('auth attacks over HTTP', (engine) => {
 
   test('assertion whose alg differs from the stored key’s (ES256 header on an EdDSA key): 401', async () => {
     const { privateKey } = await generateKeyPair('ES256');
-    const iat = nowSeconds();
-    const token = await new SignJWT({
-      iss: ownerKey.principal_id,
-      sub: ownerKey.principal_id,
-      aud: TOKEN_URL,
-      iat,
-      exp: iat + 300,
-      jti: newId(),
-    })
+    const token = await new SignJWT(assertionClaims(ownerKey, TOKEN_URL))
       .setProtectedHeader({ alg: 'ES256', kid: ownerKey.key_id, typ: 'JWT' })
       .sign(privateKey);
     expectUnauthenticated(await exchange(token), 'alg mismatch');

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '@svc/tools/postgres';
 import { afterAll, describe, inject } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -24,7 +23,7 @@ function describePostgresUnreachable(): string {
 
 function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; cleanup: () => Promise<void> } {
   const opened: Database[] = [];
-  const created: string[] = [];
+  const created: TestDatabase[] = [];
   const urls = new WeakMap<Database, string>();
   const track = (db: Database): Database => {
     opened.push(db);
@@ -41,10 +40,9 @@ function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; clean
       }
       if (!probe.reachable)
         throw new Error(`${describePostgresUnreachable()}; CI=true, so this fails instead of skipping`);
-      const database = `svc_test_${process.pid}_${randomBytes(6).toString('hex')}`;
-      await admin(`CREATE DATABASE ${database}`);
+      const database = await createTestDatabase({ prefix: 'svc_test', adminUrl: probe.url });
       created.push(database);
-      const url = withDatabase(probe.url, database);
+      const { url } = database;
       const db = track(
         await openPostgres(url, options.poolSize === undefined ? {} : { max: options.poolSize }),
       );
@@ -64,25 +62,9 @@ function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; clean
   };
   const cleanup = async () => {
     await Promise.all(opened.splice(0).map((db) => db.close().catch(() => {})));
-    for (const database of created.splice(0)) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    for (const database of created.splice(0)) await database.drop();
   };
   return { engine: api, cleanup };
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: probe.url, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.href;
 }
 
 /**

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { postgresUnreachable, testDatabaseUrl } from '@svc/tools/postgres';
 import type { TestProject } from 'vitest/node';
 
 /** What the test files learn about PostgreSQL, probed once per run. */
@@ -16,18 +16,9 @@ declare module 'vitest' {
 
 /** Probes `TEST_DATABASE_URL` once, so a missing server costs one timeout, not one per file. */
 export default async function setup(project: TestProject): Promise<void> {
-  const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  let probe: PostgresProbe;
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    probe = { url, reachable: true, reason: '' };
-  } catch (error) {
-    probe = { url, reachable: false, reason: (error as Error).message || String(error) };
-  } finally {
-    await client.end().catch(() => {});
-  }
+  const url = testDatabaseUrl();
+  const reason = await postgresUnreachable(url);
+  const probe: PostgresProbe = { url, reachable: reason === undefined, reason: reason ?? '' };
   project.provide('postgres', probe);
   // Global setup runs in the main process, like reporters: tell the skip reporter.
   if (!probe.reachable) process.env.SVC_TEST_POSTGRES_UNREACHABLE = probe.reason || 'unreachable';

@@ -1,3 +1,4 @@
+import { testDatabaseUrl } from '@svc/tools/postgres';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
@@ -14,7 +15,7 @@ export default class PostgresSkipReporter implements Reporter {
         if (test.fullName.includes('[postgres]') && test.result().state === 'skipped') skipped += 1;
       }
     }
-    const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+    const url = testDatabaseUrl();
     if (skipped > 0) {
       const line = '!'.repeat(100);
       console.warn(

@@ -5,6 +5,7 @@ import { createPrivateKey, sign } from 'node:crypto';
 import fc from 'fast-check';
 import type { KeyFile } from '../../../src/auth/keypair.js';
 import { newId } from '../../../src/ids.js';
+import { assertionClaims } from '../../support/credentials.js';
 
 /** The JSON type RFC 7515 §4.1 / RFC 7519 §4.1 (and our `key_id`) give each field; written from the RFCs. */
 type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'string[]' | 'audience';
@@ -124,16 +125,8 @@ function apply(header: Record<string, unknown>, claims: Record<string, unknown>,
  * key file's private key: by hand, since jose refuses to sign some of these shapes.
  */
 export function mutatedAssertion(file: KeyFile, tokenUrl: string, mutation: JwtMutation): string {
-  const iat = Math.floor(Date.now() / 1000);
   const header: Record<string, unknown> = { alg: file.algorithm, kid: file.key_id, typ: 'JWT' };
-  const claims: Record<string, unknown> = {
-    iss: file.principal_id,
-    sub: file.principal_id,
-    aud: tokenUrl,
-    iat,
-    exp: iat + 300,
-    jti: newId(),
-  };
+  const claims = assertionClaims(file, tokenUrl);
   apply(header, claims, mutation);
   const input = `${b64url(header)}.${b64url(claims)}`;
   const key = createPrivateKey(file.private_key);

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { childEnv, stopChild } from '@svc/tools/child-process';
 
 const MAIN = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
 
@@ -27,7 +28,7 @@ export async function startServer(
 ): Promise<ServerProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build the server first`);
   let output = '';
-  const fullEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', SVC_RATE_LIMITS: 'off', ...env };
+  const fullEnv = childEnv({ HOST: '127.0.0.1', PORT: '0', SVC_RATE_LIMITS: 'off', ...env });
   const child = options.umask000
     ? spawn('/bin/sh', ['-c', 'umask 000 && exec "$0" "$1"', process.execPath, MAIN], {
         env: fullEnv,
@@ -47,12 +48,7 @@ export async function startServer(
     if (match) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(child.pid, 'SIGTERM');
-    await exited;
-  };
+  const stop = () => stopChild(child);
   if (!match && child.exitCode === null) {
     await stop();
     throw new Error(`server did not start within 60 s:\n${output}`);
