@@ -2,6 +2,7 @@ import { toApiError } from '../errors.js';
 import { readBody } from './body.js';
 import type { FetchHandler, RequestStart } from './pipeline.js';
 import { newRequestId } from './request-id.js';
+import { responders } from './respond.js';
 
 /** What the `/mcp` route shares with `/v1`: its admission (rate limits), authentication and body cap. */
 export interface McpRouteOptions {
@@ -38,23 +39,7 @@ export async function admitRequest(
 ): Promise<{ refused?: Response; headers: Record<string, string> }> {
   const requestId = newRequestId();
   const headers: Record<string, string> = {};
-  const error = (
-    status: number,
-    code: string,
-    message: string,
-    details: Record<string, unknown> = {},
-    extra?: Record<string, string>,
-  ) =>
-    new Response(JSON.stringify({ error: { code, message, details, request_id: requestId } }), {
-      status,
-      headers: {
-        ...responseHeaders,
-        ...headers,
-        ...extra,
-        'request-id': requestId,
-        'content-type': 'application/json',
-      },
-    });
+  const { error } = responders(requestId, responseHeaders, headers);
   const refused = await admit({ request, requestId, env, headers, state: {}, error });
   return refused ? { refused, headers } : { headers };
 }
@@ -76,24 +61,7 @@ export function createMcpRoute(options: McpRouteOptions): FetchHandler {
     const requestId = newRequestId();
     const extra: Record<string, string> = {};
     const state: Record<string, unknown> = {};
-    const json = (status: number, body: unknown, headers?: Record<string, string>): Response =>
-      new Response(JSON.stringify(body), {
-        status,
-        headers: {
-          ...options.responseHeaders,
-          ...extra,
-          ...headers,
-          'request-id': requestId,
-          'content-type': 'application/json',
-        },
-      });
-    const error = (
-      status: number,
-      code: string,
-      message: string,
-      details: Record<string, unknown> = {},
-      headers?: Record<string, string>,
-    ) => json(status, { error: { code, message, details, request_id: requestId } }, headers);
+    const { error } = responders(requestId, options.responseHeaders, extra);
 
     const early = await options.admit({ request, requestId, env, headers: extra, state, error });
     if (early) return early;

@@ -1,6 +1,7 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { createCors } from './cors.js';
 import { newRequestId } from './request-id.js';
+import { responders } from './respond.js';
 import type { Router } from './router.js';
 import { compileRouter } from './router.js';
 import type {
@@ -127,24 +128,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     const requestId = newRequestId();
     const extra: Record<string, string> = {};
     const state: Record<string, unknown> = {};
-    const json = (status: number, body?: unknown, headers?: Record<string, string>): Response =>
-      new Response(body === undefined ? null : JSON.stringify(body), {
-        status,
-        headers: {
-          ...base,
-          ...extra,
-          ...headers,
-          'request-id': requestId,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-      });
-    const error = (
-      status: number,
-      code: string,
-      message: string,
-      details: Record<string, unknown> = {},
-      headers?: Record<string, string>,
-    ) => json(status, { error: { code, message, details, request_id: requestId } }, headers);
+    const { json, error } = responders(requestId, base, extra);
 
     if (options.onRequest) {
       const early = await options.onRequest({ request, requestId, env, headers: extra, state, error });
