@@ -8,11 +8,12 @@ export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
 /** What a request needs to do in a workspace (design §8). */
-export type Permission = 'read' | 'computers' | 'manage' | 'owner';
+export type Permission = 'read' | 'computers' | 'exec' | 'manage' | 'owner';
 
 const NEEDS: Readonly<Record<Permission, Role>> = {
   read: 'viewer',
   computers: 'editor',
+  exec: 'editor',
   manage: 'admin',
   owner: 'owner',
 };

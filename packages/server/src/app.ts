@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { loadDocument } from '@svc/contract';
+import { loadDocument, type OperationId } from '@svc/contract';
 import { createMcpHttpHandler } from '@svc/mcp';
 import { AccessTokens } from './auth/access-token.js';
 import { authenticate, bearerToken, type Principal } from './auth/authenticate.js';
@@ -17,6 +17,7 @@ import { toApiError } from './errors.js';
 import { authHandlers } from './handlers/auth.js';
 import { catalogHandlers } from './handlers/catalog.js';
 import { computerHandlers } from './handlers/computers.js';
+import { execHandlers } from './handlers/exec.js';
 import { healthHandlers } from './handlers/health.js';
 import { identityHandlers } from './handlers/identity.js';
 import { keyHandlers } from './handlers/keys.js';
@@ -60,9 +61,17 @@ const handlers: Handlers = {
   ...serviceAccountHandlers,
   ...keyHandlers,
   ...computerHandlers,
+  ...execHandlers,
   ...operationHandlers,
   ...catalogHandlers,
 };
+
+/**
+ * Mutating operations that write nothing but their idempotency record and wait on something slow:
+ * they run outside a transaction, so a command running 30 s (`execComputer`) holds no connection
+ * (PGlite has only one).
+ */
+const OUTSIDE_TRANSACTION: ReadonlySet<OperationId> = new Set(['execComputer']);
 
 /** What to do with a response that breaks the spec: nothing (production), log it (dev), throw (tests). */
 export type ResponseValidation = 'off' | 'log' | 'throw';
@@ -131,6 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const counters = counterStore(db);
   const limiter = config.rateLimits ? new RateLimiter(config.rateLimits, counters) : undefined;
   const events = new OperationEvents();
+  const driver = options.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
   const deps: AppDeps = {
     db,
     config,
@@ -138,12 +148,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     serverKeys,
     limiter,
     events,
+    driver,
+    audit: log,
     cursors: new Cursors(await loadCursorSecret(db)),
     version: document.info.version,
   };
   const worker = new OperationWorker({
     db,
-    driver: options.driver ?? new SimulatedDriver({ stepMs: config.simStepMs }),
+    driver,
     events,
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
@@ -292,17 +304,22 @@ export async function createApp(options: AppOptions): Promise<App> {
             }),
             requestId: ctx.requestId,
           };
-    const outcome = await runIdempotent(db, scope, async (tx) => {
-      try {
-        return await handler({ ...base, db: tx });
-      } catch (error) {
-        // A refused credential still commits what the refusal did (a replayed refresh token revokes
-        // its family), so it is answered, not thrown; its idempotency record is dropped below.
-        if (operationId === 'exchangeToken' && error instanceof AuthError)
-          return { status: 401, headers: error.headers, body: error.toEnvelope(ctx.requestId) };
-        throw error;
-      }
-    });
+    const outcome = await runIdempotent(
+      db,
+      scope,
+      async (tx) => {
+        try {
+          return await handler({ ...base, db: tx });
+        } catch (error) {
+          // A refused credential still commits what the refusal did (a replayed refresh token revokes
+          // its family), so it is answered, not thrown; its idempotency record is dropped below.
+          if (operationId === 'exchangeToken' && error instanceof AuthError)
+            return { status: 401, headers: error.headers, body: error.toEnvelope(ctx.requestId) };
+          throw error;
+        }
+      },
+      { transaction: !OUTSIDE_TRANSACTION.has(operationId) },
+    );
     if (outcome.status === 401 && scope && !outcome.replayed) {
       await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [
         scope.principalId,

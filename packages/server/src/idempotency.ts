@@ -135,6 +135,8 @@ interface Row {
  *    in-flight records whose request died (lock older than 60 s) are taken over.
  * 3. Won: run `effect` in a transaction that also marks the record done, fenced by an owner token so
  *    a request that outlived its lock cannot commit a second effect.
+ *    With `transaction: false` (an effect that only reads and waits, e.g. a command run in a computer)
+ *    the effect runs on `db` and the record is marked done after it.
  * 4. `effect` threw: its transaction rolled back. A 404/409 `ApiError` is stored as the answer; any
  *    other error deletes the in-flight record, so the same key may be retried.
  *
@@ -149,13 +151,18 @@ export async function runIdempotent(
   db: Database,
   scope: IdempotencyScope | undefined,
   effect: (tx: Queryable) => Promise<StoredResponse>,
+  options: { transaction?: boolean } = {},
 ): Promise<IdempotentOutcome> {
-  if (!scope) return { ...(await db.transaction(effect)), replayed: false };
+  // Without a transaction the effect must write nothing (it only reads and waits): the record is
+  // still claimed first and completed after, so a retry replays instead of running it twice.
+  const within = <T>(fn: (tx: Queryable) => Promise<T>) =>
+    options.transaction === false ? fn(db) : db.transaction(fn);
+  if (!scope) return { ...(await within(effect)), replayed: false };
   const owner = randomUUID();
   const existing = await claim(db, scope, owner);
   if (existing) return existing;
   try {
-    return await db.transaction(async (tx) => {
+    return await within(async (tx) => {
       const response = await effect(tx);
       await complete(tx, scope, owner, response);
       return { ...response, replayed: false };

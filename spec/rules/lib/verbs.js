@@ -13,11 +13,11 @@
 export const STANDARD_VERBS = Object.freeze(['list', 'get', 'create', 'update', 'delete']);
 
 /**
- * Custom actions: what a resource does beyond the standard methods. `start`, `stop` and `restart` are
- * action segments of computers; `exchange` is `POST /auth/token` (exchangeToken), which trades a
+ * Custom actions: what a resource does beyond the standard methods. `start`, `stop`, `restart` and `exec`
+ * (run a command) are action segments of computers; `exchange` is `POST /auth/token` (exchangeToken), which trades a
  * credential for an access token and has no action segment.
  */
-export const CUSTOM_VERBS = Object.freeze(['start', 'stop', 'restart', 'exchange']);
+export const CUSTOM_VERBS = Object.freeze(['start', 'stop', 'restart', 'exec', 'exchange']);
 
 /** Every verb an operationId may start with. */
 export const OPERATION_VERBS = Object.freeze([...STANDARD_VERBS, ...CUSTOM_VERBS]);

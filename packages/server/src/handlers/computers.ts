@@ -13,7 +13,7 @@ import type { AppDeps, Ctx, Handler } from './types.js';
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
 
-async function computerIn(
+export async function computerIn(
   db: Queryable,
   workspaceId: string,
   ref: string,

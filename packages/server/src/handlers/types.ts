@@ -4,6 +4,7 @@ import type { Principal } from '../auth/authenticate.js';
 import type { ServerKeys } from '../auth/signing-keys.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
+import type { ComputerDriver } from '../operations/driver.js';
 import type { OperationEvents } from '../operations/events.js';
 import type { Cursors } from '../paging.js';
 import type { RateLimiter, RateLimitState } from '../ratelimit.js';
@@ -51,6 +52,10 @@ export interface AppDeps {
    */
   limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
+  /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
+  driver: ComputerDriver;
+  /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */
+  audit(message: string, fields: Record<string, unknown>): void;
   cursors: Cursors;
   /** The version `GET /health` reports: the spec's `info.version`. */
   version: string;

@@ -13,6 +13,25 @@ export interface DriverComputer {
   labels: Record<string, string>;
 }
 
+/** A command to run in a running computer (`exec`). */
+export interface ExecRequest {
+  argv: string[];
+  stdin?: Uint8Array;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal: AbortSignal;
+}
+
+/** What a command run in a computer returned. */
+export interface ExecResult {
+  exitCode: number;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  timedOut: boolean;
+}
+
 export interface DriverContext {
   /** Aborted when this replica loses the operation (lease lost) or shuts down: stop promptly. */
   signal: AbortSignal;
@@ -50,4 +69,5 @@ export class DriverError extends Error {
 export interface ComputerDriver {
   readonly name: string;
   run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void>;
+  exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult>;
 }

@@ -1,4 +1,11 @@
-export type { ComputerDriver, DriverAction, DriverComputer, DriverContext } from './driver.js';
+export type {
+  ComputerDriver,
+  DriverAction,
+  DriverComputer,
+  DriverContext,
+  ExecRequest,
+  ExecResult,
+} from './driver.js';
 export { DriverError } from './driver.js';
 export {
   OPERATION_DONE_CHANNEL,
@@ -16,6 +23,6 @@ export {
   TRANSIENT_COMPUTER_STATES,
 } from './records.js';
 export type { SimulatedDriverOptions } from './simulated-driver.js';
-export { SIM_FAIL_LABEL, SimulatedDriver } from './simulated-driver.js';
+export { SIM_FAIL_LABEL, SIMULATED_COMMANDS, SimulatedDriver } from './simulated-driver.js';
 export type { WorkerOptions } from './worker.js';
 export { OperationWorker } from './worker.js';

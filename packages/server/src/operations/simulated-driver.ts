@@ -1,5 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ComputerDriver, DriverAction, DriverComputer, DriverContext } from './driver.js';
+import type {
+  ComputerDriver,
+  DriverAction,
+  DriverComputer,
+  DriverContext,
+  ExecRequest,
+  ExecResult,
+} from './driver.js';
 import { DriverError } from './driver.js';
 
 /** The label that makes the simulated driver fail an action: `sim-fail=start` (or `always`). */
@@ -18,6 +25,10 @@ export interface SimulatedDriverOptions {
  * progress after each step, and fails halfway when the computer carries the label `sim-fail` whose
  * value is the action (`create`, `start`, `stop`, `restart`, `delete`) or `always`, or when
  * `shouldFail` says so. It is the default driver, and says so in its name.
+ *
+ * Commands (`exec`) are SIMULATED too: nothing runs anywhere. A handful of builtins answer
+ * (see {@link SIMULATED_COMMANDS}); any other program exits 127 with "command not found (simulated
+ * driver)" on stderr.
  *
  * @example
  * const driver = new SimulatedDriver({ stepMs: config.simStepMs });
@@ -52,4 +63,72 @@ export class SimulatedDriver implements ComputerDriver {
       await context.progress(Math.round((step / this.steps) * 100));
     }
   }
+
+  /** SIMULATED: see {@link simulatedExec}; nothing runs on any machine. */
+  exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
+    return simulatedExec(computer, request);
+  }
+}
+
+/** The programs the simulated driver's `exec` knows; anything else exits 127. */
+export const SIMULATED_COMMANDS = ['echo', 'cat', 'true', 'false', 'sleep', 'uname'] as const;
+
+const encoder = new TextEncoder();
+
+/**
+ * SIMULATED `exec`: the builtins of {@link SIMULATED_COMMANDS}, run in this process on the request
+ * alone. `echo` prints its arguments, `cat` its stdin, `true`/`false` exit 0/1, `sleep N` waits N
+ * seconds (killed at the timeout: `timedOut`, exit 124), `uname` names a simulated Linux.
+ */
+async function simulatedExec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
+  const [program, ...args] = request.argv;
+  let stdout: Uint8Array = new Uint8Array();
+  let stderr: Uint8Array = new Uint8Array();
+  let exitCode = 0;
+  let timedOut = false;
+  switch (program) {
+    case 'echo':
+      stdout = encoder.encode(`${args.join(' ')}\n`);
+      break;
+    case 'cat':
+      stdout = request.stdin ?? new Uint8Array();
+      break;
+    case 'true':
+      break;
+    case 'false':
+      exitCode = 1;
+      break;
+    case 'uname':
+      stdout = encoder.encode(
+        args.includes('-a') ? `Linux ${computer.name} 0.0.0-simulated x86_64 GNU/Linux\n` : 'Linux\n',
+      );
+      break;
+    case 'sleep': {
+      const seconds = Number(args[0]);
+      if (args.length !== 1 || !Number.isFinite(seconds) || seconds < 0) {
+        stderr = encoder.encode('sleep: expects one number of seconds (simulated driver)\n');
+        exitCode = 1;
+        break;
+      }
+      const wanted = seconds * 1000;
+      await sleep(Math.min(wanted, request.timeoutMs), undefined, { signal: request.signal });
+      if (wanted > request.timeoutMs) {
+        timedOut = true;
+        exitCode = 124;
+      }
+      break;
+    }
+    default:
+      stderr = encoder.encode(`${program}: command not found (simulated driver)\n`);
+      exitCode = 127;
+  }
+  const limit = request.maxOutputBytes;
+  return {
+    exitCode,
+    stdout: stdout.subarray(0, limit),
+    stderr: stderr.subarray(0, limit),
+    stdoutTruncated: stdout.length > limit,
+    stderrTruncated: stderr.length > limit,
+    timedOut,
+  };
 }

@@ -69,6 +69,9 @@ async function read(db: Database, computerId: string, operationId: string) {
   return { computer, operation };
 }
 
+/** The worker never runs commands (`exec` is answered by its handler): these test drivers refuse them. */
+const noExec: ComputerDriver['exec'] = () => Promise.reject(new Error('the worker does not run commands'));
+
 /** Records every driver call, and the computer state the worker had written when it was made. */
 class RecordingDriver implements ComputerDriver {
   readonly name = 'recording';
@@ -81,6 +84,7 @@ class RecordingDriver implements ComputerDriver {
     this.calls.push({ action, computer: computer.id, worker: this.label });
     return this.inner.run(action, computer, context);
   }
+  exec = noExec;
 }
 
 describeEngines('operations', (engine) => {
@@ -101,6 +105,7 @@ describeEngines('operations', (engine) => {
     const seen: string[] = [];
     const driver: ComputerDriver = {
       name: 'probe',
+      exec: noExec,
       async run(action, computer, context) {
         seen.push(
           `${action}:${(await db.query<{ state: string }>('SELECT state FROM computers WHERE id = $1', [computer.id])).rows[0]!.state}`,
@@ -204,6 +209,7 @@ describeEngines('operations', (engine) => {
     const { computer, operation } = await newComputer(db, workspaceId, userId);
     await worker(db, {
       name: 'broken',
+      exec: noExec,
       run: async () => Promise.reject(new Error('SELECT secret FROM x')),
     }).runOnce();
     const after = await read(db, computer.id, operation.id);
@@ -234,6 +240,7 @@ describeEngines('operations', (engine) => {
     });
     const hanging: ComputerDriver = {
       name: 'hanging',
+      exec: noExec,
       run: (action, _computer, context) => {
         calls.push(`a:${action}`);
         reached();

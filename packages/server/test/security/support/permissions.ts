@@ -15,17 +15,20 @@ export type PermissionClass =
   | 'read'
   /** §8 row 2: create, change, start, stop, restart, delete computers (editor and up). */
   | 'computers'
-  /** §8 row 3: manage members (not owners), service accounts and keys (admin and up). */
+  /** §8 row 3: run commands in running computers (editor and up; never a viewer). */
+  | 'exec'
+  /** §8 row 4: manage members (not owners), service accounts and keys (admin and up). */
   | 'manage'
-  /** §8 row 4: grant or revoke owner; change or delete the workspace (owner). */
+  /** §8 row 5: grant or revoke owner; change or delete the workspace (owner). */
   | 'owner';
 
 export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
 
 /** The weakest role a workspace-scoped class needs (design §8). */
-export const NEEDS: Readonly<Record<'read' | 'computers' | 'manage' | 'owner', Role>> = {
+export const NEEDS: Readonly<Record<'read' | 'computers' | 'exec' | 'manage' | 'owner', Role>> = {
   read: 'viewer',
   computers: 'editor',
+  exec: 'editor',
   manage: 'admin',
   owner: 'owner',
 };
@@ -56,6 +59,7 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   startComputer: 'computers',
   stopComputer: 'computers',
   restartComputer: 'computers',
+  execComputer: 'exec',
   createMember: 'manage',
   updateMember: 'manage',
   deleteMember: 'manage',

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { newId } from '../../src/ids.js';
+import type { Team, TestApp } from '../support/app.js';
+import { errorOf, openTestApp, unique } from '../support/app.js';
+import { describeEngines } from '../support/databases.js';
+
+// The simulated driver's commands are SIMULATED (design §13): these tests check the handler around
+// them (validation, states, permission, encoding, truncation, idempotency, the audit line).
+describeEngines('handlers: exec (run a command in a computer)', (engine) => {
+  let t: TestApp;
+  let team: Team;
+  let running: string;
+  const logs: { message: string; fields: Record<string, unknown> }[] = [];
+  beforeAll(async () => {
+    t = await openTestApp(engine, {
+      app: { log: (message, fields) => logs.push({ message, fields: fields ?? {} }) },
+    });
+    team = await t.team();
+    running = await computer();
+  });
+  afterAll(() => t.close());
+  const ws = () => `/v1/workspaces/${team.workspace.id}`;
+
+  async function settle(operationId: string) {
+    const answer = await t.call('GET', `/v1/operations/${operationId}?wait=10`, { token: team.editor.token });
+    expect(answer.body.operation.state).toBe('succeeded');
+  }
+  async function computer(): Promise<string> {
+    const created = await t.call('POST', `${ws()}/computers`, {
+      token: team.editor.token,
+      body: { name: unique('box'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(created.status).toBe(202);
+    await settle(created.body.operations[0].id);
+    return created.body.computer.id;
+  }
+  const exec = (body: unknown, options: { id?: string; token?: string; key?: string } = {}) =>
+    t.call('POST', `${ws()}/computers/${options.id ?? running}/exec`, {
+      token: options.token ?? team.editor.token,
+      body,
+      ...(options.key ? { key: options.key } : {}),
+    });
+
+  test.each([
+    [['echo', 'hello', 'world'], 0, 'hello world\n', ''],
+    [['true'], 0, '', ''],
+    [['false'], 1, '', ''],
+    [['make', 'all'], 127, '', 'make: command not found (simulated driver)\n'],
+  ])('%j answers 200 with exit code %i and its output', async (argv, exitCode, stdout, stderr) => {
+    const answer = await exec({ argv });
+    expect(answer.status).toBe(200);
+    expect(answer.body.execution).toEqual({
+      exit_code: exitCode,
+      encoding: 'utf-8',
+      stdout,
+      stderr,
+      stdout_truncated: false,
+      stderr_truncated: false,
+      timed_out: false,
+      duration_ms: expect.any(Number),
+    });
+  });
+
+  test('stdin reaches the command as text or as base64 bytes; bytes that are not UTF-8 come back in base64', async () => {
+    const text = await exec({ argv: ['cat'], stdin: 'héllo\n' });
+    expect(text.body.execution).toMatchObject({ encoding: 'utf-8', stdout: 'héllo\n' });
+    const bytes = Buffer.from([0, 1, 0xff, 0xfe, 10]).toString('base64');
+    const binary = await exec({ argv: ['cat'], stdin: bytes, stdin_encoding: 'base64' });
+    expect(binary.body.execution).toMatchObject({ encoding: 'base64', stdout: bytes, stderr: '' });
+  });
+
+  test('output is cut at max_output_bytes and says so', async () => {
+    const answer = await exec({ argv: ['echo', 'abcdefgh'], max_output_bytes: 4 });
+    expect(answer.body.execution).toMatchObject({ stdout: 'abcd', stdout_truncated: true, exit_code: 0 });
+  });
+
+  test('a command past its timeout is killed: timed_out, exit code 124', async () => {
+    const answer = await exec({ argv: ['sleep', '5'], timeout_seconds: 1 });
+    expect(answer.status).toBe(200);
+    expect(answer.body.execution).toMatchObject({ timed_out: true, exit_code: 124 });
+  });
+
+  test('a running command holds no database transaction: other requests are answered meanwhile', async () => {
+    const order: string[] = [];
+    const slow = exec({ argv: ['sleep', '2'], timeout_seconds: 5 }).then((answer) => {
+      order.push('exec');
+      return answer;
+    });
+    const read = await t.call('GET', `${ws()}/computers/${running}`, { token: team.viewer.token });
+    order.push('read');
+    expect(read.status).toBe(200);
+    expect((await slow).body.execution).toMatchObject({ exit_code: 0, timed_out: false });
+    expect(order).toEqual(['read', 'exec']);
+  });
+
+  test.each([
+    ['an empty argv', { argv: [] }, 'argv'],
+    ['an empty program', { argv: [''] }, 'argv[0]'],
+    ['a timeout above 30 s', { argv: ['true'], timeout_seconds: 31 }, 'timeout_seconds'],
+    ['a timeout of 0', { argv: ['true'], timeout_seconds: 0 }, 'timeout_seconds'],
+    ['stdin over 65,536 characters', { argv: ['cat'], stdin: 'x'.repeat(65_537) }, 'stdin'],
+    ['stdin that is not base64', { argv: ['cat'], stdin: 'not base64!', stdin_encoding: 'base64' }, 'stdin'],
+    ['max_output_bytes above the limit', { argv: ['true'], max_output_bytes: 262_145 }, 'max_output_bytes'],
+    ['an unknown field', { argv: ['true'], shell: true }, 'shell'],
+  ])('400 invalid_argument for %s', async (_, body, field) => {
+    const answer = await exec(body);
+    expect(answer.status).toBe(400);
+    const error = errorOf(answer);
+    expect(error.code).toBe('invalid_argument');
+    expect(error.details.field_violations.map((v: { field: string }) => v.field)).toContain(field);
+  });
+
+  test('409 invalid_state unless running; 409 operation_in_progress while an operation holds it', async () => {
+    const id = await computer();
+    const stop = await t.call('POST', `${ws()}/computers/${id}/stop`, { token: team.editor.token });
+    const busy = await exec({ argv: ['true'] }, { id });
+    expect(errorOf(busy)).toMatchObject({
+      code: 'operation_in_progress',
+      details: { operation_id: stop.body.operations[0].id },
+    });
+    await settle(stop.body.operations[0].id);
+    const stopped = await exec({ argv: ['true'] }, { id });
+    expect(stopped.status).toBe(409);
+    expect(errorOf(stopped)).toMatchObject({
+      code: 'invalid_state',
+      details: { current_state: 'stopped', allowed_from: ['running'] },
+    });
+  });
+
+  test('a viewer may not run commands (403); a non-member learns nothing (404)', async () => {
+    expect(errorOf(await exec({ argv: ['true'] }, { token: team.viewer.token })).code).toBe(
+      'permission_denied',
+    );
+    expect(errorOf(await exec({ argv: ['true'] }, { token: team.outsider.token })).code).toBe('not_found');
+    expect(errorOf(await exec({ argv: ['true'] }, { id: unique('nope') })).code).toBe('not_found');
+  });
+
+  test('a retry with the same Idempotency-Key replays the answer without running the command again', async () => {
+    const key = newId();
+    const first = await exec({ argv: ['echo', 'once'] }, { key });
+    const runs = logs.filter((l) => l.message === 'command run').length;
+    const again = await exec({ argv: ['echo', 'once'] }, { key });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(logs.filter((l) => l.message === 'command run')).toHaveLength(runs);
+  });
+
+  test('the request log names the caller, the computer and argv[0], never stdin or output', async () => {
+    const answer = await exec({ argv: ['cat', '--secret-flag'], stdin: 'hunter2' });
+    const requestId = answer.headers.get('request-id');
+    const line = logs.find((l) => l.message === 'command run' && l.fields.request_id === requestId);
+    expect(line?.fields).toEqual({
+      request_id: requestId,
+      operation_id: 'execComputer',
+      principal_id: team.editor.id,
+      workspace_id: team.workspace.id,
+      computer_id: running,
+      program: 'cat',
+      exit_code: 0,
+      timed_out: false,
+      duration_ms: expect.any(Number),
+    });
+    expect(JSON.stringify(line)).not.toContain('hunter2');
+    expect(JSON.stringify(line)).not.toContain('--secret-flag');
+  });
+});
