@@ -61,6 +61,12 @@ async function renderAll(page: Page): Promise<string> {
     ),
   );
   for (const id of new Set(sectionIds)) texts.set(id, await sectionText(page, id));
+  // A tag page links its first 8 operations and hides the rest behind "Show N more...": open them.
+  await page.evaluate(() => {
+    for (const element of document.querySelectorAll<HTMLElement>('#redoc main *'))
+      if (element.children.length === 0 && /^Show \d+ more/.test(element.textContent?.trim() ?? ''))
+        element.click();
+  });
   const routes = await page.evaluate(() =>
     [...document.querySelectorAll('#redoc main a[href^="#/"]')]
       .map((a) => a.getAttribute('href')?.slice(1) ?? '')

@@ -44,6 +44,20 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Not a failure: a command run in a computer (`svc computers exec`) ended with `code`, and `svc` exits
+ * with it, as `ssh` does, printing nothing more.
+ *
+ * @example
+ * if (execution.exit_code !== 0) throw new RemoteExit(execution.exit_code);
+ */
+export class RemoteExit extends Error {
+  override name = 'RemoteExit';
+  constructor(readonly code: number) {
+    super(`the command exited with ${code}`);
+  }
+}
+
 const BY_STATUS: Readonly<Record<number, ExitName>> = {
   401: 'authentication',
   404: 'not_found',
@@ -58,6 +72,7 @@ const BY_STATUS: Readonly<Record<number, ExitName>> = {
  */
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return exitCode(error.exit);
+  if (error instanceof RemoteExit) return error.code;
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : exitCode('usage');
   // By name, not instanceof: @svc/client is loaded only by the commands that call the API.
   const { name, status } = (error ?? {}) as { name?: unknown; status?: unknown };

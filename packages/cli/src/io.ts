@@ -1,7 +1,10 @@
 /** Where a run of `svc` reads and writes; `main.ts` passes the process's, tests pass their own. */
 export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+  /** Text, or bytes where a command's output is not text (`svc computers exec`). */
+  stdout: { write(text: string | Uint8Array): unknown };
+  stderr: { write(text: string | Uint8Array): unknown };
+  /** What `--stdin` sends (`svc computers exec … --stdin`). Default: nothing to read. */
+  stdin?: AsyncIterable<Uint8Array | string>;
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal: progress is redrawn in place there, printed line by line otherwise. */
   isTTY: boolean;

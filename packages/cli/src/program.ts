@@ -9,7 +9,7 @@ import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
 import { addWaitCommand, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
-import { exitCodeFor, exitCodesHelp } from './exit-codes.js';
+import { exitCodeFor, exitCodesHelp, RemoteExit } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { FORMATS } from './output/print.js';
 import { GROUP_ALIASES, operationCommands, type placeOf } from './spec/commands.js';
@@ -170,7 +170,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
-    if (!(error instanceof CommanderError)) io.stderr.write(describeError(error));
+    if (!(error instanceof CommanderError) && !(error instanceof RemoteExit))
+      io.stderr.write(describeError(error));
     return exitCodeFor(error);
   }
 }

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import type { Operation } from '@svc/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
-import { CliError } from '../exit-codes.js';
+import { CliError, RemoteExit } from '../exit-codes.js';
 import { outputOptions, printResult } from '../output/print.js';
 import type { OperationCommand, OptionSpec } from '../spec/commands.js';
 import { waitForSuccess } from './waiting.js';
@@ -58,6 +58,40 @@ export function toOption(spec: OptionSpec): Option {
   return option;
 }
 
+/** Everything `io.stdin` yields, as bytes. */
+async function readAll(stdin: AsyncIterable<Uint8Array | string> | undefined): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin ?? [])
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** What a command run in a computer answered (the spec's `Execution`), as the CLI reads it. */
+interface Execution {
+  exit_code: number;
+  encoding: string;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  timed_out: boolean;
+}
+
+/**
+ * Prints a command's output to the matching streams (bytes as they were, when the answer is base64),
+ * notes a cut or a timeout on stderr, and exits with the command's exit code ({@link RemoteExit}).
+ */
+function printExecution(context: Context, execution: Execution): void {
+  const { io } = context;
+  const bytes = (text: string) => (execution.encoding === 'base64' ? Buffer.from(text, 'base64') : text);
+  if (execution.stdout) io.stdout.write(bytes(execution.stdout));
+  if (execution.stderr) io.stderr.write(bytes(execution.stderr));
+  if (execution.stdout_truncated) io.stderr.write('svc: stdout was cut at max_output_bytes\n');
+  if (execution.stderr_truncated) io.stderr.write('svc: stderr was cut at max_output_bytes\n');
+  if (execution.timed_out) io.stderr.write('svc: the command ran past timeout_seconds and was killed\n');
+  if (execution.exit_code !== 0) throw new RemoteExit(execution.exit_code);
+}
+
 /** The request of an operation from the parsed command line. */
 export function buildRequest(
   spec: OperationCommand,
@@ -74,6 +108,10 @@ export function buildRequest(
   const header: Record<string, string> = {};
   const requestBody = spec.operation.operation.requestBody as { required?: boolean } | undefined;
   let body: Record<string, unknown> | undefined = requestBody?.required ? {} : undefined;
+  if (spec.rest) {
+    body ??= {};
+    body[spec.rest.name] = args.slice(spec.positionals.length);
+  }
   for (const option of spec.options) {
     const value = values[new Option(`--${option.flag}`).attributeName()];
     if (value === undefined) continue;
@@ -110,7 +148,19 @@ export function addOperationCommand(
     );
   for (const positional of spec.positionals)
     command.argument(`<${positional.name.replace(/_/g, '-')}>`, positional.description);
+  if (spec.rest)
+    command.argument(
+      `<${spec.rest.name.replace(/_/g, '-')}...>`,
+      `${spec.rest.description} Put them after \`--\`, so their options are not read as svc's.`,
+    );
   for (const option of spec.options) command.addOption(toOption(option));
+  if (spec.runsCommand) {
+    command.option('--stdin', "send svc's own standard input to the command (read to its end first)");
+    command.addHelpText(
+      'after',
+      "\nThe command's stdout and stderr are printed to svc's, and svc exits with the command's exit code\n(with -o json, -o yaml or --query: the answer is printed instead, and svc exits 0).\n",
+    );
+  }
   if (spec.longRunning) {
     command.option('--wait', 'wait for the operations to finish, showing progress');
     command.addOption(
@@ -148,6 +198,10 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
         : {},
   );
   const { path, query, header, body } = buildRequest(spec, command.args, values);
+  if (spec.runsCommand && values.stdin === true && body) {
+    body.stdin = (await readAll(context.io.stdin)).toString('base64');
+    body.stdin_encoding = 'base64';
+  }
   const call = (method: string, route: string, init: unknown) =>
     unwrap(
       (
@@ -181,6 +235,9 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
       data = { ...fresh, operations: final };
     }
   }
+  const execution = data?.execution as Execution | undefined;
+  if (spec.runsCommand && execution && output.format === 'table' && output.query === undefined)
+    return printExecution(context, execution);
   await printResult(context, command, data, output);
 }
 

@@ -29,6 +29,17 @@ export interface OperationCommand {
   operation: OperationInfo;
   /** Path parameters in path order. */
   positionals: { name: string; description: string }[];
+  /**
+   * A required body field that is a list of strings (`argv`), taken from the words after the
+   * positionals (`svc computers exec ws box -- uname -a`) instead of an option.
+   */
+  rest?: { name: string; description: string };
+  /**
+   * It runs a command and answers with its exit code and output (the spec's `Execution`): the
+   * command prints them to stdout and stderr, exits with the exit code, and `--stdin` sends its own
+   * standard input.
+   */
+  runsCommand: boolean;
   options: OptionSpec[];
   /** The operation answers 202 with `operations[]`: the command takes `--wait`. */
   longRunning: boolean;
@@ -43,6 +54,9 @@ export interface OperationCommand {
    */
   refetch?: { path: string; param?: string };
 }
+
+/** Body fields of a command-running operation that `--stdin` fills from svc's standard input. */
+export const STDIN_FIELDS: ReadonlySet<string> = new Set(['stdin', 'stdin_encoding']);
 
 /** Flags the command line itself uses; a parameter that would collide is prefixed with where it goes (`--query-json`). */
 export const RESERVED_FLAGS: ReadonlySet<string> = new Set([
@@ -227,8 +241,19 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     )?.['application/json']?.schema,
   );
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
+  const runsCommand = successResponses(info.operation).some(([, response]) =>
+    /#\/components\/schemas\/Execution"/.test(JSON.stringify(response)),
+  );
+  let rest: OperationCommand['rest'];
   for (const [name, raw] of Object.entries((body.properties ?? {}) as Record<string, unknown>)) {
+    // A command's stdin comes from svc's own (`--stdin`, see runsCommand), not from an option's value.
+    if (runsCommand && STDIN_FIELDS.has(name)) continue;
     const schema = resolve(document, raw);
+    const words = schema.type === 'array' && resolve(document, schema.items).type === 'string';
+    if (words && requiredFields.has(name) && !rest) {
+      rest = { name, description: firstLine(schema.description) };
+      continue;
+    }
     options.push({
       flag: optionFlag(name, 'body'),
       name,
@@ -253,6 +278,8 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     ...placeOf(info.operationId, group),
     operation: info,
     positionals,
+    ...(rest ? { rest } : {}),
+    runsCommand,
     options,
     longRunning: successResponses(info.operation).some(([status]) => status === '202'),
     auth,

@@ -23,9 +23,10 @@ describe('a command for every operation of the spec', () => {
       const group = program.commands.find((c) => c.name() === spec.group);
       const command = group?.commands.find((c) => c.name() === spec.name);
       expect(command, `svc ${spec.group} ${spec.name}`).toBeDefined();
-      // Path parameters are the positionals, in path order.
+      // Path parameters are the positionals, in path order; then a required list-of-strings body field (argv).
       const pathParams = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.replace(/_/g, '-'));
-      expect(command!.registeredArguments.map((a) => a.name())).toEqual(pathParams);
+      const rest = spec.rest ? [spec.rest.name.replace(/_/g, '-')] : [];
+      expect(command!.registeredArguments.map((a) => a.name())).toEqual([...pathParams, ...rest]);
       // Query parameters and body fields are options; required body fields are mandatory; enums are choices.
       const flags = new Map(command!.options.map((o) => [o.long, o]));
       for (const option of spec.options) {
@@ -35,6 +36,9 @@ describe('a command for every operation of the spec', () => {
         expect(registered!.argChoices).toEqual(option.choices);
       }
       expect(flags.has('--wait')).toBe('202' in (op.operation.responses as object));
+      // A command-running operation (answers an Execution) reads its stdin from svc's: `--stdin` is a flag.
+      expect(flags.has('--stdin')).toBe(spec.runsCommand);
+      if (spec.runsCommand) expect(flags.get('--stdin')!.required).toBe(false);
     },
   );
 
@@ -47,6 +51,7 @@ describe('a command for every operation of the spec', () => {
     ['startComputer', 'computers start'],
     ['stopComputer', 'computers stop'],
     ['restartComputer', 'computers restart'],
+    ['execComputer', 'computers exec'],
     ['listSizes', 'sizes list'],
     ['listImages', 'images list'],
     ['listWorkspaces', 'workspaces list'],
@@ -72,6 +77,20 @@ describe('a command for every operation of the spec', () => {
   test('`operations` is also `ops`', () => {
     const program = buildProgram(io);
     expect(program.commands.find((c) => c.name() === 'operations')?.aliases()).toContain('ops');
+  });
+
+  test('argv of execComputer is the trailing argument, and only it runs a command', () => {
+    const exec = commands.find((c) => c.operation.operationId === 'execComputer');
+    expect(exec?.rest?.name).toBe('argv');
+    expect(exec?.options.map((o) => o.name)).toEqual([
+      'Idempotency-Key',
+      'timeout_seconds',
+      'max_output_bytes',
+    ]);
+    expect(commands.filter((c) => c.runsCommand).map((c) => c.operation.operationId)).toEqual([
+      'execComputer',
+    ]);
+    expect(commands.filter((c) => c.rest).map((c) => c.operation.operationId)).toEqual(['execComputer']);
   });
 
   test('command names are unique within each group', () => {

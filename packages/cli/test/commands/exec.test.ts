@@ -1,0 +1,119 @@
+// `svc computers exec <workspace> <computer> -- cmd args`: argv from the words after `--`, the
+// command's output on svc's streams, its exit code as svc's, and `--stdin` from svc's own stdin.
+import { describe, expect, test } from 'vitest';
+import type { CliIo } from '../../src/io.js';
+import { run } from '../../src/program.js';
+import { envelope, fakeApi } from '../support/io.js';
+
+const BASE = 'https://svc.test/v1';
+const env = { SVC_BASE_URL: BASE, SVC_ACCESS_TOKEN: 'header.payload.signature' };
+const ROUTE = 'POST /workspaces/dev/computers/box/exec';
+
+const execution = (fields: Record<string, unknown> = {}) => ({
+  execution: {
+    exit_code: 0,
+    encoding: 'utf-8',
+    stdout: '',
+    stderr: '',
+    stdout_truncated: false,
+    stderr_truncated: false,
+    timed_out: false,
+    duration_ms: 5,
+    ...fields,
+  },
+});
+
+/** A run of `svc` that keeps its output as bytes (a command's output need not be text). */
+async function svcBytes(argv: string[], io: Partial<CliIo> = {}) {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const code = await run(argv, {
+    env,
+    isTTY: false,
+    ...io,
+    stdout: { write: (chunk: string | Uint8Array) => out.push(Buffer.from(chunk)) },
+    stderr: { write: (chunk: string | Uint8Array) => err.push(Buffer.from(chunk)) },
+  });
+  return { code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() };
+}
+
+describe('svc computers exec', () => {
+  test('sends the words after -- as argv, prints stdout and stderr to svc’s, and exits 0', async () => {
+    const api = fakeApi({
+      [ROUTE]: () => ({ status: 200, body: execution({ stdout: 'out\n', stderr: 'err\n' }) }),
+    });
+    const outcome = await svcBytes(
+      ['computers', 'exec', 'dev', 'box', '--timeout-seconds', '5', '--', 'ls', '-la', '/tmp'],
+      { fetch: api.fetch },
+    );
+    expect(api.seen[0]?.body).toEqual({ argv: ['ls', '-la', '/tmp'], timeout_seconds: 5 });
+    expect(outcome).toEqual({ code: 0, stdout: Buffer.from('out\n'), stderr: 'err\n' });
+  });
+
+  test("exits with the command's exit code, and says on stderr when output was cut or the command killed", async () => {
+    const api = fakeApi({
+      [ROUTE]: () => ({
+        status: 200,
+        body: execution({ exit_code: 124, stdout: 'part', stdout_truncated: true, timed_out: true }),
+      }),
+    });
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '--', 'sleep', '60'], {
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(124);
+    expect(outcome.stdout.toString()).toBe('part');
+    expect(outcome.stderr).toContain('stdout was cut at max_output_bytes');
+    expect(outcome.stderr).toContain('killed');
+    expect(outcome.stderr).not.toContain('error:');
+  });
+
+  test('--stdin sends svc’s standard input as base64; base64 output is written as the bytes it encodes', async () => {
+    const bytes = Buffer.from([0, 1, 0xff, 10]);
+    const api = fakeApi({
+      [ROUTE]: (seen) => ({
+        status: 200,
+        body: execution({ encoding: 'base64', stdout: (seen.body as { stdin: string }).stdin }),
+      }),
+    });
+    async function* stdin() {
+      yield bytes.subarray(0, 2);
+      yield bytes.subarray(2);
+    }
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '--stdin', '--', 'cat'], {
+      fetch: api.fetch,
+      stdin: stdin(),
+    });
+    expect(api.seen[0]?.body).toEqual({
+      argv: ['cat'],
+      stdin: bytes.toString('base64'),
+      stdin_encoding: 'base64',
+    });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toEqual(bytes);
+  });
+
+  test('-o json prints the answer and exits 0 whatever the exit code', async () => {
+    const api = fakeApi({ [ROUTE]: () => ({ status: 200, body: execution({ exit_code: 3 }) }) });
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '-o', 'json', '--', 'false'], {
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout.toString())).toEqual(execution({ exit_code: 3 }));
+  });
+
+  test('a computer that is not running is an API error: exit 5 with the code on stderr', async () => {
+    const api = fakeApi({
+      [ROUTE]: () => ({ status: 409, body: envelope('invalid_state', 'box is stopped', 'req-9') }),
+    });
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '--', 'true'], { fetch: api.fetch });
+    expect(outcome.code).toBe(5);
+    expect(outcome.stderr).toContain('code: invalid_state (HTTP 409)');
+  });
+
+  test('without a command it is a usage error and nothing is sent', async () => {
+    const api = fakeApi({});
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box'], { fetch: api.fetch });
+    expect(outcome.code).toBe(2);
+    expect(api.seen).toHaveLength(0);
+  });
+});
