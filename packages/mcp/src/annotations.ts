@@ -30,11 +30,14 @@ const METHOD_HINTS: Partial<Record<HttpMethod, Hints>> = {
  * - start: a second start finds the computer running and answers 409 `invalid_state`: no further effect.
  * - stop: the same, and destructive: whatever ran on the computer is ended.
  * - restart: destructive, and each call reboots again, so not idempotent.
+ * - exec: runs an arbitrary command inside the computer, which may change or delete anything there,
+ *   and each call runs it again: destructive, not idempotent (MCP's defaults, stated on purpose).
  */
 export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
   startComputer: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   stopComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   restartComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  execComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { OpenApiDocument } from '@svc/contract';
+import { impliedBounds } from './pattern-length.js';
 import type { JsonSchema } from './schema.js';
 import { shallowOutputSchema } from './shallow-output.js';
 import type { ToolDefinition } from './tools.js';
@@ -28,7 +29,7 @@ const MCP_HINT_DEFAULTS = {
 const NOTE_MIN_TOOLS = 2;
 const NOTE_MIN_LENGTH = 40;
 /** A parameter description is listed once when this many tools or more repeat it and it is this long. */
-const PARAMETER_MIN_TOOLS = 3;
+const PARAMETER_MIN_TOOLS = 2;
 const PARAMETER_MIN_LENGTH = 100;
 /** A tool keeps the first sentence of such a description when it is this short or shorter. */
 const FIRST_SENTENCE_MAX = 80;
@@ -111,15 +112,17 @@ export function glossaryText(glossary: Glossary): string {
 }
 
 /**
- * A schema with `examples` dropped (the constraints stay), whitespace of descriptions folded, and
- * glossary descriptions cut to their first sentence.
+ * A schema with `examples` dropped (the constraints stay, but for length bounds its `pattern` already
+ * enforces), whitespace of descriptions folded, and glossary descriptions cut to their first sentence.
  */
 function compactSchema(schema: unknown, glossary: Glossary): unknown {
   if (Array.isArray(schema)) return schema.map((item) => compactSchema(item, glossary));
   if (typeof schema !== 'object' || schema === null) return schema;
   const out: Record<string, unknown> = {};
+  // Length bounds the pattern already enforces (`^[a-z0-9]…{0,61}…$` is 1 to 63 characters) say nothing more.
+  const implied = new Set<string>(impliedBounds(schema as Record<string, unknown>));
   for (const [key, value] of Object.entries(schema)) {
-    if (key === 'examples') continue;
+    if (key === 'examples' || implied.has(key)) continue;
     // Vendor extensions (`x-svc-accepts`, `x-extensible-enum`) are for the spec's tools; what they mean
     // to an agent is said once in the instructions (EXTENSIONS_NOTE).
     if (key.startsWith('x-')) continue;
