@@ -11,7 +11,12 @@ function describeResource(noun: string, value: Body): string {
   const name = typeof value.name === 'string' ? ` ${value.name}` : '';
   const id = typeof value.id === 'string' ? (name ? ` (${value.id})` : ` ${value.id}`) : '';
   const state = typeof value.state === 'string' ? `, ${value.state}` : '';
-  return `${noun}${name}${id}${state}`;
+  // A command run in a computer (the spec's Execution): how it ended is the point of the answer.
+  const exit =
+    typeof value.exit_code === 'number'
+      ? `, exit code ${value.exit_code}${value.timed_out === true ? ' (timed out)' : ''}`
+      : '';
+  return `${noun}${name}${id}${state}${exit}`;
 }
 
 function describeOperation(op: Operation): string {

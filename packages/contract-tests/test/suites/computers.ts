@@ -1,7 +1,7 @@
 import { unwrap, waitForOperations } from '@svc/client';
 import { expect, it } from 'vitest';
 import { fx, key } from '../support/fixtures.js';
-import { contractClient, mockPrefer, uniqueName } from '../support/harness.js';
+import { contractClient, mockPrefer, statefulIt, uniqueName } from '../support/harness.js';
 
 const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
 
@@ -68,6 +68,42 @@ export function computersSuite(): void {
       expect(done!.state).toBe('succeeded');
     });
   }
+
+  it('execComputer runs a command in the running computer and answers 200 with its exit code and output', async () => {
+    const { execution } = await unwrap(
+      client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+        params: { path: at(), header: { 'Idempotency-Key': key() } },
+        body: { argv: ['uname', '-a'], timeout_seconds: 10 },
+      }),
+    );
+    expect(execution.exit_code).toBe(0);
+    expect(execution.timed_out).toBe(false);
+    expect(execution.encoding).toBe('utf-8');
+    expect(execution.stdout.length).toBeGreaterThan(0);
+  });
+
+  statefulIt('execComputer passes argv and stdin through; an empty argv is 400 invalid_argument', async () => {
+    const { execution } = await unwrap(
+      client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+        params: { path: at(), header: {} },
+        body: { argv: ['cat'], stdin: 'from stdin\n' },
+      }),
+    );
+    expect(execution).toMatchObject({ exit_code: 0, stdout: 'from stdin\n', stderr: '' });
+    const echoed = await unwrap(
+      client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+        params: { path: at(), header: {} },
+        body: { argv: ['echo', 'two', 'words'] },
+      }),
+    );
+    expect(echoed.execution.stdout).toBe('two words\n');
+    const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+      params: { path: at(), header: {} },
+      body: { argv: [] },
+    });
+    expect(response.status).toBe(400);
+    expect(error?.error.code).toBe('invalid_argument');
+  });
 
   it('startComputer of a running computer is 409 invalid_state with allowed_from', async () => {
     const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/start', {

@@ -41,7 +41,7 @@ export function serverOnlySuite(): void {
     await waitForOperations(client(), operations, WAIT);
   });
 
-  statefulIt('stop takes a running computer to stopped; stopping it again is 409 invalid_state', async () => {
+  statefulIt('stop takes a running computer to stopped; stopping it again, or running a command in it, is 409 invalid_state', async () => {
     const path = { workspace: fx.workspace, computer: fx.computer };
     const get = async () =>
       (await unwrap(client().GET('/workspaces/{workspace}/computers/{computer}', { params: { path } })))
@@ -55,6 +55,15 @@ export function serverOnlySuite(): void {
     const again = await stop();
     expect(again.response.status).toBe(409);
     expect(again.error?.error).toMatchObject({
+      code: 'invalid_state',
+      details: { current_state: 'stopped', allowed_from: ['running'] },
+    });
+    const exec = await client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+      params: { path, header: {} },
+      body: { argv: ['true'] },
+    });
+    expect(exec.response.status).toBe(409);
+    expect(exec.error?.error).toMatchObject({
       code: 'invalid_state',
       details: { current_state: 'stopped', allowed_from: ['running'] },
     });
