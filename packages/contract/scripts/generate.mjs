@@ -80,6 +80,9 @@ if (recorded.trim() !== key || !existsSync(schemaFile)) {
     alphabetize: false,
     exportType: false,
     rootTypes: false,
+    // A request field with a `default` is still optional to send (the server applies the default):
+    // without this, openapi-typescript types it as required (`timeout_seconds` of execComputer).
+    defaultNonNullable: false,
     transform: (schema) => openEnum(ts, schema),
   });
   const banner =
