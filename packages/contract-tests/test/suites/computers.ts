@@ -82,28 +82,31 @@ export function computersSuite(): void {
     expect(execution.stdout.length).toBeGreaterThan(0);
   });
 
-  statefulIt('execComputer passes argv and stdin through; an empty argv is 400 invalid_argument', async () => {
-    const { execution } = await unwrap(
-      client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+  statefulIt(
+    'execComputer passes argv and stdin through; an empty argv is 400 invalid_argument',
+    async () => {
+      const { execution } = await unwrap(
+        client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+          params: { path: at(), header: {} },
+          body: { argv: ['cat'], stdin: 'from stdin\n' },
+        }),
+      );
+      expect(execution).toMatchObject({ exit_code: 0, stdout: 'from stdin\n', stderr: '' });
+      const echoed = await unwrap(
+        client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
+          params: { path: at(), header: {} },
+          body: { argv: ['echo', 'two', 'words'] },
+        }),
+      );
+      expect(echoed.execution.stdout).toBe('two words\n');
+      const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
         params: { path: at(), header: {} },
-        body: { argv: ['cat'], stdin: 'from stdin\n' },
-      }),
-    );
-    expect(execution).toMatchObject({ exit_code: 0, stdout: 'from stdin\n', stderr: '' });
-    const echoed = await unwrap(
-      client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
-        params: { path: at(), header: {} },
-        body: { argv: ['echo', 'two', 'words'] },
-      }),
-    );
-    expect(echoed.execution.stdout).toBe('two words\n');
-    const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
-      params: { path: at(), header: {} },
-      body: { argv: [] },
-    });
-    expect(response.status).toBe(400);
-    expect(error?.error.code).toBe('invalid_argument');
-  });
+        body: { argv: [] },
+      });
+      expect(response.status).toBe(400);
+      expect(error?.error.code).toBe('invalid_argument');
+    },
+  );
 
   it('startComputer of a running computer is 409 invalid_state with allowed_from', async () => {
     const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/start', {

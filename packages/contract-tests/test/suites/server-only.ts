@@ -41,7 +41,7 @@ export function serverOnlySuite(): void {
     await waitForOperations(client(), operations, WAIT);
   });
 
-  statefulIt('stop takes a running computer to stopped; stopping it again, or running a command in it, is 409 invalid_state', async () => {
+  statefulIt('stop takes a running computer to stopped; stop or exec then is 409 invalid_state', async () => {
     const path = { workspace: fx.workspace, computer: fx.computer };
     const get = async () =>
       (await unwrap(client().GET('/workspaces/{workspace}/computers/{computer}', { params: { path } })))
