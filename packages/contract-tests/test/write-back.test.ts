@@ -1,12 +1,14 @@
 // The write-back plan (support/write-back.ts) must be able to fail: a server that ignores or changes a
 // field must be caught, and the plan must follow the spec rather than a list.
 import { describe, expect, it } from 'vitest';
+import { REFERENCES } from './suites/write-back.js';
 import { OPERATIONS } from './support/spec-index.js';
 import { validatorAt } from './support/validate.js';
 import { buildBody, unechoed, writeCases } from './support/write-back.js';
 
 const { cases, notApplicable } = writeCases();
 const byId = new Map(cases.map((c) => [c.op.operationId, c]));
+// The suite's REFERENCES read fixtures of a run; these stand in for them with example values.
 const references = {
   size: () => 'medium',
   image: () => 'ubuntu-2404',
@@ -62,9 +64,10 @@ describe('writeCases: generated from the spec', () => {
     expect(byId.get('createComputer')?.read.op.operationId).toBe('getComputer');
   });
 
-  it('every run reference names a writable field of some write', () => {
+  it('every reference of the suite names a writable field of some write', () => {
+    expect(Object.keys(references)).toEqual(Object.keys(REFERENCES));
     const writable = new Set(cases.flatMap((c) => c.fields));
-    for (const field of Object.keys(references)) expect(writable).toContain(field);
+    for (const field of Object.keys(REFERENCES)) expect(writable, `REFERENCES.${field}`).toContain(field);
   });
 });
 

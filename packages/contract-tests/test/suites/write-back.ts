@@ -19,7 +19,7 @@ const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
  * member of the workspace created here). `test/write-back.test.ts` fails on a key no write has.
  */
-const REFERENCES: Readonly<Record<string, () => string>> = {
+export const REFERENCES: Readonly<Record<string, () => string>> = {
   size: () => fx.size,
   image: () => fx.image,
   principal_id: () => fx.serviceAccount,

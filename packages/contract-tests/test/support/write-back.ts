@@ -174,7 +174,8 @@ export function writeCases(operations: readonly IndexedOperation[] = OPERATIONS)
     });
   }
   const depth = (c: WriteCase) => c.itemPath.split('{').length;
-  const first = (c: WriteCase) => cases.findIndex((other) => other.itemPath === c.itemPath);
+  const resources = [...new Set(cases.map((c) => c.itemPath))]; // in spec order
+  const first = (c: WriteCase) => resources.indexOf(c.itemPath);
   cases.sort(
     (a, b) =>
       depth(a) - depth(b) || first(a) - first(b) || (a.kind === b.kind ? 0 : a.kind === 'create' ? -1 : 1),
