@@ -37,6 +37,7 @@ import type { StoredResponse } from './idempotency.js';
 import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
 import { ClientRegistry } from './oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
+import { openDockerDriver } from './operations/docker/index.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { OperationEvents } from './operations/events.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
@@ -71,7 +72,7 @@ export interface AppOptions {
   config: Readonly<Config>;
   /** An open, migrated database; by default the configured one is opened (and closed by `close`). */
   db?: Database;
-  /** Runs computers; by default the simulated driver with `config.simStepMs`. */
+  /** Runs computers; by default the one `config.driver` names (the simulated driver unless `docker`). */
   driver?: ComputerDriver;
   /** Milliseconds since the epoch; injectable for tests (tokens). Rate limits count in real time. */
   clock?: () => number;
@@ -141,9 +142,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     cursors: new Cursors(await loadCursorSecret(db)),
     version: document.info.version,
   };
+  // SVC_DRIVER=docker: containers, kept true to the Engine by a reconciler (operations/docker/).
+  const docker =
+    !options.driver && config.driver === 'docker' ? await openDockerDriver(config, db, log) : undefined;
   const worker = new OperationWorker({
     db,
-    driver: options.driver ?? new SimulatedDriver({ stepMs: config.simStepMs }),
+    driver: options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs }),
     events,
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
@@ -424,6 +428,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (started) return;
       started = true;
       await worker.start();
+      docker?.reconciler.start();
       timer = setInterval(
         () => {
           housekeeping(db).catch((error: unknown) => log('housekeeping failed', { error: String(error) }));
@@ -435,6 +440,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async close() {
       clearInterval(timer);
       if (started) await worker.stop();
+      await docker?.reconciler.stop();
       started = false;
       if (ownsDb) await db.close();
     },

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ComputerDriver, DriverAction, DriverComputer, DriverContext } from './driver.js';
+import type { ComputerDriver, DriverAction, DriverComputer, DriverContext, ExecResult } from './driver.js';
 import { DriverError } from './driver.js';
 
 /** The label that makes the simulated driver fail an action: `sim-fail=start` (or `always`). */
@@ -51,5 +51,10 @@ export class SimulatedDriver implements ComputerDriver {
       }
       await context.progress(Math.round((step / this.steps) * 100));
     }
+  }
+
+  // PLACEHOLDER for the branch that adds `exec` (it replaces this): the simulated driver runs nothing.
+  exec(): Promise<ExecResult> {
+    throw new DriverError('invalid_state', 'the simulated driver runs no commands');
   }
 }

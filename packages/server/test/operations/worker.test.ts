@@ -19,6 +19,11 @@ import { OperationWorker } from '../../src/operations/worker.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 
+/** The worker never runs commands: the drivers of these tests refuse them. */
+const exec = (): never => {
+  throw new Error('no commands in these tests');
+};
+
 const workers: OperationWorker[] = [];
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((worker) => worker.stop()));
@@ -81,6 +86,7 @@ class RecordingDriver implements ComputerDriver {
     this.calls.push({ action, computer: computer.id, worker: this.label });
     return this.inner.run(action, computer, context);
   }
+  exec = exec;
 }
 
 describeEngines('operations', (engine) => {
@@ -101,6 +107,7 @@ describeEngines('operations', (engine) => {
     const seen: string[] = [];
     const driver: ComputerDriver = {
       name: 'probe',
+      exec,
       async run(action, computer, context) {
         seen.push(
           `${action}:${(await db.query<{ state: string }>('SELECT state FROM computers WHERE id = $1', [computer.id])).rows[0]!.state}`,
@@ -204,6 +211,7 @@ describeEngines('operations', (engine) => {
     const { computer, operation } = await newComputer(db, workspaceId, userId);
     await worker(db, {
       name: 'broken',
+      exec,
       run: async () => Promise.reject(new Error('SELECT secret FROM x')),
     }).runOnce();
     const after = await read(db, computer.id, operation.id);
@@ -234,6 +242,7 @@ describeEngines('operations', (engine) => {
     });
     const hanging: ComputerDriver = {
       name: 'hanging',
+      exec,
       run: (action, _computer, context) => {
         calls.push(`a:${action}`);
         reached();
