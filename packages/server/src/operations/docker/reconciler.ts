@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import type { Queryable } from '../../db/database.js';
 import type { ComputerState } from '../records.js';
-import { LABEL, labelFilter } from './labels.js';
+import { containerName, isOurs, LABEL, labelFilter } from './labels.js';
 
 export interface ReconcilerOptions {
   docker: Docker;
@@ -55,6 +55,7 @@ export class DockerReconciler {
   private stream: NodeJS.ReadableStream | undefined;
   private stopped = true;
   private pending = new Set<Promise<unknown>>();
+  private readonly followUps = new Map<string, NodeJS.Timeout>();
 
   constructor(options: ReconcilerOptions) {
     this.options = options;
@@ -73,6 +74,8 @@ export class DockerReconciler {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    for (const timer of this.followUps.values()) clearTimeout(timer);
+    this.followUps.clear();
     (this.stream as { destroy?: () => void } | undefined)?.destroy?.();
     await Promise.allSettled([...this.pending]);
   }
@@ -105,11 +108,27 @@ export class DockerReconciler {
     );
     const row = rows[0];
     if (!row) return false;
-    const [container] = await docker.listContainers({
-      all: true,
-      filters: { label: labelFilter(instance, computerId) },
-    });
-    return this.settle(row, observed(container?.State));
+    // Inspect, not list: it answers from the container itself, where a list can lag an event behind.
+    let info: Docker.ContainerInspectInfo | undefined;
+    try {
+      info = await docker.getContainer(containerName(instance, computerId)).inspect();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    if (info && !isOurs(info.Config.Labels, instance, computerId)) return false;
+    return this.settle(row, observed(info?.State.Status));
+  }
+
+  /** An event about a computer: compare now, and once more a moment later in case the Engine lagged. */
+  private touched(computerId: string): void {
+    this.track(this.reconcile(computerId));
+    if (this.followUps.has(computerId)) return;
+    const timer = setTimeout(() => {
+      this.followUps.delete(computerId);
+      if (!this.stopped) this.track(this.reconcile(computerId));
+    }, 1000);
+    timer.unref();
+    this.followUps.set(computerId, timer);
   }
 
   private async settle(row: Snapshot, state: ComputerState): Promise<boolean> {
@@ -168,7 +187,7 @@ export class DockerReconciler {
           try {
             const event = JSON.parse(line) as { Actor?: { Attributes?: Record<string, string> } };
             const computerId = event.Actor?.Attributes?.[LABEL.computer];
-            if (computerId) this.track(this.reconcile(computerId));
+            if (computerId) this.touched(computerId);
           } catch {
             // not an event: ignored
           }
