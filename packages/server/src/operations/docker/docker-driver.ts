@@ -270,8 +270,18 @@ export class DockerDriver implements ComputerDriver {
       status,
       error: (error as Error).message,
     });
-    if (status === undefined)
+    const socketError = (error as { code?: string }).code;
+    if (
+      status === undefined &&
+      socketError &&
+      /^(ENOENT|ECONNREFUSED|ECONNRESET|EPIPE|EACCES|ETIMEDOUT)$/.test(socketError)
+    )
       return new DriverError('unavailable', 'the Docker Engine could not be reached', {
+        driver: this.name,
+        action,
+      });
+    if (status === undefined)
+      return new DriverError('internal', `the computer could not be made to ${action}`, {
         driver: this.name,
         action,
       });
