@@ -196,6 +196,5 @@ describeDocker('docker driver with the worker and the reconciler', (engine) => {
         expect(await act(created.computer.id, 'delete')).toMatchObject({ state: 'succeeded' });
       });
     },
-    ['pglite'],
   );
 });
