@@ -38,6 +38,7 @@ import type { StoredResponse } from './idempotency.js';
 import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
 import { ClientRegistry } from './oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
+import { openDockerDriver } from './operations/docker/index.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { OperationEvents } from './operations/events.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
@@ -80,7 +81,7 @@ export interface AppOptions {
   config: Readonly<Config>;
   /** An open, migrated database; by default the configured one is opened (and closed by `close`). */
   db?: Database;
-  /** Runs computers; by default the simulated driver with `config.simStepMs`. */
+  /** Runs computers; by default the one `config.driver` names (the simulated driver unless `docker`). */
   driver?: ComputerDriver;
   /** Milliseconds since the epoch; injectable for tests (tokens). Rate limits count in real time. */
   clock?: () => number;
@@ -140,7 +141,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const counters = counterStore(db);
   const limiter = config.rateLimits ? new RateLimiter(config.rateLimits, counters) : undefined;
   const events = new OperationEvents();
-  const driver = options.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
+  // SVC_DRIVER=docker: containers, kept true to the Engine by a reconciler (operations/docker/).
+  const docker =
+    !options.driver && config.driver === 'docker' ? await openDockerDriver(config, db, log) : undefined;
+  const driver = options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
   const deps: AppDeps = {
     db,
     config,
@@ -441,6 +445,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (started) return;
       started = true;
       await worker.start();
+      docker?.reconciler.start();
       timer = setInterval(
         () => {
           housekeeping(db).catch((error: unknown) => log('housekeeping failed', { error: String(error) }));
@@ -452,6 +457,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async close() {
       clearInterval(timer);
       if (started) await worker.stop();
+      await docker?.reconciler.stop();
       started = false;
       if (ownsDb) await db.close();
     },

@@ -44,10 +44,33 @@ export interface Config {
   bodyLimitBytes: number;
   /** Time one step of a simulated computer transition takes. */
   simStepMs: number;
+  /** What runs computers (`SVC_DRIVER`): `simulated` (the default) or `docker`. */
+  driver: DriverName;
+  /** The Docker driver's settings; read only when `driver` is `docker`. */
+  docker: DockerConfig;
   /** How long a worker owns an operation before another replica may take it over. */
   operationLeaseMs: number;
   /** How many operations one replica runs at once. */
   operationConcurrency: number;
+}
+
+/** The computer drivers `SVC_DRIVER` may name. */
+export const DRIVER_NAMES = ['simulated', 'docker'] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
+
+/** The Docker driver's environment (`SVC_DOCKER_*`). */
+export interface DockerConfig {
+  /** The Engine API's Unix socket (`SVC_DOCKER_SOCKET`, default `/var/run/docker.sock`). */
+  socketPath: string;
+  /** How often the driver compares every container with its computer (`SVC_DOCKER_SWEEP_MS`). */
+  sweepMs: number;
+  /**
+   * The `svc.instance` label on every container of this deployment (`SVC_DOCKER_INSTANCE`): the driver
+   * lists and touches only containers that carry it, so deployments (and test runs) can share an Engine.
+   */
+  instance: string;
+  /** `never` (the default: images are built or pulled by the operator) or `missing` (`SVC_DOCKER_PULL`). */
+  pull: 'never' | 'missing';
 }
 
 /** A bad environment value. Start-up stops with this message; nothing is guessed. */
@@ -120,6 +143,13 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     quotas: Object.freeze(quotas),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
+    driver: oneOf(env, 'SVC_DRIVER', DRIVER_NAMES),
+    docker: Object.freeze({
+      socketPath: env.SVC_DOCKER_SOCKET || '/var/run/docker.sock',
+      sweepMs: int(env, 'SVC_DOCKER_SWEEP_MS', 30_000, 100, 3_600_000),
+      instance: dockerInstance(env.SVC_DOCKER_INSTANCE),
+      pull: oneOf(env, 'SVC_DOCKER_PULL', ['never', 'missing'] as const),
+    }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
   });
@@ -177,6 +207,25 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const value = Number(raw);
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** The first of `values` is the default. */
+function oneOf<T extends string>(env: Env, name: string, values: readonly [T, ...T[]]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return values[0];
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
+}
+
+function dockerInstance(raw: string | undefined): string {
+  const value = raw || 'default';
+  // It becomes a label value and part of container names, which Docker limits to [a-zA-Z0-9_.-].
+  if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(value))
+    throw new ConfigError(
+      `SVC_DOCKER_INSTANCE must be 1–63 lowercase letters, digits, '.', '_' or '-', got ${JSON.stringify(value)}`,
+    );
   return value;
 }
 

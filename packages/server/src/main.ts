@@ -50,7 +50,7 @@ async function serve(sandbox: boolean): Promise<void> {
   if (sandbox && first) {
     const data = await seedSandbox(app.db, first.userId);
     process.stdout.write(
-      `Sandbox (in memory, SIMULATED computers): demo workspaces ${data.workspaces.join(', ')}; ` +
+      `Sandbox (in memory, ${config.driver === 'docker' ? 'Docker' : 'SIMULATED'} computers): demo workspaces ${data.workspaces.join(', ')}; ` +
         `viewer ${data.viewer.email} / ${data.viewer.password}\n`,
     );
   }

@@ -27,6 +27,8 @@ describe('loadConfig', () => {
       },
       bodyLimitBytes: 1048576,
       simStepMs: 500,
+      driver: 'simulated',
+      docker: { socketPath: '/var/run/docker.sock', sweepMs: 30_000, instance: 'default', pull: 'never' },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -51,6 +53,11 @@ describe('loadConfig', () => {
       { quotas: expect.objectContaining({ computersPerWorkspace: 3 }) },
     ],
     [
+      'the Docker driver',
+      { SVC_DRIVER: 'docker', SVC_DOCKER_SOCKET: '/run/d.sock', SVC_DOCKER_SWEEP_MS: '1000' },
+      { driver: 'docker', docker: expect.objectContaining({ socketPath: '/run/d.sock', sweepMs: 1000 }) },
+    ],
+    [
       'DATABASE_URL',
       { DATABASE_URL: 'postgresql://u@db:5432/svc' },
       { databaseUrl: 'postgresql://u@db:5432/svc' },
@@ -68,6 +75,9 @@ describe('loadConfig', () => {
     ['DATABASE_URL of another kind', { DATABASE_URL: 'mysql://x' }, /postgres/],
     ['bad rate limits', { SVC_RATE_LIMITS: 'lots' }, /SVC_RATE_LIMITS/],
     ['negative step', { SVC_SIM_STEP_MS: '-1' }, /SVC_SIM_STEP_MS/],
+    ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
+    ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
+    ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
   ])('refuses %s', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

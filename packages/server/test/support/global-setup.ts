@@ -1,5 +1,6 @@
 import { postgresUnreachable, testDatabaseUrl } from '@svc/tools/postgres';
 import type { TestProject } from 'vitest/node';
+import { type DockerProbe, probeDocker } from './docker-probe.js';
 
 /** What the test files learn about PostgreSQL, probed once per run. */
 export interface PostgresProbe {
@@ -11,6 +12,7 @@ export interface PostgresProbe {
 declare module 'vitest' {
   export interface ProvidedContext {
     postgres: PostgresProbe;
+    docker: DockerProbe;
   }
 }
 
@@ -22,4 +24,5 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('postgres', probe);
   // Global setup runs in the main process, like reporters: tell the skip reporter.
   if (!probe.reachable) process.env.SVC_TEST_POSTGRES_UNREACHABLE = probe.reason || 'unreachable';
+  project.provide('docker', await probeDocker());
 }

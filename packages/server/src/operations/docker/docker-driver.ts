@@ -1,0 +1,313 @@
+import type Docker from 'dockerode';
+import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
+import type {
+  ComputerDriver,
+  DriverAction,
+  DriverComputer,
+  DriverContext,
+  ExecRequest,
+  ExecResult,
+} from '../driver.js';
+import { DriverError } from '../driver.js';
+import type { DockerCatalog } from './catalog.js';
+import { runExec } from './exec.js';
+import { containerLabels, containerName, isOurs } from './labels.js';
+
+export interface DockerDriverOptions {
+  docker: Docker;
+  catalog: DockerCatalog;
+  /** The `svc.instance` label value of this deployment (`SVC_DOCKER_INSTANCE`). */
+  instance: string;
+  /** `missing`: pull an image the Engine lacks; `never` (default): fail the operation instead. */
+  pull?: 'never' | 'missing';
+  /** CPUs of the Engine's host: a size's vCPUs are capped to it (the Engine refuses more). */
+  hostCpus?: number;
+  /** Seconds a container gets between SIGTERM and SIGKILL on stop and restart (default 10). */
+  stopSeconds?: number;
+  /** Processes a container may hold (default 512). */
+  pidsLimit?: number;
+  /** Where Engine errors are told in full; operations carry only a short message (default: nowhere). */
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** `User` when the image would run as root: `nobody`, which every image we build has. */
+const FALLBACK_USER = '65534:65534';
+const ROOT_USERS = new Set(['', '0', 'root', '0:0', 'root:root']);
+
+/**
+ * Runs computers as Docker containers through the Engine API socket (never the network): one container
+ * per computer, named `svc-<instance>-<computer id>` and labelled `svc.managed`, `svc.instance`,
+ * `svc.computer_id` and `svc.workspace_id`; it never lists or touches a container without those labels.
+ * Every action is "make it so": create when the container exists, stop when stopped, delete when gone
+ * all succeed, so the worker may run them again after a takeover. Containers have no network, no
+ * capabilities, no new privileges, a read-only root with a tmpfs `/tmp`, a non-root user, and the
+ * CPU, memory and process limits of their size (SECURITY.md, "Driver").
+ *
+ * @example
+ * const driver = new DockerDriver({ docker: new Docker({ socketPath }), catalog: databaseCatalog(db), instance: 'default' });
+ * await driver.run('create', computer, { signal, progress: async () => {} });
+ */
+export class DockerDriver implements ComputerDriver {
+  readonly name = 'docker';
+  readonly instance: string;
+  private readonly docker: Docker;
+  private readonly catalog: DockerCatalog;
+  private readonly pull: 'never' | 'missing';
+  private readonly hostCpus: number;
+  private readonly stopSeconds: number;
+  private readonly pidsLimit: number;
+  private readonly log: NonNullable<DockerDriverOptions['log']>;
+
+  constructor(options: DockerDriverOptions) {
+    this.docker = options.docker;
+    this.catalog = options.catalog;
+    this.instance = options.instance;
+    this.pull = options.pull ?? 'never';
+    this.hostCpus = options.hostCpus ?? Number.POSITIVE_INFINITY;
+    this.stopSeconds = options.stopSeconds ?? 10;
+    this.pidsLimit = options.pidsLimit ?? 512;
+    this.log = options.log ?? (() => {});
+  }
+
+  async run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void> {
+    const { signal } = context;
+    try {
+      switch (action) {
+        case 'create':
+          await this.ensureContainer(computer, signal);
+          break;
+        case 'start':
+          await this.ensureContainer(computer, signal);
+          await this.update(computer, signal);
+          await this.container(computer).start({ abortSignal: signal }).catch(unless(304));
+          await this.expectRunning(computer, signal);
+          break;
+        case 'restart':
+          await this.ensureContainer(computer, signal);
+          await this.update(computer, signal);
+          await this.container(computer).restart({ t: this.stopSeconds, abortSignal: signal });
+          await this.expectRunning(computer, signal);
+          break;
+        case 'stop':
+          if (!(await this.inspect(computer, signal)))
+            throw new DriverError(
+              'not_found',
+              "the computer's container is gone; start it to make a new one",
+              {
+                driver: this.name,
+              },
+            );
+          await this.container(computer)
+            .stop({ t: this.stopSeconds, abortSignal: signal })
+            .catch(unless(304));
+          break;
+        case 'delete':
+          await this.remove(computer, signal);
+          break;
+      }
+    } catch (error) {
+      throw this.failure(action, error, signal);
+    }
+    await context.progress(100);
+  }
+
+  /**
+   * Brings a container's CPU, memory and process limits to its size (the Engine's container update),
+   * when they differ. Run before every start and restart.
+   */
+  async update(computer: DriverComputer, signal?: AbortSignal): Promise<void> {
+    const info = await this.inspect(computer, signal);
+    if (!info) return;
+    const want = await this.limits(computer);
+    const have = info.HostConfig;
+    if (
+      have.Memory === want.Memory &&
+      have.MemorySwap === want.MemorySwap &&
+      have.NanoCpus === want.NanoCpus &&
+      have.PidsLimit === want.PidsLimit
+    )
+      return;
+    await this.container(computer).update({ ...want, abortSignal: signal });
+  }
+
+  async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
+    const info = await this.inspect(computer, request.signal);
+    if (!info?.State.Running)
+      throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
+    return runExec(this.docker, this.container(computer), request);
+  }
+
+  /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */
+  async inspect(computer: DriverComputer, signal?: AbortSignal): Promise<ContainerInspectInfo | undefined> {
+    const info = await absentOn404(this.container(computer).inspect({ abortSignal: signal }));
+    if (info && !isOurs(info.Config.Labels, this.instance, computer.id))
+      throw new DriverError('internal', 'a container of that name exists that this service does not manage', {
+        driver: this.name,
+      });
+    return info;
+  }
+
+  private container(computer: DriverComputer): Docker.Container {
+    return this.docker.getContainer(containerName(this.instance, computer.id));
+  }
+
+  private async ensureContainer(computer: DriverComputer, signal: AbortSignal): Promise<void> {
+    if (await this.inspect(computer, signal)) return;
+    const image = await this.ensureImage(computer, signal);
+    const options: ContainerCreateOptions = {
+      name: containerName(this.instance, computer.id),
+      Image: image.reference,
+      Hostname: computer.name,
+      User: ROOT_USERS.has(image.user) ? FALLBACK_USER : image.user,
+      Labels: containerLabels(this.instance, computer),
+      NetworkDisabled: true,
+      HostConfig: {
+        ...(await this.limits(computer)),
+        NetworkMode: 'none',
+        Privileged: false,
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        ReadonlyRootfs: true,
+        Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m' },
+        Init: true,
+        IpcMode: 'private',
+        RestartPolicy: { Name: 'no' },
+        LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+      },
+      abortSignal: signal,
+    };
+    // A replica racing us to the same name gets 409; its container is this computer's container.
+    await this.docker.createContainer(options).catch(unless(409));
+    if (!(await this.inspect(computer, signal)))
+      throw new DriverError('internal', 'the container vanished as it was created', { driver: this.name });
+  }
+
+  private async ensureImage(
+    computer: DriverComputer,
+    signal: AbortSignal,
+  ): Promise<{ reference: string; user: string }> {
+    const entry = await this.catalog.image(computer.image);
+    if (!entry?.reference)
+      throw new DriverError(
+        'unavailable',
+        `the image "${computer.image}" cannot run on this service's hosts`,
+        {
+          driver: this.name,
+          image: computer.image,
+        },
+      );
+    const reference = entry.reference;
+    let image = await absentOn404(this.docker.getImage(reference).inspect());
+    if (!image && this.pull === 'missing') {
+      const stream = await this.docker.pull(reference, { abortSignal: signal });
+      await new Promise<void>((resolve, reject) =>
+        this.docker.modem.followProgress(stream, (error: Error | null) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
+      image = await this.docker.getImage(reference).inspect();
+    }
+    if (!image) {
+      this.log('docker driver: image not on this host', { image: computer.image, reference });
+      throw new DriverError(
+        'unavailable',
+        `the image "${computer.image}" is not available on this host yet`,
+        {
+          driver: this.name,
+          image: computer.image,
+        },
+      );
+    }
+    return { reference, user: image.Config?.User ?? '' };
+  }
+
+  private async limits(computer: DriverComputer): Promise<HostConfig> {
+    const size = await this.catalog.size(computer.size);
+    if (!size)
+      throw new DriverError('unavailable', `the size "${computer.size}" is not in the catalogue`, {
+        driver: this.name,
+      });
+    const memory = size.memory_mib * 1024 * 1024;
+    return {
+      Memory: memory,
+      MemorySwap: memory, // no swap beyond the memory limit
+      NanoCpus: Math.round(Math.min(size.vcpus, this.hostCpus) * 1e9),
+      PidsLimit: this.pidsLimit,
+    };
+  }
+
+  private async expectRunning(computer: DriverComputer, signal: AbortSignal): Promise<void> {
+    const info = await this.inspect(computer, signal);
+    if (!info?.State.Running)
+      throw new DriverError(
+        'internal',
+        `the computer's container exited at once (code ${info?.State.ExitCode})`,
+        {
+          driver: this.name,
+        },
+      );
+  }
+
+  private async remove(computer: DriverComputer, signal: AbortSignal): Promise<void> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      if (!(await this.inspect(computer, signal))) return;
+      const status = await this.container(computer)
+        .remove({ force: true, v: true, abortSignal: signal })
+        .then(() => 204)
+        .catch(unless(404, 409)); // 409: a removal already in progress; wait for it
+      if (status !== 409) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new DriverError('internal', 'the container could not be removed', { driver: this.name });
+  }
+
+  /** A `DriverError` for the operation; the Engine's own words go to the log only (they name host details). */
+  private failure(action: DriverAction, error: unknown, signal: AbortSignal): unknown {
+    if (error instanceof DriverError || signal.aborted) return error;
+    const status = (error as { statusCode?: number }).statusCode;
+    this.log('docker driver: the Engine refused an action', {
+      action,
+      status,
+      error: (error as Error).message,
+    });
+    const socketError = (error as { code?: string }).code;
+    if (
+      status === undefined &&
+      socketError &&
+      /^(ENOENT|ECONNREFUSED|ECONNRESET|EPIPE|EACCES|ETIMEDOUT)$/.test(socketError)
+    )
+      return new DriverError('unavailable', 'the Docker Engine could not be reached', {
+        driver: this.name,
+        action,
+      });
+    if (status === undefined)
+      return new DriverError('internal', `the computer could not be made to ${action}`, {
+        driver: this.name,
+        action,
+      });
+    return new DriverError('internal', `the Docker Engine refused to ${action} the computer`, {
+      driver: this.name,
+      action,
+      engine_status: status,
+    });
+  }
+}
+
+/** A rejection handler that turns the Engine's answer `status` (e.g. 304 "already so") into a value. */
+function unless(...statuses: number[]) {
+  return (error: unknown): number => {
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && statuses.includes(status)) return status;
+    throw error;
+  };
+}
+
+/** `undefined` when the Engine answers 404. */
+async function absentOn404<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import type { ExecRequest, ExecResult } from '../driver.js';
+
+/** Keeps the first `limit` bytes written to it and notes whether more came. */
+class CappedSink extends Writable {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    const room = this.limit - this.size;
+    if (chunk.length > room) this.truncated = true;
+    if (room > 0) {
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.chunks.push(kept);
+      this.size += kept.length;
+    }
+    done();
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(Buffer.concat(this.chunks));
+  }
+}
+
+/**
+ * Runs `request.argv` in a running container with the Engine's exec API: stdout and stderr demuxed and
+ * each capped at `maxOutputBytes`, `stdin` written then closed. The Engine has no call to kill an
+ * exec, so the command runs under `/bin/sh`, which writes its pid to a file in the container's `/tmp`
+ * and `exec`s the command in place (same pid); on timeout or abort a second exec sends it SIGKILL.
+ * Images therefore need `/bin/sh` and a writable `/tmp` (the driver mounts a tmpfs there).
+ *
+ * @example
+ * const result = await runExec(docker, container, { argv: ['id'], timeoutMs: 5000, maxOutputBytes: 65536, signal });
+ */
+export async function runExec(
+  docker: Docker,
+  container: Docker.Container,
+  request: ExecRequest,
+): Promise<ExecResult> {
+  const pidFile = `/tmp/.svc-exec-${randomUUID()}`;
+  const withStdin = request.stdin !== undefined;
+  const exec = await container.exec({
+    Cmd: ['/bin/sh', '-c', 'echo $$ > "$0"; exec "$@"', pidFile, ...request.argv],
+    AttachStdin: withStdin,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    abortSignal: request.signal,
+  });
+  const stream = (await exec.start({ hijack: true, stdin: withStdin })) as Duplex;
+  const stdout = new CappedSink(request.maxOutputBytes);
+  const stderr = new CappedSink(request.maxOutputBytes);
+  docker.modem.demuxStream(stream, stdout, stderr);
+  const ended = new Promise<void>((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+    stream.once('error', () => resolve());
+  });
+  let timedOut = false;
+  let killed: Promise<void> | undefined;
+  const kill = () => {
+    killed ??= killByPidFile(container, pidFile).finally(() => stream.destroy());
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, request.timeoutMs);
+  request.signal.addEventListener('abort', kill, { once: true });
+  try {
+    if (withStdin) stream.end(Buffer.from(request.stdin as Uint8Array));
+    await ended;
+    await killed;
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener('abort', kill);
+  }
+  const info = await waitForExit(exec);
+  void removePidFile(container, pidFile);
+  return {
+    exitCode: info.ExitCode ?? (timedOut || killed ? 137 : -1),
+    stdout: stdout.bytes(),
+    stderr: stderr.bytes(),
+    stdoutTruncated: stdout.truncated,
+    stderrTruncated: stderr.truncated,
+    timedOut,
+  };
+}
+
+async function waitForExit(exec: Docker.Exec): Promise<Docker.ExecInspectInfo> {
+  // The stream can end a moment before the Engine records the exit code.
+  for (let attempt = 0; ; attempt++) {
+    const info = await exec.inspect();
+    if (!info.Running || attempt >= 50) return info;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function killByPidFile(container: Docker.Container, pidFile: string): Promise<void> {
+  await runDetached(container, ['/bin/sh', '-c', 'kill -KILL "$(cat "$0")"', pidFile]).catch(() => {});
+}
+
+async function removePidFile(container: Docker.Container, pidFile: string): Promise<void> {
+  await runDetached(container, ['/bin/rm', '-f', pidFile]).catch(() => {});
+}
+
+async function runDetached(container: Docker.Container, cmd: string[]): Promise<void> {
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: false, AttachStderr: false });
+  await exec.start({ Detach: true });
+  await waitForExit(exec);
+}

@@ -1,0 +1,213 @@
+import type Docker from 'dockerode';
+import type { Queryable } from '../../db/database.js';
+import type { ComputerState } from '../records.js';
+import { containerName, isOurs, LABEL, labelFilter } from './labels.js';
+
+export interface ReconcilerOptions {
+  docker: Docker;
+  db: Queryable;
+  instance: string;
+  /** How often every computer is compared with its container (`SVC_DOCKER_SWEEP_MS`). */
+  sweepMs: number;
+  /** Follow the Engine's event stream too (default true); the sweep alone still converges. */
+  events?: boolean;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+interface Snapshot {
+  id: string;
+  state: ComputerState;
+  /** `updated_at` in microseconds, as text: a JS Date would drop the microseconds the compare needs. */
+  version: string;
+}
+
+const VERSION = '(extract(epoch FROM updated_at) * 1000000)::bigint';
+
+/** Engine container states, as the resting computer state they mean. Absent: `failed`. */
+const OBSERVED: Record<string, ComputerState> = {
+  running: 'running',
+  restarting: 'running',
+  paused: 'running',
+  created: 'stopped',
+  exited: 'stopped',
+  dead: 'stopped',
+  removing: 'failed',
+};
+
+/**
+ * Keeps computers true to their containers: the Engine is the truth. A computer at rest (`running` or
+ * `stopped`, no operation in progress) whose container exited becomes `stopped`, one whose container
+ * runs again becomes `running`, and one whose container is gone becomes `failed` (a resting state
+ * from which `start` makes a new container, design §4). Fed by the Engine's event stream, filtered by
+ * this deployment's labels, and by a sweep every `sweepMs` that catches whatever the stream missed.
+ * Each change is a compare-and-set on the row as it was read before the Engine was asked, so a
+ * computer an operation touched in between is left to that operation; every replica may run one.
+ *
+ * @example
+ * const reconciler = new DockerReconciler({ docker, db, instance: 'default', sweepMs: 30_000 });
+ * reconciler.start();
+ * await reconciler.stop();
+ */
+export class DockerReconciler {
+  private readonly options: ReconcilerOptions;
+  private readonly log: NonNullable<ReconcilerOptions['log']>;
+  private timer: NodeJS.Timeout | undefined;
+  private stream: NodeJS.ReadableStream | undefined;
+  private stopped = true;
+  private pending = new Set<Promise<unknown>>();
+  private readonly followUps = new Map<string, NodeJS.Timeout>();
+
+  constructor(options: ReconcilerOptions) {
+    this.options = options;
+    this.log = options.log ?? (() => {});
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    if (this.options.events !== false) void this.follow();
+    this.track(this.sweep());
+    this.timer = setInterval(() => this.track(this.sweep()), this.options.sweepMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    for (const timer of this.followUps.values()) clearTimeout(timer);
+    this.followUps.clear();
+    (this.stream as { destroy?: () => void } | undefined)?.destroy?.();
+    await Promise.allSettled([...this.pending]);
+  }
+
+  /** Compares every computer at rest with its container; returns how many computers it moved. */
+  async sweep(): Promise<number> {
+    const { db, docker, instance } = this.options;
+    // The rows first, then the Engine: a change the Engine shows is never older than the row it fixes.
+    const { rows } = await db.query<Snapshot>(
+      `SELECT id, state, ${VERSION}::text AS version FROM computers
+        WHERE state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+    );
+    if (rows.length === 0) return 0;
+    const containers = await docker.listContainers({ all: true, filters: { label: labelFilter(instance) } });
+    const seen = new Map(containers.map((c) => [c.Labels[LABEL.computer], c.State]));
+    let moved = 0;
+    for (const row of rows) {
+      if (await this.settle(row, observed(seen.get(row.id)))) moved += 1;
+    }
+    return moved;
+  }
+
+  /** Compares one computer with its container (what an event about it triggers). */
+  async reconcile(computerId: string): Promise<boolean> {
+    const { db, docker, instance } = this.options;
+    const { rows } = await db.query<Snapshot>(
+      `SELECT id, state, ${VERSION}::text AS version FROM computers
+        WHERE id = $1 AND state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+      [computerId],
+    );
+    const row = rows[0];
+    if (!row) return false;
+    // Inspect, not list: it answers from the container itself, where a list can lag an event behind.
+    let info: Docker.ContainerInspectInfo | undefined;
+    try {
+      info = await docker.getContainer(containerName(instance, computerId)).inspect();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    if (info && !isOurs(info.Config.Labels, instance, computerId)) return false;
+    return this.settle(row, observed(info?.State.Status));
+  }
+
+  /** An event about a computer: compare now, and once more a moment later in case the Engine lagged. */
+  private touched(computerId: string): void {
+    this.track(this.reconcile(computerId));
+    if (this.followUps.has(computerId)) return;
+    const timer = setTimeout(() => {
+      this.followUps.delete(computerId);
+      if (!this.stopped) this.track(this.reconcile(computerId));
+    }, 1000);
+    timer.unref();
+    this.followUps.set(computerId, timer);
+  }
+
+  private async settle(row: Snapshot, state: ComputerState): Promise<boolean> {
+    if (row.state === state) return false;
+    const { rowCount } = await this.options.db.query(
+      `UPDATE computers
+          SET state = $3, updated_at = now(),
+              started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
+              stopped_at = CASE WHEN $3 = 'stopped' THEN now() ELSE stopped_at END
+        WHERE id = $1 AND state = $2 AND ${VERSION} = $4::bigint AND current_operation_id IS NULL`,
+      [row.id, row.state, state, row.version],
+    );
+    if (rowCount === 1)
+      this.log('docker driver: computer moved to match its container', {
+        computer: row.id,
+        from: row.state,
+        to: state,
+      });
+    return rowCount === 1;
+  }
+
+  private async follow(): Promise<void> {
+    const { docker, instance } = this.options;
+    while (!this.stopped) {
+      try {
+        const stream = await docker.getEvents({
+          filters: {
+            type: ['container'],
+            label: labelFilter(instance),
+            event: ['start', 'die', 'stop', 'kill', 'oom', 'destroy', 'pause', 'unpause'],
+          },
+        });
+        this.stream = stream;
+        if (this.stopped) break;
+        // Events sent while the stream was down are not replayed: a sweep covers them.
+        this.track(this.sweep());
+        await this.read(stream);
+      } catch (error) {
+        if (!this.stopped) this.log('docker driver: event stream failed', { error: String(error) });
+      }
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+    }
+  }
+
+  private read(stream: NodeJS.ReadableStream): Promise<void> {
+    return new Promise((resolve) => {
+      let buffered = '';
+      stream.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        let newline = buffered.indexOf('\n');
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          newline = buffered.indexOf('\n');
+          if (!line) continue;
+          try {
+            const event = JSON.parse(line) as { Actor?: { Attributes?: Record<string, string> } };
+            const computerId = event.Actor?.Attributes?.[LABEL.computer];
+            if (computerId) this.touched(computerId);
+          } catch {
+            // not an event: ignored
+          }
+        }
+      });
+      stream.on('end', resolve);
+      stream.on('close', resolve);
+      stream.on('error', resolve);
+    });
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch((error: unknown) => {
+      if (!this.stopped) this.log('docker driver: reconciliation failed', { error: String(error) });
+    });
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
+  }
+}
+
+function observed(engineState: string | undefined): ComputerState {
+  return (engineState && OBSERVED[engineState]) || 'failed';
+}

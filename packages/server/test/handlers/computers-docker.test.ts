@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Team, TestApp } from '../support/app.js';
+import { errorOf, openTestApp, unique } from '../support/app.js';
+import { describeEngines } from '../support/databases.js';
+import { describeDocker } from '../support/docker.js';
+
+// The computers lifecycle of handlers/computers.test.ts, through the API, with SVC_DRIVER=docker: the
+// app opens the Docker driver and its reconciler itself, as `svc-server` does.
+describeDocker('handlers: computers with the Docker driver', (docker) => {
+  describeEngines(
+    'SVC_DRIVER=docker',
+    (engine) => {
+      let t: TestApp;
+      let team: Team;
+      beforeAll(async () => {
+        t = await openTestApp(engine, {
+          env: {
+            SVC_DRIVER: 'docker',
+            SVC_DOCKER_SOCKET: docker.socketPath,
+            SVC_DOCKER_INSTANCE: docker.instance,
+            SVC_DOCKER_SWEEP_MS: '60000',
+          },
+        });
+        team = await t.team();
+      });
+      afterAll(() => t.close());
+      const ws = () => `/v1/workspaces/${team.workspace.id}`;
+      const token = () => team.editor.token;
+      async function settle(answer: { status: number; body: { operations: { id: string }[] } }) {
+        expect(answer.status).toBe(202);
+        const id = answer.body.operations[0]!.id;
+        return (await t.call('GET', `/v1/operations/${id}?wait=20`, { token: token() })).body.operation;
+      }
+      const state = async (path: string) =>
+        (await t.call('GET', path, { token: token() })).body.computer.state;
+
+      test('create, the state machine, stop, start, restart and delete run a real container', async () => {
+        const created = await t.call('POST', `${ws()}/computers`, {
+          token: token(),
+          body: { name: unique('box'), size: 'small', image: 'busybox', labels: { team: 'web' } },
+        });
+        const path = `${ws()}/computers/${created.body.computer.id}`;
+        expect((await settle(created)).state).toBe('succeeded');
+        expect(await state(path)).toBe('running');
+        expect((await docker.containers(created.body.computer.id)).map((c) => c.State)).toEqual(['running']);
+        expect(errorOf(await t.call('POST', `${path}/start`, { token: token() }))).toMatchObject({
+          code: 'invalid_state',
+          details: { current_state: 'running', allowed_from: ['stopped', 'failed'] },
+        });
+        for (const [action, want, container] of [
+          ['stop', 'stopped', 'exited'],
+          ['start', 'running', 'running'],
+          ['restart', 'running', 'running'],
+        ] as const) {
+          expect((await settle(await t.call('POST', `${path}/${action}`, { token: token() }))).state).toBe(
+            'succeeded',
+          );
+          expect(await state(path)).toBe(want);
+          expect((await docker.containers(created.body.computer.id)).map((c) => c.State)).toEqual([
+            container,
+          ]);
+        }
+        // Killed behind the service's back: the reconciler (Engine events) moves the computer.
+        const [container] = await docker.containers(created.body.computer.id);
+        await docker.docker.getContainer(container!.Id).kill();
+        await expect.poll(() => state(path), { timeout: 10_000 }).toBe('stopped');
+        expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
+        expect(await state(path)).toBe('deleted');
+        expect(await docker.containers(created.body.computer.id)).toEqual([]);
+      });
+
+      test('an image this host lacks: 202, then the operation fails with unavailable and the computer is failed', async () => {
+        const created = await t.call('POST', `${ws()}/computers`, {
+          token: token(),
+          body: { name: unique('nope'), size: 'small', image: 'ubuntu-2404' },
+        });
+        const operation = await settle(created);
+        expect(operation).toMatchObject({
+          state: 'failed',
+          error: {
+            code: 'unavailable',
+            message: 'the image "ubuntu-2404" is not available on this host yet',
+          },
+        });
+        const path = `${ws()}/computers/${created.body.computer.id}`;
+        expect(await state(path)).toBe('failed');
+        expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
+      });
+    },
+    ['pglite'],
+  );
+});

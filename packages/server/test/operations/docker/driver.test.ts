@@ -1,0 +1,209 @@
+import { beforeAll, expect, test } from 'vitest';
+import { newId } from '../../../src/ids.js';
+import type { DockerCatalog } from '../../../src/operations/docker/catalog.js';
+import { DockerDriver } from '../../../src/operations/docker/docker-driver.js';
+import { containerName, LABEL } from '../../../src/operations/docker/labels.js';
+import type { DriverComputer, DriverContext, ExecRequest } from '../../../src/operations/driver.js';
+import { DriverError } from '../../../src/operations/driver.js';
+import { describeDocker } from '../../support/docker.js';
+import { TEST_IMAGE } from '../../support/docker-probe.js';
+
+/** The catalogue of these tests: the migration's sizes and one locally built image. */
+const catalog: DockerCatalog = {
+  size: async (name) => ({ small: { vcpus: 2, memory_mib: 256 }, tiny: { vcpus: 1, memory_mib: 128 } })[name],
+  image: async (name) =>
+    ({
+      busybox: { reference: TEST_IMAGE },
+      gone: { reference: 'svc/not-built:0' },
+      none: { reference: null },
+    })[name],
+};
+
+const context = (): DriverContext => ({ signal: new AbortController().signal, progress: async () => {} });
+
+const computer = (overrides: Partial<DriverComputer> = {}): DriverComputer => ({
+  id: newId(),
+  workspace_id: newId(),
+  name: `box-${newId().slice(-6)}`,
+  size: 'small',
+  image: 'busybox',
+  labels: {},
+  ...overrides,
+});
+
+const execRequest = (argv: string[], overrides: Partial<ExecRequest> = {}): ExecRequest => ({
+  argv,
+  timeoutMs: 10_000,
+  maxOutputBytes: 1024,
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
+
+describeDocker('docker driver', (engine) => {
+  let driver: DockerDriver;
+  beforeAll(() => {
+    driver = new DockerDriver({ docker: engine.docker, catalog, instance: engine.instance, hostCpus: 1 });
+  });
+
+  test('create, start, stop, restart, delete: each one a container labelled for its computer, each safe to repeat', async () => {
+    const box = computer();
+    await driver.run('create', box, context());
+    await driver.run('create', box, context()); // "make it so": no second container
+    let [container, ...more] = await engine.containers(box.id);
+    expect(more).toEqual([]);
+    expect(container).toMatchObject({
+      Names: [`/${containerName(engine.instance, box.id)}`],
+      State: 'created',
+      Labels: {
+        [LABEL.managed]: 'true',
+        [LABEL.instance]: engine.instance,
+        [LABEL.computer]: box.id,
+        [LABEL.workspace]: box.workspace_id,
+      },
+    });
+    await driver.run('start', box, context());
+    await driver.run('start', box, context());
+    expect((await driver.inspect(box))?.State.Running).toBe(true);
+    await driver.run('stop', box, context());
+    await driver.run('stop', box, context());
+    expect((await driver.inspect(box))?.State).toMatchObject({ Running: false, Status: 'exited' });
+    await driver.run('start', box, context());
+    const before = (await driver.inspect(box))?.State.StartedAt;
+    await driver.run('restart', box, context());
+    const after = await driver.inspect(box);
+    expect(after?.State.Running).toBe(true);
+    expect(after?.State.StartedAt).not.toBe(before);
+    await driver.run('delete', box, context());
+    await driver.run('delete', box, context()); // already gone: fine
+    expect(await engine.containers(box.id)).toEqual([]);
+    [container] = await engine.containers(box.id);
+    expect(container).toBeUndefined();
+  });
+
+  test('containers run with no network, no capabilities or new privileges, read-only, non-root, and the limits of their size', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    const info = (await driver.inspect(box))!;
+    expect(info.HostConfig).toMatchObject({
+      NetworkMode: 'none',
+      Privileged: false,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': expect.stringContaining('size=64m') },
+      Memory: 256 * 1024 * 1024,
+      MemorySwap: 256 * 1024 * 1024,
+      NanoCpus: 1e9, // two vCPUs, capped to the host's one
+      PidsLimit: 512,
+    });
+    expect(info.Config.User).toBe('1000:1000');
+    // Not even attached to Docker's `none` network: no endpoint at all, only a loopback inside.
+    expect([
+      (info.Config as { NetworkDisabled?: boolean }).NetworkDisabled,
+      Object.keys(info.NetworkSettings.Networks ?? {}),
+    ]).toEqual([true, []]);
+    const probe = await driver.exec(
+      box,
+      execRequest([
+        '/bin/sh',
+        '-c',
+        'id -u; touch /x 2>/dev/null || echo read-only; echo ok > /tmp/t && cat /tmp/t; ls /sys/class/net',
+      ]),
+    );
+    expect(text(probe.stdout).split('\n')).toEqual(['1000', 'read-only', 'ok', 'lo', '']);
+    await driver.run('delete', box, context());
+  });
+
+  test('update brings a container to a new size (CPU and memory through the Engine update)', async () => {
+    const box = computer();
+    await driver.run('create', box, context());
+    await driver.update({ ...box, size: 'tiny' });
+    expect((await driver.inspect(box))?.HostConfig).toMatchObject({
+      Memory: 128 * 1024 * 1024,
+      NanoCpus: 1e9,
+    });
+    await driver.run('start', box, context()); // start applies the computer's own size again
+    expect((await driver.inspect(box))?.HostConfig.Memory).toBe(256 * 1024 * 1024);
+    await driver.run('delete', box, context());
+  });
+
+  test.each([
+    ['not built on this host', 'gone', 'is not available on this host yet'],
+    ['without a container image', 'none', "cannot run on this service's hosts"],
+  ])('an image %s fails create with unavailable, and makes no container', async (_name, image, message) => {
+    const box = computer({ image });
+    const error = await driver.run('create', box, context()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DriverError);
+    expect(error).toMatchObject({ code: 'unavailable', details: { image } });
+    expect((error as DriverError).message).toContain(message);
+    expect(await engine.containers(box.id)).toEqual([]);
+  });
+
+  test('stop of a computer whose container is gone fails with not_found; start makes a new one', async () => {
+    const box = computer();
+    const error = await driver.run('stop', box, context()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'not_found' });
+    await driver.run('start', box, context());
+    expect((await driver.inspect(box))?.State.Running).toBe(true);
+    await driver.run('delete', box, context());
+  });
+
+  test('a container of the same name without our labels is refused, never touched', async () => {
+    const box = computer();
+    const stranger = await engine.docker.createContainer({
+      name: containerName(engine.instance, box.id),
+      Image: TEST_IMAGE,
+      // This run's instance label (so cleanup finds it) but not the computer's: not ours to manage.
+      Labels: { [LABEL.managed]: 'true', [LABEL.instance]: engine.instance },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    const error = await driver.run('delete', box, context()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'internal' });
+    expect((await stranger.inspect()).Id).toBeTruthy();
+    await stranger.remove({ force: true });
+  });
+
+  test('exec: exit code, demuxed stdout and stderr, stdin, caps with truncated flags, timeout kills', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    const plain = await driver.exec(box, execRequest(['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']));
+    expect({ ...plain, stdout: text(plain.stdout), stderr: text(plain.stderr) }).toEqual({
+      exitCode: 3,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+    });
+    const piped = await driver.exec(
+      box,
+      execRequest(['/bin/cat'], { stdin: new TextEncoder().encode('hello') }),
+    );
+    expect([piped.exitCode, text(piped.stdout)]).toEqual([0, 'hello']);
+    const big = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'yes | head -c 5000; yes e | head -c 10 >&2'], { maxOutputBytes: 100 }),
+    );
+    expect([big.stdout.length, big.stdoutTruncated, text(big.stderr), big.stderrTruncated]).toEqual([
+      100,
+      true,
+      'e\ne\ne\ne\ne\n',
+      false,
+    ]);
+    const started = Date.now();
+    const slow = await driver.exec(box, execRequest(['/bin/sleep', '30'], { timeoutMs: 300 }));
+    expect(slow).toMatchObject({ timedOut: true });
+    expect(slow.exitCode).not.toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The command is gone from the computer, not merely detached from.
+    const ps = await driver.exec(box, execRequest(['/bin/ps', '-o', 'args']));
+    expect(text(ps.stdout)).not.toContain('sleep 30');
+    await driver.run('stop', box, context());
+    await expect(driver.exec(box, execRequest(['/bin/true']))).rejects.toMatchObject({
+      code: 'invalid_state',
+    });
+    await driver.run('delete', box, context());
+  });
+});

@@ -1,0 +1,42 @@
+import Docker from 'dockerode';
+import { expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config.js';
+import { DockerDriver, openDockerDriver } from '../../../src/operations/docker/index.js';
+import { DriverError } from '../../../src/operations/driver.js';
+
+// Needs no Engine: the point is what happens without one.
+test('SVC_DRIVER=docker with nothing on the socket stops start-up with a ConfigError naming the socket', async () => {
+  const config = loadConfig(
+    { SVC_DRIVER: 'docker', SVC_DOCKER_SOCKET: '/nonexistent/docker.sock' },
+    { sandbox: true },
+  );
+  const error = await openDockerDriver(config, {
+    query: async () => ({ rows: [], rowCount: 0 }),
+  } as never).catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(ConfigError);
+  expect((error as Error).message).toMatch(
+    /^SVC_DRIVER=docker, but the Docker Engine does not answer on SVC_DOCKER_SOCKET=\/nonexistent\/docker\.sock/,
+  );
+});
+
+test('an Engine that stops answering fails the action with unavailable, the socket error in the log only', async () => {
+  const logged: unknown[] = [];
+  const driver = new DockerDriver({
+    docker: new Docker({ socketPath: '/nonexistent/docker.sock' }),
+    catalog: { size: async () => ({ vcpus: 1, memory_mib: 128 }), image: async () => ({ reference: 'x' }) },
+    instance: 'test',
+    log: (_message, fields) => logged.push(fields),
+  });
+  const computer = { id: 'c', workspace_id: 'w', name: 'box', size: 'small', image: 'busybox', labels: {} };
+  const error = await driver
+    .run('start', computer, { signal: new AbortController().signal, progress: async () => {} })
+    .catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(DriverError);
+  expect(error).toMatchObject({
+    code: 'unavailable',
+    message: 'the Docker Engine could not be reached',
+    details: { driver: 'docker', action: 'start' },
+  });
+  expect(JSON.stringify(logged)).toContain('/nonexistent/docker.sock');
+  expect(JSON.stringify(error)).not.toContain('/nonexistent');
+});

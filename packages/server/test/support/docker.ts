@@ -1,0 +1,49 @@
+import Docker from 'dockerode';
+import { afterAll, describe, inject } from 'vitest';
+import { newId } from '../../src/ids.js';
+import { labelFilter } from '../../src/operations/docker/labels.js';
+
+const probe = inject('docker');
+const ci = process.env.CI === 'true';
+
+/** One test run's view of the Engine: its own `svc.instance` label, and cleanup of what it made. */
+export interface DockerUnderTest {
+  docker: Docker;
+  socketPath: string;
+  /** Unique to this describe: every container the tests make carries it, and only those are touched. */
+  instance: string;
+  /** This run's containers, by id. */
+  containers(computerId?: string): Promise<Docker.ContainerInfo[]>;
+}
+
+/**
+ * `describe` for tests against the real Docker Engine. Without an Engine (or without the test image)
+ * the suite is skipped with a line saying why, unless `CI=true`: then it runs and fails, because CI
+ * must exercise the driver. After the suite every container carrying this describe's instance label
+ * is removed by id; no other container is ever listed or touched.
+ *
+ * @example
+ * describeDocker('docker driver', (engine) => {
+ *   test('creates', async () => expect(await engine.containers()).toEqual([]));
+ * });
+ */
+export function describeDocker(title: string, body: (engine: DockerUnderTest) => void): void {
+  const skip = !probe.usable && !ci;
+  if (skip)
+    console.warn(`skipping "${title}": ${probe.reason} (set CI=true to fail instead; pnpm images:build)`);
+  (skip ? describe.skip : describe)(`${title} [docker]`, () => {
+    if (!probe.usable) throw new Error(`${probe.reason}; CI=true, so this fails instead of skipping`);
+    const docker = new Docker({ socketPath: probe.socketPath });
+    const instance = `test-${newId()}`;
+    const containers = (computerId?: string) =>
+      docker.listContainers({ all: true, filters: { label: labelFilter(instance, computerId) } });
+    afterAll(async () => {
+      for (const container of await containers())
+        await docker
+          .getContainer(container.Id)
+          .remove({ force: true, v: true })
+          .catch(() => {});
+    });
+    body({ docker, socketPath: probe.socketPath, instance, containers });
+  });
+}
