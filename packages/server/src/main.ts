@@ -94,7 +94,8 @@ async function serve(sandbox: boolean): Promise<void> {
       const current = app;
       const clean = await drainAndStop({
         lifecycle,
-        drainDelayMs: config.drainDelayMs,
+        // Ctrl-C at a terminal has no balancer to wait for.
+        drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
         timeoutMs: config.shutdownTimeoutMs,
         stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
         closeListener: () => running.close(),
