@@ -134,10 +134,11 @@ describePostgres('rolling restart', () => {
     let running = true;
     const client = async (n: number) => {
       for (let i = 0; running && sent < 4000; i++) {
-        const replica = balancer.pick();
         const create = i % 3 === 0;
         sent++;
+        let replica: Replica | undefined;
         try {
+          replica = balancer.pick();
           const answer = create
             ? await call(replica, token, 'POST', `/workspaces/${workspaceId}/computers`, {
                 key: newKey(),
@@ -154,7 +155,7 @@ describePostgres('rolling restart', () => {
           else if (create) operations.push((answer.body.operations as { id: string }[])[0]?.id as string);
         } catch (error) {
           failures.push(
-            `${replica.name}: ${(error as Error).message} ${String((error as Error).cause ?? '')}`,
+            `${replica?.name ?? 'none'}: ${(error as Error).message} ${String((error as Error).cause ?? '')}`,
           );
         }
       }
