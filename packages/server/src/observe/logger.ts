@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { DestinationStream, Level, Logger } from 'pino';
 import { pino } from 'pino';
 
@@ -65,7 +66,8 @@ export async function createLogger(options: LoggerOptions = {}): Promise<Logger>
 export function createLoggerSync(options: Omit<LoggerOptions, 'pretty'> = {}): Logger {
   const settings = {
     level: options.level ?? 'info',
-    base: { service: 'svc-server' },
+    // Which replica wrote the line.
+    base: { service: 'svc-server', hostname: hostname(), pid: process.pid },
     messageKey: 'message',
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
