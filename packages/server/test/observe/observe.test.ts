@@ -204,6 +204,18 @@ describeEngines('observability', (engine) => {
       expect(spans).not.toContain(chunk);
     }
     expect(raw).not.toMatch(/bearer /i);
+    // Outside /v1 by area, never with a query string; anonymous requests name no principal.
+    const signins = lines.filter((l) => l.message === 'request' && l.operation_id === 'signin');
+    expect(signins.map((l) => [l.method, l.path, l.status])).toEqual([
+      ['GET', '/signin/authorize', 200],
+      ['POST', '/signin/authorize', 401],
+      ['GET', '/signin/authorize', 200],
+      ['POST', '/signin/authorize', 303],
+    ]);
+    for (const line of signins) expect(line.principal_id).toBeUndefined();
+    const exchange = lines.find((l) => l.message === 'request' && l.operation_id === 'exchangeToken');
+    expect(exchange).toMatchObject({ status: 200, path: '/v1/auth/token' });
+    expect(exchange?.principal_id).toBeUndefined();
     expect(lines.filter((l) => l.message === 'request').length).toBeGreaterThanOrEqual(requests);
   });
 });
