@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The server's request log stays quiet in tests (servers started as child processes log as usual).
+    env: { LOG_LEVEL: 'silent' },
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 20_000,

@@ -116,6 +116,8 @@ async function benchEngine(engine) {
     SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '1000000',
     SVC_SIM_STEP_MS: '600000',
     DATABASE_URL: database?.url ?? '',
+    // The server as deployed logs a line per request (info); LOG_LEVEL=silent measures without it.
+    LOG_LEVEL: process.env.LOG_LEVEL || 'info',
   };
   const pattern = /svc-server listening on (http:\/\/\S+)/;
   const rows = [];

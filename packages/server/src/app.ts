@@ -39,13 +39,16 @@ import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency
 import { ClientRegistry } from './oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
 import { openDockerDriver } from './operations/docker/index.js';
+import { createLoggerSync, parseLogLevel } from './observe/logger.js';
+import type { Observability } from './observe/requests.js';
+import { noteRequest, observeRequests } from './observe/requests.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { OperationEvents } from './operations/events.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
 import { OperationWorker } from './operations/worker.js';
 import { Cursors, loadCursorSecret } from './paging.js';
 import type { RateLimitState } from './ratelimit.js';
-import { RateLimitError, RateLimiter, rateLimitHeaders } from './ratelimit.js';
+import { POLICY_WIRE_NAMES, RateLimitError, RateLimiter, rateLimitHeaders } from './ratelimit.js';
 import { counterStore } from './ratelimit-store.js';
 import { createSigninHandler } from './signin/handler.js';
 
@@ -88,8 +91,13 @@ export interface AppOptions {
   responseValidation?: ResponseValidation;
   /** How often housekeeping runs (default 5 minutes). */
   housekeepingMs?: number;
-  /** Where problems are reported (500s, response violations, housekeeping failures). Default: stderr. */
+  /** Where problems are reported (500s, response violations, housekeeping failures). Default: the logger. */
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * The logger, metrics and tracing (src/observe/). Default: a logger on stdout at the process's
+   * `LOG_LEVEL` (tests run with `silent`), no metrics, no tracing.
+   */
+  observe?: Observability;
 }
 
 /** The server as a value: its web-standard `fetch`, and the parts tests and `main` reach for. */
@@ -107,9 +115,6 @@ export interface App {
 
 const API_PREFIX = '/v1/';
 
-const defaultLog = (message: string, fields?: Record<string, unknown>) =>
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), message, ...fields })}\n`);
-
 /**
  * Wires the server: routing and validation from the bundled spec, authentication (Bearer on every
  * route but `/health`; `POST /auth/token` exchanges its credential by `grant_type`), rate limits with
@@ -126,9 +131,16 @@ const defaultLog = (message: string, fields?: Record<string, unknown>) =>
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const clock = options.clock ?? Date.now;
-  const log = options.log ?? defaultLog;
+  const observe = options.observe ?? {
+    logger: createLoggerSync({ level: parseLogLevel(process.env.LOG_LEVEL) }),
+  };
+  const log =
+    options.log ??
+    ((message: string, fields?: Record<string, unknown>) => observe.logger.error(fields, message));
   const ownsDb = !options.db;
-  const db = options.db ?? (await openDatabase(config));
+  const opened = options.db ?? (await openDatabase(config));
+  // With tracing on, every query made while serving a request gets a span (src/observe/tracing.ts).
+  const db = observe.tracing ? observe.tracing.database(opened) : opened;
   const document = loadDocument();
   // Sealed at rest under a key from outside the database: SVC_SECRET_KEY, else the key file beside
   // the data directory. A database that dies with the process (PGlite in memory) needs neither.
@@ -139,7 +151,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const tokens = new AccessTokens(serverKeys, { baseUrl: config.baseUrl, now: clock });
   // Counters every replica shares (PostgreSQL), or in memory on PGlite: rate limits and sign-in throttles.
   const counters = counterStore(db);
-  const limiter = config.rateLimits ? new RateLimiter(config.rateLimits, counters) : undefined;
+  const { metrics } = observe;
+  const limiter = config.rateLimits
+    ? new RateLimiter(config.rateLimits, counters, (policy) =>
+        metrics?.rateLimitRefused(POLICY_WIRE_NAMES[policy]),
+      )
+    : undefined;
   const events = new OperationEvents();
   // SVC_DRIVER=docker: containers, kept true to the Engine by a reconciler (operations/docker/).
   const docker =
@@ -164,6 +181,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
   });
+  metrics?.watchDatabase(opened);
+  metrics?.watchOperations(opened, worker);
   const router = compileRouter(document);
   const validator = compileValidator(document, config.bodyLimitBytes);
   const validation = options.responseValidation ?? 'off';
@@ -231,7 +250,9 @@ export async function createApp(options: AppOptions): Promise<App> {
           );
         return undefined;
       }
-      start.state.principal = await authenticateRequest(authorization, start.operationId === 'getMe');
+      const principal = await authenticateRequest(authorization, start.operationId === 'getMe');
+      start.state.principal = principal;
+      noteRequest(start.request, { principalId: principal.id });
       return undefined;
     } catch (thrown) {
       const error = toApiError(thrown);
@@ -437,7 +458,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let timer: NodeJS.Timeout | undefined;
   let started = false;
   return {
-    fetch,
+    fetch: observeRequests(fetch, observe),
     db,
     deps,
     worker,

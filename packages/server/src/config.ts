@@ -1,4 +1,6 @@
 import { dirname, resolve } from 'node:path';
+import type { LogLevel } from './observe/logger.js';
+import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
 import { parseRateLimits } from './ratelimit.js';
 import type { SigninAttemptsOptions } from './signin/attempts.js';
@@ -52,6 +54,14 @@ export interface Config {
   operationLeaseMs: number;
   /** How many operations one replica runs at once. */
   operationConcurrency: number;
+  /** `LOG_LEVEL`: pino's levels or `silent`; default `info`. */
+  logLevel: LogLevel;
+  /** `SVC_METRICS_PORT` and `SVC_METRICS_HOST` (default 127.0.0.1); `undefined` (no metrics) when the port is unset. */
+  metrics: { host: string; port: number } | undefined;
+  /** `SVC_SHUTDOWN_TIMEOUT_MS`: how long SIGTERM may take before what is left is cut (default 30 s). */
+  shutdownTimeoutMs: number;
+  /** `SVC_DRAIN_DELAY_MS`: after SIGTERM, how long to go on serving while `/ready` says 503 (default 5 s). */
+  drainDelayMs: number;
 }
 
 /** The computer drivers `SVC_DRIVER` may name. */
@@ -124,6 +134,16 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
   const hashConcurrency = env.SVC_SIGNIN_HASH_CONCURRENCY
     ? int(env, 'SVC_SIGNIN_HASH_CONCURRENCY', 2, 1, 64)
     : undefined;
+  let logLevel: LogLevel;
+  try {
+    logLevel = parseLogLevel(env.LOG_LEVEL);
+  } catch (error) {
+    throw new ConfigError(`LOG_LEVEL: ${(error as Error).message}`);
+  }
+  const metrics = env.SVC_METRICS_PORT
+    ? { host: env.SVC_METRICS_HOST || '127.0.0.1', port: int(env, 'SVC_METRICS_PORT', 0, 0, 65535) }
+    : undefined;
+  const shutdownTimeoutMs = int(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 30_000, 1000, 600_000);
   return Object.freeze({
     host,
     port,
@@ -152,6 +172,10 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
+    logLevel,
+    metrics: metrics && Object.freeze(metrics),
+    shutdownTimeoutMs,
+    drainDelayMs: int(env, 'SVC_DRAIN_DELAY_MS', Math.min(5000, shutdownTimeoutMs), 0, shutdownTimeoutMs),
   });
 }
 

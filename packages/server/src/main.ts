@@ -8,10 +8,13 @@ import { bootstrap, bootstrapMessage } from './bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './http/node-adapter.js';
+import { drainAndStop, Lifecycle } from './lifecycle.js';
+import { createLogger } from './observe/logger.js';
+import { Metrics } from './observe/metrics.js';
+import type { MetricsServer } from './observe/metrics-server.js';
+import { serveMetrics } from './observe/metrics-server.js';
+import { startTracing } from './observe/tracing.js';
 import { seedSandbox } from './sandbox.js';
-
-/** How long in-flight requests (long-polls included) may run on after SIGTERM before sockets are cut. */
-const DRAIN_MS = 10_000;
 
 const USAGE = `Usage: svc-server [--sandbox]
 
@@ -22,23 +25,30 @@ ${ACCOUNT_USAGE}`;
 
 async function serve(sandbox: boolean): Promise<void> {
   const loaded = loadConfig(process.env, { sandbox });
+  const logger = await createLogger({ level: loaded.logLevel, pretty: process.stdout.isTTY === true });
+  const metrics = loaded.metrics ? new Metrics() : undefined;
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the OpenTelemetry packages load (dynamically).
+  const tracing = await startTracing({ env: process.env });
+  const lifecycle = new Lifecycle();
   let app: App | undefined;
   // Bind first: with PORT=0 only the bound socket knows the port, and tokens' iss/aud and key files'
-  // base_url must name the real address. Requests that arrive before the app is ready get 503.
+  // base_url must name the real address. Requests that arrive before the app is ready get 503, and
+  // `/ready` says `starting` until migrations ran and the worker is up.
   const running = await listen(
-    (request, env) =>
+    lifecycle.wrap((request, env) =>
       app
         ? app.fetch(request, env)
         : Promise.resolve(
             Response.json({ error: 'starting' }, { status: 503, headers: { 'retry-after': '1' } }),
           ),
+    ),
     { port: loaded.port, hostname: loaded.host },
   );
   const baseUrl = process.env.SVC_BASE_URL ? loaded.baseUrl : `${running.url}/v1`;
   const config = Object.freeze({ ...loaded, baseUrl, tokenUrl: `${baseUrl}/auth/token` });
   const validation = (process.env.SVC_VALIDATE_RESPONSES ??
     (process.env.NODE_ENV === 'development' ? 'log' : 'off')) as ResponseValidation;
-  app = await createApp({ config, responseValidation: validation });
+  app = await createApp({ config, responseValidation: validation, observe: { logger, metrics, tracing } });
 
   const first = await bootstrap(app.db, {
     baseUrl,
@@ -55,6 +65,14 @@ async function serve(sandbox: boolean): Promise<void> {
     );
   }
   await app.start();
+  lifecycle.markReady();
+  let metricsServer: MetricsServer | undefined;
+  if (metrics && config.metrics) {
+    metricsServer = await serveMetrics(metrics, config.metrics);
+    logger.info({ url: metricsServer.url }, `metrics on ${metricsServer.url}`);
+  }
+  if (tracing) logger.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing to OTLP');
+  // A plain line, whatever LOG_LEVEL says: scripts and tests wait for it to learn the address.
   process.stdout.write(
     `svc-server listening on ${running.url} (API ${baseUrl})${sandbox ? ' [sandbox]' : ''}\n`,
   );
@@ -63,18 +81,39 @@ async function serve(sandbox: boolean): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${signal}: finishing in-flight requests, then stopping\n`);
-    const cut = setTimeout(() => {
-      const server = running.server as { closeAllConnections?: () => void };
-      server.closeAllConnections?.();
-    }, DRAIN_MS);
-    cut.unref();
+    logger.info(
+      { signal, drain_delay_ms: config.drainDelayMs, timeout_ms: config.shutdownTimeoutMs },
+      `${signal}: draining (not ready), finishing in-flight requests and operations, then stopping`,
+    );
+    // Whatever happens below, the process is gone shortly after the timeout.
+    setTimeout(() => {
+      logger.error({ signal }, 'shutdown overran its timeout; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 5000).unref();
     try {
-      await running.close();
-      await app?.close();
+      const current = app;
+      const clean = await drainAndStop({
+        lifecycle,
+        // Ctrl-C at a terminal has no balancer to wait for.
+        drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
+        timeoutMs: config.shutdownTimeoutMs,
+        stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
+        closeListener: () => running.close(),
+        cutConnections: () =>
+          (running.server as { closeAllConnections?: () => void }).closeAllConnections?.(),
+        closeRest: async () => {
+          await current?.close();
+          await metricsServer?.close();
+          await tracing?.shutdown().catch(() => {});
+        },
+      });
+      if (clean) logger.info({ signal }, 'stopped');
+      else logger.warn({ signal }, 'stopped; connections still open at the timeout were cut');
+      logger.flush();
       process.exit(0);
     } catch (error) {
-      process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
+      logger.error({ signal, error: (error as Error).message }, 'shutdown failed');
+      logger.flush();
       process.exit(1);
     }
   };

@@ -108,8 +108,16 @@ export class RateLimiter {
   readonly policies: Readonly<RateLimitPolicies>;
   private readonly counters: Partial<Record<RateLimitPolicyName, Counter>> = {};
 
-  constructor(policies: RateLimitPolicies, store: CounterStore) {
+  private readonly onRefusal: ((policy: RateLimitPolicyName) => void) | undefined;
+
+  /** `onRefusal` is told of every refused request (the metrics' refusal counter). */
+  constructor(
+    policies: RateLimitPolicies,
+    store: CounterStore,
+    onRefusal?: (policy: RateLimitPolicyName) => void,
+  ) {
     this.policies = policies;
+    this.onRefusal = onRefusal;
     for (const name of POLICY_NAMES) {
       const limits = policies[name];
       if (limits)
@@ -132,7 +140,10 @@ export class RateLimiter {
     const counted = await counter.consume(key);
     const resetSeconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000));
     const state: RateLimitState = { policy, ...limits, remaining: counted.remaining, resetSeconds };
-    if (!counted.allowed) throw new RateLimitError(state, resetSeconds);
+    if (!counted.allowed) {
+      this.onRefusal?.(policy);
+      throw new RateLimitError(state, resetSeconds);
+    }
     return state;
   }
 }

@@ -43,4 +43,17 @@ export interface Database extends Queryable {
   /** Subscribes to `NOTIFY channel`; resolves to an unsubscribe function. */
   listen(channel: string, listener: NotificationListener): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** The connection pool's use now (PostgreSQL only; PGlite has one embedded connection). */
+  poolStats?(): PoolStats;
+}
+
+/** A connection pool's use at one moment (a metrics gauge). */
+export interface PoolStats {
+  /** Open connections, idle or in use. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  /** The pool's size. */
+  max: number;
 }

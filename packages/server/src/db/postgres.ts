@@ -55,7 +55,8 @@ function wrap(target: PgLike): Queryable {
  * const db = await openPostgres('postgres://postgres@127.0.0.1:5432/svc', { max: 10 });
  */
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
+  const max = options.max ?? 10;
+  const pool = new pg.Pool({ connectionString: url, max, types });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   await pool.query('SELECT 1');
@@ -129,6 +130,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         set.delete(listener);
       };
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async close() {
       closed = true;
       const client = listenClient;

@@ -1,4 +1,5 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
+import { noteRequest } from '../observe/requests.js';
 import { createCors } from './cors.js';
 import { newRequestId } from './request-id.js';
 import { responders } from './respond.js';
@@ -126,6 +127,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
 
   return async (request, env) => {
     const requestId = newRequestId();
+    noteRequest(request, { requestId });
     const extra: Record<string, string> = {};
     const state: Record<string, unknown> = {};
     const { json, error } = responders(requestId, base, extra);
@@ -145,6 +147,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     }
     const found = router.match(request.method, pathname);
     if (found.kind === 'not_found') return error(404, 'not_found', 'no such route');
+    if (found.kind !== 'method_not_allowed') noteRequest(request, { operationId: found.operationId });
     if (found.kind === 'method_not_allowed') {
       return error(
         405,

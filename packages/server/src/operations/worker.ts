@@ -51,7 +51,10 @@ export class OperationWorker {
   private readonly pollMs: number;
   private readonly concurrency: number;
   private readonly maxAttempts: number;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly running = new Map<
+    string,
+    { abort: AbortController; done: Promise<void>; token: string }
+  >();
   private stopped = true;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -81,12 +84,38 @@ export class OperationWorker {
     this.wakeUp?.();
   }
 
-  /** Stops claiming and waits for the operations in hand to finish. */
-  async stop(): Promise<void> {
+  /** Operations this replica is running now (a metrics gauge). */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops claiming and waits for the operations in hand to finish. With `timeoutMs`, what is still
+   * running then is stopped and handed back (its lease ends now), so another replica takes it over at
+   * once instead of after the lease; the driver action is run again there (drivers are idempotent).
+   */
+  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     this.stopped = true;
     this.wake();
     await this.loop;
-    await Promise.all([...this.running.values()].map((run) => run.done));
+    const all = Promise.all([...this.running.values()].map((run) => run.done));
+    if (options.timeoutMs === undefined || (await within(all, options.timeoutMs))) {
+      await all;
+    } else {
+      const held = [...this.running.entries()];
+      for (const [, run] of held) run.abort.abort(new LeaseLost('shutting down'));
+      await Promise.all(held.map(([, run]) => run.done));
+      await Promise.all(
+        held.map(([id, run]) =>
+          this.db
+            .query(
+              `UPDATE operations SET lease_until = now() WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
+              [id, run.token],
+            )
+            .catch(() => {}),
+        ),
+      );
+    }
     await this.unlisten?.();
   }
 
@@ -123,7 +152,7 @@ export class OperationWorker {
           this.running.delete(claimed.operation.id);
           this.wake();
         });
-        this.running.set(claimed.operation.id, { abort, done });
+        this.running.set(claimed.operation.id, { abort, done, token: claimed.token });
       }
       if (this.stopped) break;
       if (claimedAny && this.running.size < this.concurrency) continue;
@@ -274,4 +303,21 @@ export class OperationWorker {
     const { rowCount } = await this.db.query(sql, [operation.id, token, ...extra]);
     return rowCount === 1;
   }
+}
+
+/** Whether `promise` settles within `ms`. */
+function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    promise.then(
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+    );
+  });
 }

@@ -1,0 +1,172 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../db/database.js';
+
+/** Latency buckets in seconds: a cached read takes ~1 ms, a long-poll up to 60 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** What the operation worker of this replica reports: operations it is running now. */
+export interface WorkerGauge {
+  readonly inFlight: number;
+}
+
+/**
+ * The server's Prometheus metrics, on a registry of its own (several apps in one test process do not
+ * share counters). Names and meanings are listed in docs/runbook.md; labels are bounded: `operation`
+ * is an operationId of the spec or one of `signin`, `oauth`, `mcp`, `unrouted`, and `status` an HTTP
+ * status code.
+ *
+ * @example
+ * const metrics = new Metrics();
+ * metrics.observeRequest('getMe', 200, 0.004);
+ * const text = await metrics.registry.metrics();
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'operation' | 'status'>;
+  private readonly latency: Histogram<'operation' | 'status'>;
+  private readonly refusals: Counter<'policy'>;
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'svc_http_requests_total',
+      help: 'HTTP requests answered, by operationId (or area outside /v1) and status',
+      labelNames: ['operation', 'status'],
+      registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'Time from receiving a request to its response, by operationId and status',
+      labelNames: ['operation', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.refusals = new Counter({
+      name: 'svc_rate_limit_refusals_total',
+      help: 'Requests refused with 429 rate_limited, by policy (design §11)',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
+  }
+
+  /** Counts one answered request. */
+  observeRequest(operation: string, status: number, seconds: number): void {
+    const labels = { operation, status: String(status) };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
+  }
+
+  /** Counts one request refused by a rate-limit policy. */
+  rateLimitRefused(policy: string): void {
+    this.refusals.inc({ policy });
+  }
+
+  /**
+   * Connection-pool gauges, read at scrape time. Only PostgreSQL has a pool; on PGlite (one embedded
+   * connection) the gauges are not registered.
+   */
+  watchDatabase(db: Database): void {
+    const stats = db.poolStats?.bind(db);
+    if (!stats) return;
+    new Gauge({
+      name: 'svc_db_pool_connections',
+      help: 'PostgreSQL pool connections of this replica: state=in_use|idle, and max (the pool size)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const now = stats();
+        this.set({ state: 'in_use' }, now.total - now.idle);
+        this.set({ state: 'idle' }, now.idle);
+        this.set({ state: 'max' }, now.max);
+      },
+    });
+    new Gauge({
+      name: 'svc_db_pool_waiting_requests',
+      help: 'Queries of this replica waiting for a free pool connection',
+      registers: [this.registry],
+      collect() {
+        this.set(stats().waiting);
+      },
+    });
+  }
+
+  /**
+   * Operation queue gauges. Depth and lag are read from the database at scrape time, so every replica
+   * reports the same shared queue; in-flight counts this replica's worker only.
+   */
+  watchOperations(db: Database, worker: WorkerGauge): void {
+    // The gauges of one scrape are collected concurrently: they share one query while it runs.
+    let running: Promise<QueueRow | undefined> | undefined;
+    const queue = () => {
+      running ??= readQueue(db).finally(() => {
+        running = undefined;
+      });
+      return running;
+    };
+    new Gauge({
+      name: 'svc_operations',
+      help: 'Unfinished operations of the whole service: state=pending|running|stalled (lease expired)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        const row = await queue();
+        if (!row) return; // the database did not answer: keep the last values, the scrape still works
+        this.set({ state: 'pending' }, row.pending);
+        this.set({ state: 'running' }, row.running);
+        this.set({ state: 'stalled' }, row.stalled);
+      },
+    });
+    new Gauge({
+      name: 'svc_operation_queue_lag_seconds',
+      help: 'Age of the oldest pending operation (0 when none waits): how far the workers are behind',
+      registers: [this.registry],
+      async collect() {
+        const row = await queue();
+        if (row) this.set(row.lag);
+      },
+    });
+    new Gauge({
+      name: 'svc_worker_operations_in_flight',
+      help: "Operations this replica's worker is running now",
+      registers: [this.registry],
+      collect() {
+        this.set(worker.inFlight);
+      },
+    });
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+interface QueueRow {
+  pending: number;
+  running: number;
+  stalled: number;
+  lag: number;
+}
+
+async function readQueue(db: Database): Promise<QueueRow | undefined> {
+  try {
+    const { rows } = await db.query<QueueRow>(
+      `SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
+              count(*) FILTER (WHERE state = 'running' AND lease_until >= now()) AS running,
+              count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS stalled,
+              coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE state = 'pending')), 0)::float8 AS lag
+         FROM operations WHERE state IN ('pending', 'running')`,
+    );
+    const row = rows[0];
+    return row
+      ? {
+          pending: Number(row.pending),
+          running: Number(row.running),
+          stalled: Number(row.stalled),
+          lag: Number(row.lag),
+        }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
