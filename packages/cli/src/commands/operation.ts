@@ -72,8 +72,7 @@ export function buildRequest(
   const path = Object.fromEntries(spec.positionals.map((p, i) => [p.name, args[i] as string]));
   const query: Record<string, unknown> = {};
   const header: Record<string, string> = {};
-  const requestBody = spec.operation.operation.requestBody as { required?: boolean } | undefined;
-  let body: Record<string, unknown> | undefined = requestBody?.required ? {} : undefined;
+  let body: Record<string, unknown> | undefined = spec.bodyRequired ? {} : undefined;
   for (const option of spec.options) {
     const value = values[new Option(`--${option.flag}`).attributeName()];
     if (value === undefined) continue;

@@ -1,5 +1,16 @@
-import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
-import { firstLine, kindOf, resolve, type SchemaObject, type ValueKind } from './schema.js';
+import {
+  deref,
+  isAnonymous,
+  listOperations,
+  type OpenApiDocument,
+  type OperationInfo,
+  type OperationResponse,
+  operationParameters,
+  operationResponses,
+  operationSecurity,
+  requestBody,
+} from '@svc/contract';
+import { firstLine, kindOf, type ValueKind } from './schema.js';
 
 /** One command-line option of an operation, from a query or header parameter or a body field. */
 export interface OptionSpec {
@@ -30,6 +41,8 @@ export interface OperationCommand {
   /** Path parameters in path order. */
   positionals: { name: string; description: string }[];
   options: OptionSpec[];
+  /** The operation requires a JSON body: an empty object is sent when no body option is given. */
+  bodyRequired: boolean;
   /** The operation answers 202 with `operations[]`: the command takes `--wait`. */
   longRunning: boolean;
   /** `bearer` (an access token), `credential` (the Bearer is the thing exchanged: POST /auth/token) or `none`. */
@@ -115,10 +128,8 @@ function optionFlag(name: string, where: OptionSpec['in']): string {
   return RESERVED_FLAGS.has(flag) ? `${where}-${flag}` : flag;
 }
 
-function successResponses(operation: SchemaObject): [string, SchemaObject][] {
-  return Object.entries((operation.responses ?? {}) as Record<string, SchemaObject>).filter(([status]) =>
-    status.startsWith('2'),
-  );
+function successResponses(document: OpenApiDocument, info: OperationInfo): OperationResponse[] {
+  return operationResponses(document, info).filter(({ status }) => status.startsWith('2'));
 }
 
 /**
@@ -192,7 +203,7 @@ function refetchOf(command: OperationCommand, gets: readonly string[]): Operatio
 
 function describeOperation(document: OpenApiDocument, info: OperationInfo): OperationCommand {
   const group = info.tag ?? 'other';
-  const parameters = ((info.operation.parameters ?? []) as unknown[]).map((p) => resolve(document, p));
+  const parameters = operationParameters(document, info);
   const positionals =
     info.path
       .match(/\{[^}]+\}/g)
@@ -204,9 +215,9 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
   const options: OptionSpec[] = [];
   for (const parameter of parameters) {
     if (parameter.in !== 'query' && parameter.in !== 'header') continue;
-    const name = String(parameter.name);
-    const where = parameter.in as 'query' | 'header';
-    const schema = resolve(document, parameter.schema);
+    const name = parameter.name;
+    const where = parameter.in;
+    const schema = deref(document, parameter.schema ?? {});
     // A required Idempotency-Key is still optional here: @svc/client generates one.
     const required = parameter.required === true && where !== 'header';
     options.push({
@@ -218,17 +229,11 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       description: firstLine(parameter.description ?? schema.description),
     });
   }
-  const body = resolve(
-    document,
-    (
-      (info.operation.requestBody as SchemaObject | undefined)?.content as
-        | Record<string, SchemaObject>
-        | undefined
-    )?.['application/json']?.schema,
-  );
+  const declaredBody = requestBody(document, info);
+  const body = deref(document, declaredBody?.schema ?? {});
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
   for (const [name, raw] of Object.entries((body.properties ?? {}) as Record<string, unknown>)) {
-    const schema = resolve(document, raw);
+    const schema = deref(document, raw);
     options.push({
       flag: optionFlag(name, 'body'),
       name,
@@ -238,25 +243,24 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       description: firstLine(schema.description),
     });
   }
-  const security = (info.operation.security ?? document.security ?? []) as Record<string, unknown>[];
   // The document's default scheme is the access token; an operation with another one exchanges its Bearer.
   const defaults = new Set(
     ((document.security ?? []) as Record<string, unknown>[]).flatMap((s) => Object.keys(s)),
   );
-  const auth =
-    security.length === 0
-      ? 'none'
-      : security.every((s) => Object.keys(s).every((k) => defaults.has(k)))
-        ? 'bearer'
-        : 'credential';
+  const auth = isAnonymous(document, info)
+    ? 'none'
+    : operationSecurity(document, info).every((s) => Object.keys(s).every((k) => defaults.has(k)))
+      ? 'bearer'
+      : 'credential';
   return {
     ...placeOf(info.operationId, group),
     operation: info,
     positionals,
     options,
-    longRunning: successResponses(info.operation).some(([status]) => status === '202'),
+    bodyRequired: declaredBody?.required === true,
+    longRunning: successResponses(document, info).some(({ status }) => status === '202'),
     auth,
-    writesKeyFile: successResponses(info.operation).some(([, response]) =>
+    writesKeyFile: successResponses(document, info).some(({ response }) =>
       /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),
     ),
   };
