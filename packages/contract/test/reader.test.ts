@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   deref,
   derefWithRef,
@@ -11,9 +11,11 @@ import {
   operationParameters,
   operationResponses,
   operationSecurity,
+  type PublicOperationId,
   requestBody,
   resolveRef,
   responseFor,
+  type SchemesOf,
   securitySchemeNames,
 } from '../src/index.js';
 
@@ -226,5 +228,19 @@ describe('the bundled document through the reader', () => {
 
   it('reads an enum of the spec', () => {
     expect(enumValues(doc, 'Role')).toEqual(['owner', 'admin', 'editor', 'viewer']);
+  });
+});
+
+describe('the security types generated beside the schema types', () => {
+  it('say what the bundle says (checked by the typecheck)', () => {
+    expectTypeOf<PublicOperationId>().toEqualTypeOf<'getHealth'>();
+    expectTypeOf<SchemesOf<'getHealth'>>().toBeNever();
+    expectTypeOf<SchemesOf<'exchangeToken'>>().toEqualTypeOf<'grantCredential'>();
+    expectTypeOf<SchemesOf<'getMe'>>().toEqualTypeOf<'bearerAuth'>();
+    const doc = loadDocument();
+    const publicIds = listOperations(doc)
+      .filter((o) => isAnonymous(doc, o))
+      .map((o) => o.operationId);
+    expect(publicIds).toEqual(['getHealth' satisfies PublicOperationId]);
   });
 });

@@ -1,4 +1,4 @@
-import type { OpenApiDocument, OperationId } from '@svc/contract';
+import type { OpenApiDocument, OperationId, SchemesOf } from '@svc/contract';
 import { isAnonymous, listOperations, securitySchemeNames } from '@svc/contract';
 import { decodeProtectedHeader } from 'jose';
 
@@ -15,6 +15,18 @@ export type RouteSecurity = 'public' | 'access_token' | 'grant';
 
 /** The scheme of the spec that carries access tokens. */
 const ACCESS_TOKEN_SCHEME = 'bearerAuth';
+
+/**
+ * The operations whose handlers run without an access token, so without a principal: the public
+ * ones (`security: []`) and those whose security names another scheme (`exchangeToken`). Read from the
+ * spec's types, like {@link routeSecurity} reads the document: no hand-kept list.
+ *
+ * @example
+ * const probe: WithoutAccessToken = 'getHealth';
+ */
+export type WithoutAccessToken = {
+  [K in OperationId]: typeof ACCESS_TOKEN_SCHEME extends SchemesOf<K> ? never : K;
+}[OperationId];
 
 /**
  * The protection of every operation of the document.

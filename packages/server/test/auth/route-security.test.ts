@@ -1,6 +1,6 @@
 import type { OpenApiDocument } from '@svc/contract';
-import { describe, expect, it } from 'vitest';
-import { routeSecurity } from '../../src/auth/route-security.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { routeSecurity, type WithoutAccessToken } from '../../src/auth/route-security.js';
 import { document, operations } from '../http/fixtures.js';
 
 describe('routeSecurity', () => {
@@ -12,6 +12,12 @@ describe('routeSecurity', () => {
     const others = operations.filter((op) => !['getHealth', 'exchangeToken'].includes(op.operationId));
     for (const op of others)
       expect(security.get(op.operationId as never), op.operationId).toBe('access_token');
+  });
+
+  it('types the same operations as running without a principal (checked by the typecheck)', () => {
+    expectTypeOf<WithoutAccessToken>().toEqualTypeOf<'getHealth' | 'exchangeToken'>();
+    const without = [...routeSecurity(document)].filter(([, kind]) => kind !== 'access_token');
+    expect(without.map(([id]) => id)).toEqual(['getHealth', 'exchangeToken'] satisfies WithoutAccessToken[]);
   });
 
   it('follows the spec, not a list: security: [] on any operation makes it public', () => {
