@@ -33,6 +33,8 @@ export interface ToolDefinition {
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
   longRunning: boolean;
+  /** The operation requires a JSON body: `{}` is sent when no body argument is given. */
+  bodyRequired: boolean;
   /** Long-running tools: the GET that reads the resource once its operations finish. */
   readBack?: ReadBack;
 }
@@ -161,6 +163,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     operation: op,
     targets,
     longRunning,
+    bodyRequired: requestBody?.required === true,
   };
   const readBack = longRunning ? readBackRoute(document, op) : undefined;
   if (readBack) tool.readBack = readBack;
