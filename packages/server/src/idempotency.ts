@@ -1,9 +1,34 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import type { Database, Queryable } from './db/database.js';
 import { ApiError, toApiError } from './errors.js';
 
-/** design §10: 1–255 printable ASCII characters. */
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+/**
+ * The pattern the spec gives the `Idempotency-Key` header (design §10: 1–255 printable ASCII
+ * characters), read from the bundle: every header parameter of that name must carry the same one.
+ *
+ * @example
+ * idempotencyKeyPattern(loadDocument()).test('2f1e9c3a-7b44-4d0e-9a61-5c8d2b7e4f10'); // true
+ */
+export function idempotencyKeyPattern(document: OpenApiDocument): RegExp {
+  const patterns = new Set<unknown>();
+  for (const parameter of Object.values(document.components.parameters ?? {})) {
+    const {
+      in: where,
+      name,
+      schema,
+    } = parameter as { in?: string; name?: string; schema?: { pattern?: unknown } };
+    if (where === 'header' && name?.toLowerCase() === 'idempotency-key') patterns.add(schema?.pattern);
+  }
+  const [pattern, ...others] = patterns;
+  if (typeof pattern !== 'string' || others.length > 0)
+    throw new Error(
+      `the spec's Idempotency-Key parameters need one pattern, found ${[...patterns].join(', ')}`,
+    );
+  return new RegExp(pattern, 'u');
+}
+
+const KEY_PATTERN = idempotencyKeyPattern(loadDocument());
 /** How long a record answers replays. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How long an in-flight record blocks its key before another request may take it over. */

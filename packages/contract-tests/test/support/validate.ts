@@ -1,4 +1,4 @@
-import { responseFor } from '@svc/contract';
+import { derefWithRef, responseFor } from '@svc/contract';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { document, type IndexedOperation } from './spec-index.js';
@@ -15,6 +15,15 @@ ajv.addSchema(document as object, DOC_ID);
 
 const compiled = new Map<string, ValidateFunction>();
 
+/** One reference token of a JSON pointer (RFC 6901 §3). */
+export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Follows `$ref`s from a node of the bundle: the node they end at, and its JSON pointer if one was followed. */
+export function resolve(node: unknown): { value: Record<string, unknown>; pointer: string | undefined } {
+  const { value, ref } = derefWithRef(document, node);
+  return { value, pointer: ref?.slice(1) };
+}
+
 /** The response object the spec declares for an operation and status, and a JSON pointer to it. */
 export function declaredResponse(op: IndexedOperation, status: number) {
   const declared = responseFor(document, op, status);
@@ -27,6 +36,17 @@ function schemaValidator(op: IndexedOperation, status: number): ValidateFunction
   const content = declared.response.content as Record<string, unknown> | undefined;
   if (!content?.['application/json']) return null;
   const ref = `${DOC_ID}#${declared.pointer}/content/application~1json/schema`;
+  let validate = compiled.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    compiled.set(ref, validate);
+  }
+  return validate;
+}
+
+/** A validator for the schema at a JSON pointer of the bundle (e.g. one property of a request schema). */
+export function validatorAt(pointer: string): ValidateFunction {
+  const ref = `${DOC_ID}#${pointer}`;
   let validate = compiled.get(ref);
   if (!validate) {
     validate = ajv.compile({ $ref: ref });
