@@ -1,8 +1,7 @@
-import { listOperations, loadDocument } from '@svc/contract';
+import { listOperations, loadDocument, operationParameters } from '@svc/contract';
 import { type PrismMock, startPrism } from '@svc/contract-tests/prism';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationCommands } from '../src/spec/commands.js';
-import { resolve } from '../src/spec/schema.js';
 import { svc } from './support/io.js';
 
 const document = loadDocument();
@@ -11,9 +10,7 @@ const commands = operationCommands(document);
 const reads = commands
   .filter((c) => c.operation.method === 'get')
   .map((c) => {
-    const parameters = ((c.operation.operation.parameters ?? []) as unknown[]).map((p) =>
-      resolve(document, p),
-    );
+    const parameters = operationParameters(document, c.operation);
     const args = c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x'));
     return [
       `svc ${c.group} ${c.name} ${args.join(' ')}`.trim(),

@@ -3,6 +3,7 @@
 // the bundle accepts (JSON Schema 2020-12, ajv). Examples must also keep the conventions the schema does
 // not state (paging pairs, 202 `Retry-After: 1`); generated data is held to the schema only. Runs in the
 // default (mock) run only.
+import { responseFor } from '@svc/contract';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,13 +76,10 @@ describe('Prefer: code=…, example=… (the README documents these)', () => {
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
-  const examples = (op: (typeof EXAMPLE_REQUESTS)[number]['op'], status: string) =>
-    (
-      op.operation.responses as Record<
-        string,
-        { content: Record<string, { examples: Record<string, unknown> }> }
-      >
-    )[status]!.content['application/json']!.examples as Record<string, { value: unknown }>;
+  const examples = (op: (typeof EXAMPLE_REQUESTS)[number]['op'], status: number) =>
+    (responseFor(document, op, status)!.response.content as Record<string, { examples: unknown }>)[
+      'application/json'
+    ]!.examples as Record<string, { value: unknown }>;
 
   it.each([
     ['code=404', stop, 404, 'not_found'],
@@ -108,6 +106,6 @@ describe('Prefer: code=…, example=… (the README documents these)', () => {
   it('Prefer: example=<name> picks a named success example', async () => {
     const answer = await call(list, 'example=first_page');
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual(examples(list.op, '200').first_page!.value);
+    expect(answer.body).toEqual(examples(list.op, 200).first_page!.value);
   });
 });

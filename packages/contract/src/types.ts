@@ -1,4 +1,4 @@
-import type { components, operations } from './generated/schema.js';
+import type { components, operations, securityRequirements } from './generated/schema.js';
 
 /** The operationIds of the spec, as a string union. */
 export type OperationId = keyof operations;
@@ -8,3 +8,26 @@ export type Schema<Name extends keyof components['schemas']> = components['schem
 
 /** The error codes the spec lists. Clients must still tolerate codes added later (design §12). */
 export type ErrorCode = components['schemas'] extends { ErrorCode: infer Code } ? Code : string;
+
+type KeysOf<Requirement> = Requirement extends unknown ? keyof Requirement & string : never;
+
+/**
+ * The security schemes operation `K` accepts, read from the spec (its own `security`, else the
+ * document's); `never` for a public operation.
+ *
+ * @example
+ * import type { SchemesOf } from '@svc/contract';
+ * type Me = SchemesOf<'getMe'>; // 'bearerAuth'
+ */
+export type SchemesOf<K extends OperationId> = KeysOf<securityRequirements[K][number]>;
+
+/**
+ * The operations whose `security` is `[]`: callable without any credential.
+ *
+ * @example
+ * import type { PublicOperationId } from '@svc/contract';
+ * const probe: PublicOperationId = 'getHealth';
+ */
+export type PublicOperationId = {
+  [K in OperationId]: securityRequirements[K] extends [] ? K : never;
+}[OperationId];

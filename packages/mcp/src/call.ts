@@ -50,8 +50,7 @@ function toRequest(tool: ToolDefinition, args: Record<string, unknown>) {
     } else if (target.in === 'header') params.header[target.name] = String(value);
     else params[target.in][target.name] = value;
   }
-  const requestBody = tool.operation.operation.requestBody as { required?: boolean } | undefined;
-  if (body === undefined && requestBody?.required) body = {}; // let the API name the missing fields
+  if (body === undefined && tool.bodyRequired) body = {}; // let the API name the missing fields
   return { params, body };
 }
 

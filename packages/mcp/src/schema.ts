@@ -1,4 +1,4 @@
-import type { OpenApiDocument } from '@svc/contract';
+import { type OpenApiDocument, resolveRef } from '@svc/contract';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses) held as plain data. */
 export type JsonSchema = Record<string, unknown>;
@@ -14,24 +14,6 @@ const ANNOTATIONS = new Set([
   'readOnly',
   'writeOnly',
 ]);
-
-/**
- * Follows a local JSON pointer (`#/components/schemas/Computer`) into the document.
- *
- * @example
- * import { loadDocument } from '@svc/contract';
- * const computer = resolvePointer(loadDocument(), '#/components/schemas/Computer');
- */
-export function resolvePointer(document: OpenApiDocument, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`only local $refs are supported, got ${ref}`);
-  let node: unknown = document;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    node = (node as Record<string, unknown> | undefined)?.[key];
-    if (node === undefined) throw new Error(`unresolvable $ref ${ref}`);
-  }
-  return node;
-}
 
 /**
  * A copy of `value` with every `$ref` replaced by what it points to, so a tool schema stands alone
@@ -52,23 +34,9 @@ export function inlineRefs<T>(document: OpenApiDocument, value: T, seen: readonl
   );
   if (typeof $ref !== 'string') return siblings as T;
   if (seen.includes($ref)) throw new Error(`$ref cycle: ${[...seen, $ref].join(' -> ')}`);
-  const target = inlineRefs(document, resolvePointer(document, $ref), [...seen, $ref]) as JsonSchema;
+  const target = inlineRefs(document, resolveRef(document, $ref), [...seen, $ref]) as JsonSchema;
   const onlyAnnotations = Object.keys(siblings).every((key) => ANNOTATIONS.has(key));
   return (onlyAnnotations ? { ...target, ...siblings } : { allOf: [target], ...siblings }) as T;
-}
-
-/**
- * The JSON schema of a request or response `content` map (`application/json` only: the API speaks
- * nothing else), `$ref`s inlined; undefined when there is none.
- *
- * @example
- * import { loadDocument } from '@svc/contract';
- * const doc = loadDocument();
- * const body = jsonContentSchema(doc, { 'application/json': { schema: { type: 'object' } } });
- */
-export function jsonContentSchema(document: OpenApiDocument, content: unknown): JsonSchema | undefined {
-  const schema = (content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
-  return schema === undefined ? undefined : inlineRefs(document, schema as JsonSchema);
 }
 
 /**

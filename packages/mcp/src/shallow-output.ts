@@ -1,21 +1,14 @@
-import type { OpenApiDocument, OperationInfo } from '@svc/contract';
+import { derefWithRef, type OpenApiDocument, type OperationInfo, operationResponses } from '@svc/contract';
 import { withReadBack } from './read-back.js';
-import { inlineRefs, type JsonSchema, resolvePointer } from './schema.js';
+import { inlineRefs, type JsonSchema } from './schema.js';
 import { strictSchema } from './strict.js';
 
 const SCHEMA_PREFIX = '#/components/schemas/';
 
-/** Follows `$ref`s of a response or schema object to what they name; also returns the last schema name. */
+/** Follows `$ref`s of a schema to what they name; also returns the shared schema's name. */
 function follow(document: OpenApiDocument, value: unknown): { node: JsonSchema; name?: string } {
-  let node = value as JsonSchema;
-  let name: string | undefined;
-  while (typeof node?.$ref === 'string') {
-    const ref = node.$ref;
-    if (ref.startsWith(SCHEMA_PREFIX)) name = ref.slice(SCHEMA_PREFIX.length);
-    const { $ref: _, ...siblings } = node;
-    node = { ...(resolvePointer(document, ref) as JsonSchema), ...siblings };
-  }
-  return name === undefined ? { node } : { node, name };
+  const { value: node, ref } = derefWithRef(document, value);
+  return ref?.startsWith(SCHEMA_PREFIX) ? { node, name: ref.slice(SCHEMA_PREFIX.length) } : { node };
 }
 
 /**
@@ -70,13 +63,9 @@ export function shallowOutputSchema(
   readBack?: OperationInfo,
 ): (JsonSchema & { type: 'object' }) | undefined {
   const read = readBack ? shallowOutputSchema(document, readBack) : undefined;
-  const responses = (op.operation.responses ?? {}) as Record<string, unknown>;
   const bodies: JsonSchema[] = [];
-  for (const [status, raw] of Object.entries(responses)) {
-    if (!/^2/.test(status)) continue;
-    const response = follow(document, raw).node as { content?: Record<string, { schema?: unknown }> };
-    const schema = response.content?.['application/json']?.schema;
-    if (schema === undefined) continue;
+  for (const { status, schema } of operationResponses(document, op)) {
+    if (!/^2/.test(status) || schema === undefined) continue;
     const { node } = follow(document, schema);
     const properties = (node.properties ?? {}) as Record<string, unknown>;
     bodies.push({

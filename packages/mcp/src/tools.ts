@@ -1,9 +1,17 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
+import {
+  requestBody as declaredBody,
+  listOperations,
+  type OpenApiDocument,
+  type OperationInfo,
+  operationParameters,
+  operationResponses,
+  securitySchemeNames,
+} from '@svc/contract';
 import { annotationsFor } from './annotations.js';
 import { headerArgument, toolName } from './names.js';
 import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
-import { inlineRefs, isObjectSchema, type JsonSchema, jsonContentSchema } from './schema.js';
+import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
 import { strictSchema } from './strict.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
@@ -25,6 +33,8 @@ export interface ToolDefinition {
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
   longRunning: boolean;
+  /** The operation requires a JSON body: `{}` is sent when no body argument is given. */
+  bodyRequired: boolean;
   /** Long-running tools: the GET that reads the resource once its operations finish. */
   readBack?: ReadBack;
 }
@@ -49,31 +59,22 @@ function usesAccessToken(document: OpenApiDocument, op: OperationInfo): boolean 
   const defaults = new Set(
     (document.security as Record<string, unknown>[] | undefined)?.flatMap(Object.keys),
   );
-  const security = (op.operation.security ?? document.security ?? []) as Record<string, unknown>[];
-  return security.some((requirement) => Object.keys(requirement).some((scheme) => defaults.has(scheme)));
+  return securitySchemeNames(document, op).some((scheme) => defaults.has(scheme));
 }
 
+/** The operation's parameters, path-level ones merged (`@svc/contract`), `$ref`s inlined. */
 function parametersOf(document: OpenApiDocument, op: OperationInfo): Parameter[] {
-  const pathLevel = (document.paths[op.path]?.parameters ?? []) as unknown[];
-  const own = (op.operation.parameters ?? []) as unknown[];
-  const byKey = new Map<string, Parameter>();
-  for (const raw of [...pathLevel, ...own]) {
-    const parameter = inlineRefs(document, raw) as Parameter;
-    byKey.set(`${parameter.in}:${parameter.name.toLowerCase()}`, parameter); // operation level wins
-  }
-  return [...byKey.values()];
+  return operationParameters(document, op).map((parameter) => inlineRefs(document, parameter) as Parameter);
 }
 
-/** A response's JSON schema for each 2xx status that has one. */
+/** A response's JSON schema for each 2xx status that has one, `$ref`s inlined. */
 function responseSchemas(document: OpenApiDocument, op: OperationInfo) {
-  const responses = (op.operation.responses ?? {}) as Record<string, { content?: unknown }>;
+  const responses = operationResponses(document, op);
   const success: JsonSchema[] = [];
-  for (const [status, raw] of Object.entries(responses)) {
-    if (!/^2/.test(status)) continue;
-    const schema = jsonContentSchema(document, inlineRefs(document, raw).content);
-    if (schema) success.push(schema);
+  for (const { status, schema } of responses) {
+    if (/^2/.test(status) && schema) success.push(inlineRefs(document, schema));
   }
-  return { success, longRunning: '202' in responses };
+  return { success, longRunning: responses.some(({ status }) => status === '202') };
 }
 
 function describe(op: OperationInfo, longRunning: boolean): string {
@@ -124,10 +125,8 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     } else add(headerArgument(parameter.name), schema, target, parameter.required === true);
   }
 
-  const requestBody = inlineRefs(document, op.operation.requestBody) as
-    | { required?: boolean; content?: unknown }
-    | undefined;
-  const body = jsonContentSchema(document, requestBody?.content);
+  const requestBody = declaredBody(document, op);
+  const body = requestBody?.schema ? inlineRefs(document, requestBody.schema) : undefined;
   const { success, longRunning } = responseSchemas(document, op);
   const reserved = longRunning ? ['wait'] : [];
   if (body) {
@@ -164,6 +163,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     operation: op,
     targets,
     longRunning,
+    bodyRequired: requestBody?.required === true,
   };
   const readBack = longRunning ? readBackRoute(document, op) : undefined;
   if (readBack) tool.readBack = readBack;

@@ -106,8 +106,7 @@ export function buildRequest(
   const path = Object.fromEntries(spec.positionals.map((p, i) => [p.name, args[i] as string]));
   const query: Record<string, unknown> = {};
   const header: Record<string, string> = {};
-  const requestBody = spec.operation.operation.requestBody as { required?: boolean } | undefined;
-  let body: Record<string, unknown> | undefined = requestBody?.required ? {} : undefined;
+  let body: Record<string, unknown> | undefined = spec.bodyRequired ? {} : undefined;
   if (spec.rest) {
     body ??= {};
     body[spec.rest.name] = args.slice(spec.positionals.length);

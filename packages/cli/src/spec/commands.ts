@@ -1,5 +1,16 @@
-import { listOperations, type OpenApiDocument, type OperationInfo } from '@svc/contract';
-import { firstLine, kindOf, resolve, type SchemaObject, type ValueKind } from './schema.js';
+import {
+  deref,
+  isAnonymous,
+  listOperations,
+  type OpenApiDocument,
+  type OperationInfo,
+  type OperationResponse,
+  operationParameters,
+  operationResponses,
+  operationSecurity,
+  requestBody,
+} from '@svc/contract';
+import { firstLine, kindOf, type ValueKind } from './schema.js';
 
 /** One command-line option of an operation, from a query or header parameter or a body field. */
 export interface OptionSpec {
@@ -41,6 +52,8 @@ export interface OperationCommand {
    */
   runsCommand: boolean;
   options: OptionSpec[];
+  /** The operation requires a JSON body: an empty object is sent when no body option is given. */
+  bodyRequired: boolean;
   /** The operation answers 202 with `operations[]`: the command takes `--wait`. */
   longRunning: boolean;
   /** `bearer` (an access token), `credential` (the Bearer is the thing exchanged: POST /auth/token) or `none`. */
@@ -129,10 +142,8 @@ function optionFlag(name: string, where: OptionSpec['in']): string {
   return RESERVED_FLAGS.has(flag) ? `${where}-${flag}` : flag;
 }
 
-function successResponses(operation: SchemaObject): [string, SchemaObject][] {
-  return Object.entries((operation.responses ?? {}) as Record<string, SchemaObject>).filter(([status]) =>
-    status.startsWith('2'),
-  );
+function successResponses(document: OpenApiDocument, info: OperationInfo): OperationResponse[] {
+  return operationResponses(document, info).filter(({ status }) => status.startsWith('2'));
 }
 
 /**
@@ -206,7 +217,7 @@ function refetchOf(command: OperationCommand, gets: readonly string[]): Operatio
 
 function describeOperation(document: OpenApiDocument, info: OperationInfo): OperationCommand {
   const group = info.tag ?? 'other';
-  const parameters = ((info.operation.parameters ?? []) as unknown[]).map((p) => resolve(document, p));
+  const parameters = operationParameters(document, info);
   const positionals =
     info.path
       .match(/\{[^}]+\}/g)
@@ -218,9 +229,9 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
   const options: OptionSpec[] = [];
   for (const parameter of parameters) {
     if (parameter.in !== 'query' && parameter.in !== 'header') continue;
-    const name = String(parameter.name);
-    const where = parameter.in as 'query' | 'header';
-    const schema = resolve(document, parameter.schema);
+    const name = parameter.name;
+    const where = parameter.in;
+    const schema = deref(document, parameter.schema ?? {});
     // A required Idempotency-Key is still optional here: @svc/client generates one.
     const required = parameter.required === true && where !== 'header';
     options.push({
@@ -232,24 +243,18 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       description: firstLine(parameter.description ?? schema.description),
     });
   }
-  const body = resolve(
-    document,
-    (
-      (info.operation.requestBody as SchemaObject | undefined)?.content as
-        | Record<string, SchemaObject>
-        | undefined
-    )?.['application/json']?.schema,
-  );
+  const declaredBody = requestBody(document, info);
+  const body = deref(document, declaredBody?.schema ?? {});
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
-  const runsCommand = successResponses(info.operation).some(([, response]) =>
+  const runsCommand = successResponses(document, info).some(({ response }) =>
     /#\/components\/schemas\/Execution"/.test(JSON.stringify(response)),
   );
   let rest: OperationCommand['rest'];
   for (const [name, raw] of Object.entries((body.properties ?? {}) as Record<string, unknown>)) {
     // A command's stdin comes from svc's own (`--stdin`, see runsCommand), not from an option's value.
     if (runsCommand && STDIN_FIELDS.has(name)) continue;
-    const schema = resolve(document, raw);
-    const words = schema.type === 'array' && resolve(document, schema.items).type === 'string';
+    const schema = deref(document, raw);
+    const words = schema.type === 'array' && deref(document, schema.items).type === 'string';
     if (words && requiredFields.has(name) && !rest) {
       rest = { name, description: firstLine(schema.description) };
       continue;
@@ -263,17 +268,15 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       description: firstLine(schema.description),
     });
   }
-  const security = (info.operation.security ?? document.security ?? []) as Record<string, unknown>[];
   // The document's default scheme is the access token; an operation with another one exchanges its Bearer.
   const defaults = new Set(
     ((document.security ?? []) as Record<string, unknown>[]).flatMap((s) => Object.keys(s)),
   );
-  const auth =
-    security.length === 0
-      ? 'none'
-      : security.every((s) => Object.keys(s).every((k) => defaults.has(k)))
-        ? 'bearer'
-        : 'credential';
+  const auth = isAnonymous(document, info)
+    ? 'none'
+    : operationSecurity(document, info).every((s) => Object.keys(s).every((k) => defaults.has(k)))
+      ? 'bearer'
+      : 'credential';
   return {
     ...placeOf(info.operationId, group),
     operation: info,
@@ -281,9 +284,10 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     ...(rest ? { rest } : {}),
     runsCommand,
     options,
-    longRunning: successResponses(info.operation).some(([status]) => status === '202'),
+    bodyRequired: declaredBody?.required === true,
+    longRunning: successResponses(document, info).some(({ status }) => status === '202'),
     auth,
-    writesKeyFile: successResponses(info.operation).some(([, response]) =>
+    writesKeyFile: successResponses(document, info).some(({ response }) =>
       /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),
     ),
   };

@@ -1,27 +1,5 @@
-import type { OpenApiDocument } from '@svc/contract';
-
 /** A JSON Schema object as it appears in the bundled document. */
 export type SchemaObject = Record<string, unknown>;
-
-/**
- * Follows local `$ref`s (`#/components/...`) until a schema without one, merging the referring
- * object's own keywords over the target (OpenAPI 3.1 allows `description` beside `$ref`).
- *
- * @example
- * resolve(doc, { $ref: '#/components/schemas/Role' }).enum; // ['owner', 'admin', 'editor', 'viewer']
- */
-export function resolve(document: OpenApiDocument, value: unknown, depth = 0): SchemaObject {
-  const schema = (value ?? {}) as SchemaObject;
-  const ref = schema.$ref;
-  if (typeof ref !== 'string') return schema;
-  if (depth > 32 || !ref.startsWith('#/')) throw new Error(`cannot resolve ${ref}`);
-  let target: unknown = document;
-  for (const part of ref.slice(2).split('/'))
-    target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (target === undefined) throw new Error(`unresolved reference ${ref}`);
-  const { $ref: _, ...own } = schema;
-  return { ...resolve(document, target, depth + 1), ...own };
-}
 
 /** How a value given on the command line is read. */
 export type ValueKind = 'string' | 'integer' | 'number' | 'boolean' | 'map' | 'json';

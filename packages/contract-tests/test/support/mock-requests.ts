@@ -1,22 +1,11 @@
 // A valid request for every operation, built from the spec alone: each parameter's example, each
 // request body's first example. What the mock must then answer with a response that fits the spec.
+import { requestBody as declaredBody, deref, operationParameters, responseFor } from '@svc/contract';
 import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
 
 type Node = Record<string, unknown>;
 
-function resolve(node: unknown): Node {
-  let value = node as Node;
-  while (value && typeof value.$ref === 'string') {
-    value = value.$ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>(
-        (at, key) => (at as Node)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
-        document,
-      ) as Node;
-  }
-  return value;
-}
+const resolve = (node: unknown): Node => deref(document, node);
 
 /** The first example a parameter, schema or media type carries. */
 function exampleOf(node: Node): unknown {
@@ -37,13 +26,7 @@ export interface MockRequest {
 
 /** A request for `op` that the mock's request validation accepts. */
 export function exampleRequest(op: IndexedOperation): MockRequest {
-  const item = document.paths[op.path] as Node;
-  const params = [
-    ...((item.parameters as unknown[]) ?? []),
-    ...((op.operation.parameters as unknown[]) ?? []),
-  ]
-    .map(resolve)
-    .filter((p) => p.required === true || p.in === 'path');
+  const params = operationParameters(document, op).filter((p) => p.required === true || p.in === 'path');
   let path = op.path;
   const query = new URLSearchParams();
   const headers: Record<string, string> = {
@@ -60,9 +43,9 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
     else if (param.in === 'header') headers[String(param.name)] = String(value);
   }
   const init: MockRequest['init'] = { method: op.method.toUpperCase(), headers };
-  const requestBody = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
+  const requestBody = declaredBody(document, op);
   if (requestBody) {
-    const [mediaType, media] = Object.entries(requestBody.content as Node)[0] as [string, Node];
+    const [mediaType, media] = Object.entries(requestBody.content)[0] as [string, Node];
     headers['Content-Type'] = mediaType;
     init.body = JSON.stringify(exampleOf(media) ?? {});
   }
@@ -82,12 +65,9 @@ export function headerViolations(
   headers: Headers,
   validate: (schema: Node, value: unknown) => string | undefined,
 ): string[] {
-  const responses = op.operation.responses as Node;
-  const declared = resolve(responses[String(status)] ?? responses.default);
+  const declared = responseFor(document, op, status);
   const problems: string[] = [];
-  for (const [name, header] of Object.entries((declared?.headers as Node) ?? {}).map(
-    ([n, h]) => [n, resolve(h)] as const,
-  )) {
+  for (const [name, header] of Object.entries(declared?.headers ?? {})) {
     const raw = headers.get(name);
     if (raw === null) {
       if (header.required === true) problems.push(`header ${name} is required but missing`);

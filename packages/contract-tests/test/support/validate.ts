@@ -1,3 +1,4 @@
+import { derefWithRef, responseFor } from '@svc/contract';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { document, type IndexedOperation } from './spec-index.js';
@@ -14,35 +15,19 @@ ajv.addSchema(document as object, DOC_ID);
 
 const compiled = new Map<string, ValidateFunction>();
 
+/** One reference token of a JSON pointer (RFC 6901 §3). */
 export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Follows `$ref`s from a node of the bundle: the node they end at, and its JSON pointer if one was followed. */
 export function resolve(node: unknown): { value: Record<string, unknown>; pointer: string | undefined } {
-  let value = node as Record<string, unknown>;
-  let pointer: string | undefined;
-  while (value && typeof value.$ref === 'string') {
-    pointer = value.$ref.slice(1);
-    value = pointer
-      .split('/')
-      .slice(1)
-      .reduce<unknown>(
-        (at, key) => (at as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
-        document,
-      ) as Record<string, unknown>;
-  }
-  return { value, pointer };
+  const { value, ref } = derefWithRef(document, node);
+  return { value, pointer: ref?.slice(1) };
 }
 
 /** The response object the spec declares for an operation and status, and a JSON pointer to it. */
 export function declaredResponse(op: IndexedOperation, status: number) {
-  const responses = op.operation.responses as Record<string, unknown>;
-  const key = String(status) in responses ? String(status) : 'default' in responses ? 'default' : undefined;
-  if (key === undefined) return undefined;
-  const { value, pointer } = resolve(responses[key]);
-  return {
-    response: value,
-    pointer: pointer ?? `/paths/${escapePointer(op.path)}/${op.method}/responses/${key}`,
-  };
+  const declared = responseFor(document, op, status);
+  return declared && { response: declared.response, pointer: declared.ref.slice(1) };
 }
 
 function schemaValidator(op: IndexedOperation, status: number): ValidateFunction | undefined | null {

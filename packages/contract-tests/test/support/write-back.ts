@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { resolveRef } from '@svc/contract';
 import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
 import { escapePointer, resolve, validatorAt } from './validate.js';
 
@@ -38,14 +39,13 @@ export interface NotApplicable {
 
 const ITEM_PARAM = /\/\{([^/{}]+)\}$/;
 
+/** The node at a JSON pointer of the bundle, or undefined when there is none. */
 function at(pointer: string): unknown {
-  return pointer
-    .split('/')
-    .slice(1)
-    .reduce<unknown>(
-      (node, key) => (node as Json | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')],
-      document,
-    );
+  try {
+    return resolveRef(document, `#${pointer}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A schema node with its `$ref` followed, the referring node's own keywords (3.1 siblings) on top. */

@@ -1,9 +1,10 @@
-import type { OpenApiDocument, OperationId } from '@svc/contract';
-import { listOperations } from '@svc/contract';
+import type { OpenApiDocument, OperationId, SchemesOf } from '@svc/contract';
+import { isAnonymous, listOperations, securitySchemeNames } from '@svc/contract';
 import { decodeProtectedHeader } from 'jose';
 
 /**
- * How a route is protected, read from the spec's `security`:
+ * How a route is protected, read from the spec's `security` (`@svc/contract` reads it: the operation's
+ * own, else the document's):
  * - `public`: `security: []` (GET /health), no credential;
  * - `access_token`: the `bearerAuth` scheme, an access token checked before anything else is read;
  * - `grant`: another scheme (POST /auth/token's `grantCredential`), a Bearer credential whose kind the
@@ -16,20 +17,31 @@ export type RouteSecurity = 'public' | 'access_token' | 'grant';
 const ACCESS_TOKEN_SCHEME = 'bearerAuth';
 
 /**
- * The protection of every operation of the document (an operation's own `security`, else the
- * document's).
+ * The operations whose handlers run without an access token, so without a principal: the public
+ * ones (`security: []`) and those whose security names another scheme (`exchangeToken`). Read from the
+ * spec's types, like {@link routeSecurity} reads the document: no hand-kept list.
+ *
+ * @example
+ * const probe: WithoutAccessToken = 'getHealth';
+ */
+export type WithoutAccessToken = {
+  [K in OperationId]: typeof ACCESS_TOKEN_SCHEME extends SchemesOf<K> ? never : K;
+}[OperationId];
+
+/**
+ * The protection of every operation of the document.
  *
  * @example
  * routeSecurity(loadDocument()).get('getHealth'); // 'public'
  */
 export function routeSecurity(document: OpenApiDocument): ReadonlyMap<OperationId, RouteSecurity> {
-  const global = (document as { security?: Record<string, unknown>[] }).security ?? [];
   const result = new Map<OperationId, RouteSecurity>();
   for (const op of listOperations(document)) {
-    const requirements = (op.operation.security as Record<string, unknown>[] | undefined) ?? global;
-    const schemes = requirements.flatMap((requirement) => Object.keys(requirement));
-    const kind: RouteSecurity =
-      schemes.length === 0 ? 'public' : schemes.includes(ACCESS_TOKEN_SCHEME) ? 'access_token' : 'grant';
+    const kind: RouteSecurity = isAnonymous(document, op)
+      ? 'public'
+      : securitySchemeNames(document, op).includes(ACCESS_TOKEN_SCHEME)
+        ? 'access_token'
+        : 'grant';
     result.set(op.operationId as OperationId, kind);
   }
   return result;

@@ -1,6 +1,7 @@
 import type { OperationId, operations } from '@svc/contract';
 import type { AccessTokens } from '../auth/access-token.js';
 import type { Principal } from '../auth/authenticate.js';
+import type { WithoutAccessToken } from '../auth/route-security.js';
 import type { ServerKeys } from '../auth/signing-keys.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
@@ -61,8 +62,8 @@ export interface AppDeps {
   version: string;
 }
 
-/** Operations that run without an access token. */
-export type Anonymous = 'getHealth' | 'exchangeToken';
+/** Operations that run without an access token (from the spec's `security`). */
+export type Anonymous = WithoutAccessToken;
 
 /** One validated, authenticated request, as a handler of operation `K` sees it. */
 export interface Ctx<K extends OperationId> {

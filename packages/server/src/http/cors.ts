@@ -1,5 +1,5 @@
 import type { OpenApiDocument } from '@svc/contract';
-import { listOperations } from '@svc/contract';
+import { listOperations, operationParameters, operationResponses } from '@svc/contract';
 
 /** CORS header values computed once from the document. */
 export interface Cors {
@@ -27,22 +27,12 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 export function createCors(document: OpenApiDocument): Cors {
   const requestHeaders = new Set<string>(['Authorization', 'Content-Type']);
   const exposed = new Set<string>();
-  const resolve = (value: unknown): Record<string, unknown> => {
-    let current = value as Record<string, unknown>;
-    while (typeof current?.$ref === 'string') {
-      let target: unknown = document;
-      for (const part of current.$ref.slice(2).split('/')) target = (target as Record<string, unknown>)[part];
-      current = target as Record<string, unknown>;
-    }
-    return current;
-  };
   for (const op of listOperations(document)) {
-    for (const param of (op.operation.parameters as unknown[] | undefined) ?? []) {
-      const p = resolve(param);
-      if (p.in === 'header') requestHeaders.add(String(p.name));
+    for (const parameter of operationParameters(document, op)) {
+      if (parameter.in === 'header') requestHeaders.add(parameter.name);
     }
-    for (const response of Object.values((op.operation.responses ?? {}) as Record<string, unknown>)) {
-      for (const name of Object.keys((resolve(response).headers ?? {}) as Record<string, unknown>)) {
+    for (const response of operationResponses(document, op)) {
+      for (const name of Object.keys(response.headers)) {
         if (!name.toLowerCase().startsWith('access-control-')) exposed.add(name);
       }
     }

@@ -1,5 +1,5 @@
-import type { OpenApiDocument, OperationId } from '@svc/contract';
-import { listOperations } from '@svc/contract';
+import type { OpenApiDocument, OperationId, OperationInfo, Parameter } from '@svc/contract';
+import { deref, listOperations, operationParameters, requestBody, responseFor } from '@svc/contract';
 import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -39,13 +39,11 @@ export interface InvalidRequest {
 
 export type RequestValidation = ValidRequest | InvalidRequest;
 
-/** The parts of a request validation looks at, so tests and callers need no `Request`. */
-export interface RequestParts {
+/** The parameter parts of a request, read off the `Request` only when the operation has such parameters. */
+interface RequestParts {
   pathParams: Record<string, string>;
   query: URLSearchParams;
   headers: Headers;
-  /** The raw body; `undefined` or empty means no body was sent. */
-  body?: Uint8Array | undefined;
 }
 
 /** What the spec says about an operation's inputs, for callers that branch on it (e.g. idempotency). */
@@ -65,8 +63,6 @@ export interface Validator {
     request: Request,
     pathParams: Record<string, string>,
   ): Promise<RequestValidation>;
-  /** The same checks on already-read parts (no size check: the caller read the bytes). */
-  validateParts(operationId: OperationId, parts: RequestParts): RequestValidation;
   /**
    * Violations of the spec by a response (`[]` when it conforms): an undocumented status, a body that
    * breaks the status's schema, a body where none is documented, and (when `headers` is given) a
@@ -98,7 +94,7 @@ interface CompiledOperation {
   query: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
   header: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
   body: ValidateFunction | undefined;
-  responses: Json;
+  info: OperationInfo;
 }
 
 const SCHEMAS_ID = 'urn:svc:schemas';
@@ -138,9 +134,8 @@ function strictDateTime(): Format {
  * @example
  * import { loadDocument } from '@svc/contract';
  * const validator = compileValidator(loadDocument());
- * const checked = validator.validateParts('listWorkspaces', {
- *   pathParams: {}, query: new URLSearchParams('limit=10'), headers: new Headers(),
- * });
+ * const request = new Request('https://api.example/v1/workspaces?limit=10');
+ * const checked = await validator.validateRequest('listWorkspaces', request, {});
  * // { ok: true, query: { limit: 10 }, ... }
  */
 export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_BODY_BYTES): Validator {
@@ -151,29 +146,27 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
   ajv.addKeyword({ keyword: 'x-extensible-enum', schemaType: 'boolean' });
   const schemas = (document.components.schemas ?? {}) as Json;
   ajv.addSchema({ $id: SCHEMAS_ID, $defs: pointRefs(schemas) });
-  const resolve = (value: unknown): Json => resolveRef(document, value);
 
   const operations = new Map<string, CompiledOperation>();
   for (const op of listOperations(document)) {
-    const parameters = ((op.operation.parameters as unknown[]) ?? []).map(resolve);
-    const requestBody = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
-    const bodySchema = (requestBody?.content as Json | undefined)?.['application/json'] as Json | undefined;
+    const parameters = operationParameters(document, op);
+    const body = requestBody(document, op);
     const idempotency = parameters.find(
-      (p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key',
+      (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
     );
     operations.set(op.operationId, {
       shape: {
         operationId: op.operationId as OperationId,
         method: op.method.toUpperCase(),
         path: op.path,
-        requestBody: requestBody ? (requestBody.required ? 'required' : 'optional') : 'none',
+        requestBody: body ? (body.required ? 'required' : 'optional') : 'none',
         idempotencyKey: idempotency ? (idempotency.required ? 'required' : 'optional') : 'none',
       },
-      path: compileParams(ajv, schemas, parameters, 'path'),
-      query: compileParams(ajv, schemas, parameters, 'query'),
-      header: compileParams(ajv, schemas, parameters, 'header'),
-      body: bodySchema?.schema ? ajv.compile(pointRefs(bodySchema.schema)) : undefined,
-      responses: (op.operation.responses ?? {}) as Json,
+      path: compileParams(ajv, document, parameters, 'path'),
+      query: compileParams(ajv, document, parameters, 'query'),
+      header: compileParams(ajv, document, parameters, 'header'),
+      body: body?.schema ? ajv.compile(pointRefs(body.schema)) : undefined,
+      info: op,
     });
   }
 
@@ -250,37 +243,19 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
       if (contentType === null && read.bytes.byteLength > 0) return unsupportedMediaType(null);
       return finish(compiled, base, read.bytes);
     },
-    validateParts(operationId, parts) {
-      const compiled = get(operationId);
-      if (missingIdempotencyKey(compiled, parts.headers)) return idempotencyKeyRequired();
-      const base = validateParams(compiled, parts);
-      if (compiled.shape.requestBody === 'none') return finish(compiled, base, undefined);
-      const contentType = parts.headers.get('content-type');
-      const hasBody = parts.body !== undefined && parts.body.byteLength > 0;
-      if ((contentType !== null || hasBody) && !isJson(contentType ?? ''))
-        return unsupportedMediaType(contentType);
-      return finish(compiled, base, parts.body);
-    },
     validateResponse(operationId, status, body, headers) {
-      const compiled = get(operationId);
-      const declared =
-        compiled.responses[String(status)] ??
-        compiled.responses[`${String(status)[0]}XX`] ??
-        compiled.responses.default;
+      const declared = responseFor(document, get(operationId).info, status);
       if (!declared)
         return [{ field: 'status', description: `${status} is not a documented response of ${operationId}` }];
-      const response = resolve(declared);
       const violations: FieldViolation[] = [];
-      const media = (response.content as Json | undefined)?.['application/json'] as Json | undefined;
-      if (media?.schema) {
-        const validate = compileOnce(media.schema as Json);
+      if (declared.schema) {
+        const validate = compileOnce(declared.schema);
         if (!validate(body)) violations.push(...toViolations(validate.errors, body, 'body'));
       } else if (body !== undefined && body !== null && body !== '') {
         violations.push({ field: 'body', description: `${status} has no documented body` });
       }
       if (headers) {
-        for (const [name, def] of Object.entries((response.headers ?? {}) as Json)) {
-          const header = resolve(def);
+        for (const [name, header] of Object.entries(declared.headers)) {
           const value = headers.get(name);
           if (value === null) {
             if (header.required) violations.push({ field: `header.${name}`, description: 'is required' });
@@ -289,7 +264,7 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
           const schema = header.schema as Json | undefined;
           if (!schema) continue;
           const validate = compileOnce(schema);
-          const coerced = coerceScalar(value, coercionOf(schemas, schema));
+          const coerced = coerceScalar(value, coercionOf(document, schema));
           if (!validate(coerced))
             violations.push(...toViolations(validate.errors, coerced, `header.${name}`));
         }
@@ -389,23 +364,24 @@ function coerceScalar(value: string, coerce: Coerce): unknown {
   }
 }
 
-function compileParams(ajv: Ajv2020, schemas: Json, parameters: Json[], location: string) {
+function compileParams(ajv: Ajv2020, document: OpenApiDocument, parameters: Parameter[], location: string) {
   const here = parameters.filter((p) => p.in === location);
   if (here.length === 0) return undefined;
   const properties: Json = {};
   const specs: ParamSpec[] = [];
   for (const p of here) {
-    const name = String(p.name);
-    const schema = (p.schema ?? {}) as Json;
+    const name = p.name;
+    const schema = p.schema ?? {};
     properties[name] = pointRefs(schema);
-    const coerce = coercionOf(schemas, schema);
-    const items = coerce === 'array' ? ((follow(schemas, schema).items ?? {}) as Json) : {};
+    const coerce = coercionOf(document, schema);
+    const resolved = deref(document, schema);
+    const items = coerce === 'array' ? ((resolved.items ?? {}) as Json) : {};
     specs.push({
       name,
       required: p.required === true,
       coerce,
-      itemCoerce: coercionOf(schemas, items),
-      default: follow(schemas, schema).default,
+      itemCoerce: coercionOf(document, items),
+      default: resolved.default,
     });
   }
   const required = specs.filter((s) => s.required && s.default === undefined).map((s) => s.name);
@@ -413,16 +389,8 @@ function compileParams(ajv: Ajv2020, schemas: Json, parameters: Json[], location
   return { specs, validate };
 }
 
-function follow(schemas: Json, schema: Json): Json {
-  let current = schema;
-  for (let hops = 0; typeof current.$ref === 'string' && hops < 16; hops++) {
-    current = (schemas[current.$ref.replace('#/components/schemas/', '')] ?? {}) as Json;
-  }
-  return current;
-}
-
-function coercionOf(schemas: Json, schema: Json): Coerce {
-  const type = follow(schemas, schema).type;
+function coercionOf(document: OpenApiDocument, schema: Json): Coerce {
+  const type = deref(document, schema).type;
   return type === 'integer' ||
     type === 'number' ||
     type === 'boolean' ||
@@ -450,20 +418,4 @@ function pointRefs(schema: unknown): Json {
     return out;
   };
   return walk(schema) as Json;
-}
-
-/** Follows a local `$ref` (`#/components/...`) of a parameter, request body, response or header. */
-function resolveRef(document: OpenApiDocument, value: unknown): Json {
-  let current = value as Json;
-  for (let hops = 0; typeof current?.$ref === 'string' && hops < 16; hops++) {
-    const pointer = current.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let target: unknown = document;
-    for (const part of pointer) target = (target as Json | undefined)?.[part];
-    if (target === undefined) throw new Error(`unresolvable $ref ${current.$ref}`);
-    current = target as Json;
-  }
-  return current;
 }

@@ -3,7 +3,7 @@
 // is wrong with the rest of the request — body, content type, size, query, path, Idempotency-Key — and
 // never a 400/413/415/422 that describes the schema. Generated from listOperations(spec).
 import type { OperationInfo } from '@svc/contract';
-import { listOperations, loadDocument } from '@svc/contract';
+import { isAnonymous, listOperations, loadDocument, securitySchemeNames } from '@svc/contract';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { signAssertion } from '../../src/auth/assertion.js';
 import { describeEngines } from '../support/databases.js';
@@ -11,15 +11,11 @@ import type { Harness } from './support/harness.js';
 import { startHarness, TOKEN_URL } from './support/harness.js';
 
 const document = loadDocument();
-const globalSecurity = (document as { security?: Record<string, unknown>[] }).security ?? [];
 
-/** The schemes an operation requires, read from the spec; `[]` is a public route. */
-function schemes(op: OperationInfo): string[] {
-  const requirements = (op.operation.security as Record<string, unknown>[] | undefined) ?? globalSecurity;
-  return requirements.flatMap((requirement) => Object.keys(requirement));
-}
+/** The schemes an operation accepts, read from the spec. */
+const schemes = (op: OperationInfo): string[] => securitySchemeNames(document, op);
 
-const protectedOps = listOperations(document).filter((op) => schemes(op).length > 0);
+const protectedOps = listOperations(document).filter((op) => !isAnonymous(document, op));
 
 /** What is wrong with the request besides its credential. */
 interface Breakage {

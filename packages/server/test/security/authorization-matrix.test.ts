@@ -2,7 +2,13 @@
 // with real resources, asserting the exact status and code. Generated from listOperations(spec): a
 // new operation joins by itself, and fails until support/permissions.ts gives it a class.
 import type { OperationInfo } from '@svc/contract';
-import { listOperations, loadDocument } from '@svc/contract';
+import {
+  listOperations,
+  loadDocument,
+  operationParameters,
+  operationResponses,
+  requestBody,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { newId } from '../../src/ids.js';
@@ -37,7 +43,9 @@ interface Want {
 
 /** The operation's documented success status (its only 2xx). */
 function successStatus(op: OperationInfo): number {
-  const statuses = Object.keys(op.operation.responses as object).filter((s) => s.startsWith('2'));
+  const statuses = operationResponses(document, op)
+    .map((r) => r.status)
+    .filter((s) => s.startsWith('2'));
   if (statuses.length !== 1)
     throw new Error(`${op.operationId} documents ${statuses.length} success statuses`);
   return Number(statuses[0]);
@@ -54,15 +62,14 @@ function want(op: OperationInfo, cls: PermissionClass, caller: Caller): Want {
 }
 
 function hasIdempotencyKey(op: OperationInfo): boolean {
-  return ((op.operation.parameters as unknown[]) ?? [])
-    .map(resolve)
-    .some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+  return operationParameters(document, op).some(
+    (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
+  );
 }
 
 /** The spec's first request-body example, deep-copied (the matrix sends what the docs show). */
 function exampleBody(op: OperationInfo): Record<string, unknown> | undefined {
-  const body = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
-  const media = (body?.content as Record<string, Record<string, unknown>> | undefined)?.['application/json'];
+  const media = requestBody(document, op)?.content['application/json'];
   const examples = media?.examples as Record<string, unknown> | undefined;
   const first = examples ? resolve(Object.values(examples)[0]) : undefined;
   return first?.value === undefined ? undefined : structuredClone(first.value as Record<string, unknown>);

@@ -3,7 +3,7 @@
 // text but names no instant or breaks RFC 3339 / `Timestamp` (a leap second, year 10000, month 13, …)
 // → 400 `invalid_argument` with a field violation naming that field. Never a 500.
 import type { OperationInfo } from '@svc/contract';
-import { listOperations, loadDocument } from '@svc/contract';
+import { listOperations, loadDocument, operationParameters, requestBody } from '@svc/contract';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
@@ -38,21 +38,18 @@ function dateTimePaths(raw: unknown, at: string[] = [], depth = 0): string[][] {
 
 const fields: DateTimeField[] = listOperations(document).flatMap((op) => {
   const found: DateTimeField[] = [];
-  for (const raw of (op.operation.parameters as unknown[] | undefined) ?? []) {
-    const p = resolve(raw);
+  for (const p of operationParameters(document, op)) {
     if ((p.in === 'query' || p.in === 'path') && dateTimePaths(p.schema).length > 0)
-      found.push({ op, in: p.in, path: [p.name as string] });
+      found.push({ op, in: p.in, path: [p.name] });
   }
-  const body = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
-  const media = (body?.content as Record<string, Schema> | undefined)?.['application/json'];
-  for (const path of dateTimePaths(media?.schema)) if (path.length > 0) found.push({ op, in: 'body', path });
+  for (const path of dateTimePaths(requestBody(document, op)?.schema))
+    if (path.length > 0) found.push({ op, in: 'body', path });
   return found;
 });
 
 /** The spec's first example body, so everything but the field under test is valid. */
 function exampleBody(op: OperationInfo): Record<string, unknown> {
-  const body = op.operation.requestBody ? resolve(op.operation.requestBody) : undefined;
-  const media = (body?.content as Record<string, Record<string, unknown>> | undefined)?.['application/json'];
+  const media = requestBody(document, op)?.content['application/json'];
   const first = media?.examples ? resolve(Object.values(media.examples as object)[0]) : undefined;
   return structuredClone((first?.value ?? {}) as Record<string, unknown>);
 }

@@ -90,7 +90,7 @@ export function requestArbitrary(op: OperationSpec, resolve: Resolve): fc.Arbitr
   const pathParams = op.params.filter((p) => p.in === 'path');
   const queryParams = op.params.filter((p) => p.in === 'query');
   const idempotency = op.params.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
-  const anonymous = op.info.operationId === 'getHealth';
+  const anonymous = op.anonymous;
   const exchange = op.info.operationId === 'exchangeToken';
 
   const pathArb = fc.record(

@@ -1,3 +1,4 @@
+import { deref, type OpenApiDocument } from '@svc/contract';
 import fc from 'fast-check';
 
 /** A JSON Schema (draft 2020-12) object as the bundled spec writes them. */
@@ -7,27 +8,15 @@ export type Schema = Record<string, unknown>;
 export type Resolve = (schema: unknown) => Schema;
 
 /**
- * Builds a resolver for local references (`#/a/b/c`) of `document`, following chains of `$ref`.
+ * A resolver for local references of `document` (`@svc/contract`'s `deref`: chains followed, the
+ * siblings of a `$ref`, e.g. `default`, laid over the target as in 2020-12).
  *
  * @example
  * const resolve = resolver(loadDocument());
  * resolve({ $ref: '#/components/schemas/Name' }).pattern; // '^[a-z0-9]…'
  */
-export function resolver(document: unknown): Resolve {
-  return function resolve(schema: unknown): Schema {
-    let current = schema as Schema;
-    for (let hops = 0; typeof current?.$ref === 'string'; hops += 1) {
-      if (hops > 32) throw new Error(`$ref loop at ${String(current.$ref)}`);
-      const { $ref, ...siblings } = current;
-      let target: unknown = document;
-      for (const part of String($ref).replace(/^#\//, '').split('/'))
-        target = (target as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-      if (target === undefined) throw new Error(`unresolved $ref ${String($ref)}`);
-      // Siblings of $ref (e.g. `default`) apply on top of the target, as in 2020-12.
-      current = { ...(target as Schema), ...siblings };
-    }
-    return current;
-  };
+export function resolver(document: OpenApiDocument): Resolve {
+  return (schema) => deref(document, schema);
 }
 
 /** Strings that break most string schemas: huge, unicode, control characters, look-alike ids. */

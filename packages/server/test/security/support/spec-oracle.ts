@@ -1,5 +1,11 @@
 import type { OpenApiDocument, OperationInfo } from '@svc/contract';
-import { listOperations } from '@svc/contract';
+import {
+  requestBody as declaredBody,
+  isAnonymous,
+  listOperations,
+  operationParameters,
+  operationResponses,
+} from '@svc/contract';
 import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -34,6 +40,8 @@ export interface Param {
 /** What the fuzzer needs to know about one operation, read from the bundle. */
 export interface OperationSpec {
   info: OperationInfo;
+  /** The spec lets anyone call it (`security: []`). */
+  anonymous: boolean;
   params: Param[];
   body: { required: boolean; schema: Schema; validate: ValidateFunction } | undefined;
   /** Validates a response: [] when it conforms to the documented status, body and required headers. */
@@ -76,13 +84,12 @@ export function specOracle(document: OpenApiDocument): {
     (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
 
   const build = (info: OperationInfo): OperationSpec => {
-    const params: Param[] = ((info.operation.parameters as unknown[]) ?? []).map((raw) => {
-      const p = resolve(raw);
+    const params: Param[] = operationParameters(document, info).map((p) => {
       const schema = resolve(p.schema);
       const validate = compile(p.schema);
       const type = schema.type;
       return {
-        name: String(p.name),
+        name: p.name,
         in: p.in as Param['in'],
         required: p.required === true,
         schema,
@@ -94,31 +101,30 @@ export function specOracle(document: OpenApiDocument): {
         },
       };
     });
-    const requestBody = info.operation.requestBody ? resolve(info.operation.requestBody) : undefined;
-    const media = (requestBody?.content as Record<string, Schema> | undefined)?.['application/json'];
-    const responses = info.operation.responses as Record<string, unknown>;
+    const requestBody = declaredBody(document, info);
+    const responses = operationResponses(document, info);
     return {
       info,
+      anonymous: isAnonymous(document, info),
       params,
-      body: media?.schema
+      body: requestBody?.schema
         ? {
-            required: requestBody?.required === true,
-            schema: resolve(media.schema),
-            validate: compile(media.schema),
+            required: requestBody.required,
+            schema: resolve(requestBody.schema),
+            validate: compile(requestBody.schema),
           }
         : undefined,
       checkResponse(status, body, headers) {
-        const declared = responses[String(status)];
+        // The exact status only: the server documents every status it sends (no `default`).
+        const declared = responses.find((r) => r.status === String(status));
         if (!declared) return [`status ${status} is not documented for ${info.operationId}`];
-        const response = resolve(declared);
         const problems: string[] = [];
-        const content = (response.content as Record<string, Schema> | undefined)?.['application/json'];
-        if (content?.schema) {
-          const validate = compile(content.schema);
+        if (declared.schema) {
+          const validate = compile(declared.schema);
           if (!validate(body)) problems.push(...errors(validate).map((e) => `body ${e}`));
         } else if (body !== undefined) problems.push(`status ${status} documents no body`);
-        for (const [name, def] of Object.entries((response.headers ?? {}) as Record<string, unknown>)) {
-          if (resolve(def).required && !headers.has(name)) problems.push(`header ${name} is required`);
+        for (const [name, header] of Object.entries(declared.headers)) {
+          if (header.required && !headers.has(name)) problems.push(`header ${name} is required`);
         }
         return problems;
       },
