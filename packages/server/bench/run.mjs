@@ -227,8 +227,12 @@ async function main() {
   const targets = [];
   for (const engine of values.engines.split(',')) {
     const me = find(`${engine} GET /v1/me`);
+    const computer = find(`${engine} GET computer`);
     const listSmall = find(`${engine} list page (${SMALL})`);
     const listBig = find(`${engine} list page (${BIG})`);
+    const create = find(`${engine} POST computer`);
+    // Creates are stated in absolute terms (they write and commit): PostgreSQL ≥ 1,000/s, PGlite ≥ 300/s.
+    const creates = engine === 'postgres' ? 1000 : 300;
     targets.push(
       { target: `${engine}: GET /v1/me ≥ 0.3× bare req/s`, value: me.rps / bareRps, goal: 0.3, higher: true },
       {
@@ -238,9 +242,33 @@ async function main() {
         higher: true,
       },
       {
+        target: `${engine}: GET a computer ≥ 0.2× bare req/s`,
+        value: computer.rps / bareRps,
+        goal: 0.2,
+        higher: true,
+      },
+      {
+        target: `${engine}: list page of 50 (over ${BIG}) ≥ 0.1× bare req/s`,
+        value: listBig.rps / bareRps,
+        goal: 0.1,
+        higher: true,
+      },
+      {
         target: `${engine}: list over ${BIG} ≤ 1.5× the time over ${SMALL} (mean latency)`,
         value: listBig.mean / listSmall.mean,
         goal: 1.5,
+        higher: false,
+      },
+      {
+        target: `${engine}: POST computer ≥ ${creates}/s (measured/goal)`,
+        value: create.rps / creates,
+        goal: 1,
+        higher: true,
+      },
+      {
+        target: `${engine}: POST computer p99 ≤ 50 ms (measured/goal)`,
+        value: create.p99 / 50,
+        goal: 1,
         higher: false,
       },
     );

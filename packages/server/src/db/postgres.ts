@@ -61,8 +61,12 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   await pool.query('SELECT 1');
   const outer = wrap(pool);
   const listeners = new Map<string, Set<NotificationListener>>();
+  const gapListeners = new Set<() => void>();
   let listenClient: Promise<pg.Client> | undefined;
   let closed = false;
+  const reportGap = () => {
+    for (const onGap of gapListeners) onGap();
+  };
 
   const connectListener = async (): Promise<pg.Client> => {
     const client = new pg.Client({ connectionString: url, types });
@@ -71,12 +75,14 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     });
     client.on('error', () => {
       // Waiters also poll the database, so losing notifications only slows them; reconnect later.
+      // Caches that rely on them drop what they hold now and again once the connection is back.
       listenClient = undefined;
+      reportGap();
       if (!closed && listeners.size > 0) {
         setTimeout(() => {
           if (closed || listenClient) return;
           listenClient = connectListener();
-          listenClient.catch(() => {
+          listenClient.then(reportGap, () => {
             listenClient = undefined;
           });
         }, 1000).unref();
@@ -85,6 +91,22 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     await client.connect();
     for (const channel of listeners.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     return client;
+  };
+
+  // A `SELECT 1` on the listening connection: PostgreSQL sends the notifications it has queued for
+  // this session before the query's ReadyForQuery, so they reach the listeners before it resolves.
+  // Concurrent callers share one; a caller arriving while one runs waits for the next.
+  let barrier: Promise<void> | undefined;
+  let nextBarrier: Promise<void> | undefined;
+  const runBarrier = (): Promise<void> => {
+    const pending = listenClient;
+    const run = pending
+      ? pending.then((client) => client.query('SELECT 1')).then(() => {})
+      : Promise.reject(new Error('not listening'));
+    barrier = run.finally(() => {
+      barrier = undefined;
+    });
+    return barrier;
   };
 
   return {
@@ -108,7 +130,17 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         client.release(broken);
       }
     },
-    async listen(channel, listener) {
+    notificationBarrier() {
+      if (!barrier) return runBarrier();
+      nextBarrier ??= barrier
+        .catch(() => {})
+        .then(() => {
+          nextBarrier = undefined;
+          return runBarrier();
+        });
+      return nextBarrier;
+    },
+    async listen(channel, listener, options = {}) {
       listenClient ??= connectListener();
       let client: pg.Client;
       try {
@@ -125,8 +157,11 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
         await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       }
       set.add(listener);
+      const { onGap } = options;
+      if (onGap) gapListeners.add(onGap);
       return async () => {
         set.delete(listener);
+        if (onGap) gapListeners.delete(onGap);
       };
     },
     async close() {
