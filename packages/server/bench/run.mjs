@@ -5,6 +5,9 @@
 // Each server is its own child process (node dist/main.js, rate limits off); autocannon runs here.
 // Prints requests/s, p99 and the ratios the targets are stated in (BENCHMARKS.md at the repo root).
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
+//        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>]
+// `--only` measures just the matching endpoints; `--cpu-prof` runs the measured server under
+// `node --cpu-prof` (one .cpuprofile per engine in <dir>; summarise with bench/profile-summary.mjs).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +35,8 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '100000' },
     json: { type: 'string' },
     engines: { type: 'string', default: 'pglite,postgres' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const DURATION = Number(values.duration);
@@ -39,6 +44,8 @@ const WARMUP = Number(values.warmup);
 const CONNECTIONS = Number(values.connections);
 const BIG = Number(values.rows);
 const SMALL = 1000;
+const ONLY = values.only ? new RegExp(values.only) : undefined;
+const PROFILE_DIR = values['cpu-prof'];
 
 /** Starts a child that prints its URL; answers { url, stop } (stop: SIGTERM by pid, SIGKILL after 3 s). */
 async function startChild(name, args, env, pattern) {
@@ -56,7 +63,15 @@ async function startChild(name, args, env, pattern) {
   for (;;) {
     const match = pattern.exec(output);
     if (match) {
-      const stop = () => stopChild(child, { killAfterMs: 3000 });
+      const stop = async () => {
+        // A profiled server writes its profile on exit: ask it to exit at once (bench/exit-on-signal.mjs).
+        if (PROFILE_DIR && args.includes('--cpu-prof') && child.exitCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          process.kill(child.pid, 'SIGUSR2');
+          await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+        }
+        await stopChild(child, { killAfterMs: 3000 });
+      };
       return { url: match[1], stop, output: () => output };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
@@ -69,6 +84,7 @@ async function startChild(name, args, env, pattern) {
 
 /** One autocannon measurement after a short warm-up; fails loudly on errors or unexpected statuses. */
 async function measure(label, options) {
+  if (ONLY && !label.startsWith('bare') && !ONLY.test(label)) return { label, skipped: true };
   if (WARMUP > 0) await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP });
   const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION });
   const bad = result.non2xx + result.errors + result.timeouts;
@@ -79,6 +95,8 @@ async function measure(label, options) {
     p99: result.latency.p99,
     mean: result.latency.average,
     total: result.requests.total,
+    // Bytes per response (headers included): what the socket writes, which a list page pays for.
+    bytes: result.requests.total > 0 ? Math.round(result.throughput.total / result.requests.total) : 0,
     bad,
   };
   process.stdout.write(
@@ -131,7 +149,18 @@ async function benchEngine(engine) {
     await db.close();
     process.stdout.write(`\n${engine}: seeded ${SMALL} + ${BIG} computers in ${Date.now() - seedStart} ms\n`);
 
-    const server = await startChild(`server (${engine})`, [MAIN], env, pattern);
+    const profile = PROFILE_DIR
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          PROFILE_DIR,
+          '--cpu-prof-name',
+          `server-${engine}.cpuprofile`,
+          '--import',
+          join(here, 'exit-on-signal.mjs'),
+        ]
+      : [];
+    const server = await startChild(`server (${engine})`, [...profile, MAIN], env, pattern);
     try {
       const base = `${server.url}/v1`;
       const { token: access } = await token(base, keyFile);
@@ -221,7 +250,9 @@ async function main() {
   }
   for (const engine of values.engines.split(',')) rows.push(...(await benchEngine(engine)));
 
-  const find = (label) => rows.find((r) => r.label === label);
+  const measured = rows.filter((r) => !r.skipped);
+  const find = (label) =>
+    measured.find((r) => r.label === label) ?? { rps: Number.NaN, mean: Number.NaN, p99: Number.NaN };
   const bareRps = find('bare node:http hello').rps;
   const prismRps = find('prism mock GET /me').rps;
   const targets = [];
@@ -273,14 +304,16 @@ async function main() {
       },
     );
   }
-  process.stdout.write('\n| endpoint | req/s | p50 ms | p99 ms | × bare |\n|---|---:|---:|---:|---:|\n');
-  for (const r of rows) {
+  process.stdout.write(
+    '\n| endpoint | req/s | p50 ms | p99 ms | bytes | × bare |\n|---|---:|---:|---:|---:|---:|\n',
+  );
+  for (const r of measured) {
     process.stdout.write(
-      `| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${(r.rps / bareRps).toFixed(2)} |\n`,
+      `| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.bytes} | ${(r.rps / bareRps).toFixed(2)} |\n`,
     );
   }
   process.stdout.write('\n| target | measured | met |\n|---|---:|---|\n');
-  for (const t of targets) {
+  for (const t of targets.filter((target) => !Number.isNaN(target.value))) {
     const met = t.higher ? t.value >= t.goal : t.value <= t.goal;
     t.met = met;
     process.stdout.write(`| ${t.target} | ${t.value.toFixed(2)}× | ${met ? 'yes' : 'NO'} |\n`);
