@@ -30,7 +30,12 @@ for (let i = 0; i < profile.samples.length; i++) {
   const id = profile.samples[i];
   self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
 }
-const total = [...self.values()].reduce((a, b) => a + b, 0);
+// Percentages are of busy time: `(idle)` (waiting on sockets and the database) is reported apart.
+const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+const sampled = [...self.values()].reduce((a, b) => a + b, 0);
+const idle = [...idleIds].reduce((sum, id) => sum + (self.get(id) ?? 0), 0);
+for (const id of idleIds) self.delete(id);
+const total = sampled - idle;
 
 /** Where a frame lives: a package under node_modules, node's internals, our dist, or V8 itself. */
 function area({ url, functionName }) {
@@ -56,7 +61,9 @@ for (const node of profile.nodes) {
 }
 const pct = (ms) => `${((100 * ms) / total).toFixed(1).padStart(5)} %`;
 const top = Number(values.top);
-process.stdout.write(`${file}: ${(total / 1000).toFixed(1)} s sampled\n\nself time by area\n`);
+process.stdout.write(
+  `${file}: ${(sampled / 1000).toFixed(1)} s sampled, ${((100 * idle) / sampled).toFixed(1)} % idle\n\nself time by area (share of busy time)\n`,
+);
 for (const [name, ms] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, top))
   process.stdout.write(`  ${pct(ms)}  ${name}\n`);
 process.stdout.write('\ntop frames by self time\n');
