@@ -3,8 +3,12 @@
 //   authenticated GET /v1/me, a computer read, a list page over 1,000 and over 100,000 computers,
 //   computer creation (a unique Idempotency-Key each); and Prism's mock answering GET /me.
 // Each server is its own child process (node dist/main.js, rate limits off); autocannon runs here.
-// Prints requests/s, p99 and the ratios the targets are stated in (BENCHMARKS.md at the repo root).
+// Prints requests/s, p99 and the ratios the targets are stated in (BENCHMARKS.md at the repo root);
+// bare node:http is measured again right after every endpoint, and each ratio uses that neighbour.
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
+//        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>]
+// `--only` measures just the matching endpoints; `--cpu-prof` runs the measured server under
+// `node --cpu-prof` (one .cpuprofile per engine in <dir>; summarise with bench/profile-summary.mjs).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +36,8 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '100000' },
     json: { type: 'string' },
     engines: { type: 'string', default: 'pglite,postgres' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const DURATION = Number(values.duration);
@@ -39,6 +45,8 @@ const WARMUP = Number(values.warmup);
 const CONNECTIONS = Number(values.connections);
 const BIG = Number(values.rows);
 const SMALL = 1000;
+const ONLY = values.only ? new RegExp(values.only) : undefined;
+const PROFILE_DIR = values['cpu-prof'];
 
 /** Starts a child that prints its URL; answers { url, stop } (stop: SIGTERM by pid, SIGKILL after 3 s). */
 async function startChild(name, args, env, pattern) {
@@ -56,7 +64,15 @@ async function startChild(name, args, env, pattern) {
   for (;;) {
     const match = pattern.exec(output);
     if (match) {
-      const stop = () => stopChild(child, { killAfterMs: 3000 });
+      const stop = async () => {
+        // A profiled server writes its profile on exit: ask it to exit at once (bench/exit-on-signal.mjs).
+        if (PROFILE_DIR && args.includes('--cpu-prof') && child.exitCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          process.kill(child.pid, 'SIGUSR2');
+          await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+        }
+        await stopChild(child, { killAfterMs: 3000 });
+      };
       return { url: match[1], stop, output: () => output };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
@@ -68,7 +84,11 @@ async function startChild(name, args, env, pattern) {
 }
 
 /** One autocannon measurement after a short warm-up; fails loudly on errors or unexpected statuses. */
+// The bare server runs for the whole bench and is measured again right after every endpoint: on a
+// shared machine the load moves within a run, so each ratio compares two neighbouring measurements.
+let bareUrl;
 async function measure(label, options) {
+  if (ONLY && !label.startsWith('bare') && !ONLY.test(label)) return { label, skipped: true };
   if (WARMUP > 0) await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP });
   const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION });
   const bad = result.non2xx + result.errors + result.timeouts;
@@ -79,11 +99,17 @@ async function measure(label, options) {
     p99: result.latency.p99,
     mean: result.latency.average,
     total: result.requests.total,
+    // Bytes per response (headers included): what the socket writes, which a list page pays for.
+    bytes: result.requests.total > 0 ? Math.round(result.throughput.total / result.requests.total) : 0,
     bad,
   };
+  if (bareUrl && !label.startsWith('bare')) {
+    const alongside = await autocannon({ url: bareUrl, connections: CONNECTIONS, duration: DURATION });
+    row.bareRps = Math.round(alongside.requests.average);
+  }
   process.stdout.write(
     `  ${label.padEnd(34)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms` +
-      `${bad ? `  (${bad} non-2xx/errors!)` : ''}\n`,
+      `${row.bareRps ? `  (bare alongside: ${row.bareRps} req/s)` : ''}${bad ? `  (${bad} non-2xx/errors!)` : ''}\n`,
   );
   return row;
 }
@@ -133,7 +159,18 @@ async function benchEngine(engine) {
     await db.close();
     process.stdout.write(`\n${engine}: seeded ${SMALL} + ${BIG} computers in ${Date.now() - seedStart} ms\n`);
 
-    const server = await startChild(`server (${engine})`, [MAIN], env, pattern);
+    const profile = PROFILE_DIR
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          PROFILE_DIR,
+          '--cpu-prof-name',
+          `server-${engine}.cpuprofile`,
+          '--import',
+          join(here, 'exit-on-signal.mjs'),
+        ]
+      : [];
+    const server = await startChild(`server (${engine})`, [...profile, MAIN], env, pattern);
     try {
       const base = `${server.url}/v1`;
       const { token: access } = await token(base, keyFile);
@@ -206,9 +243,15 @@ async function main() {
   const bare = await startChild('bare', [join(here, 'bare.mjs')], {}, /listening on (http:\/\/\S+)/);
   try {
     rows.push({ engine: 'node:http', ...(await measure('bare node:http hello', { url: bare.url })) });
+    bareUrl = bare.url;
+    await measureAll(rows);
   } finally {
     await bare.stop();
   }
+  report(rows);
+}
+
+async function measureAll(rows) {
   const prism = await startPrism();
   try {
     rows.push({
@@ -222,17 +265,27 @@ async function main() {
     await prism.stop();
   }
   for (const engine of values.engines.split(',')) rows.push(...(await benchEngine(engine)));
+}
 
-  const find = (label) => rows.find((r) => r.label === label);
-  const bareRps = find('bare node:http hello').rps;
+function report(rows) {
+  const measured = rows.filter((r) => !r.skipped);
+  const find = (label) =>
+    measured.find((r) => r.label === label) ?? { rps: Number.NaN, mean: Number.NaN, p99: Number.NaN };
+  const firstBare = find('bare node:http hello').rps;
+  /** Throughput as a share of bare node:http measured right after it. */
+  const share = (r) => r.rps / (r.bareRps ?? firstBare);
   const prismRps = find('prism mock GET /me').rps;
   const targets = [];
   for (const engine of values.engines.split(',')) {
     const me = find(`${engine} GET /v1/me`);
+    const computer = find(`${engine} GET computer`);
     const listSmall = find(`${engine} list page (${SMALL})`);
     const listBig = find(`${engine} list page (${BIG})`);
+    const create = find(`${engine} POST computer`);
+    // Creates are stated in absolute terms (they write and commit): PostgreSQL ≥ 1,000/s, PGlite ≥ 300/s.
+    const creates = engine === 'postgres' ? 1000 : 300;
     targets.push(
-      { target: `${engine}: GET /v1/me ≥ 0.3× bare req/s`, value: me.rps / bareRps, goal: 0.3, higher: true },
+      { target: `${engine}: GET /v1/me ≥ 0.3× bare req/s`, value: share(me), goal: 0.3, higher: true },
       {
         target: `${engine}: GET /v1/me ≥ 5× Prism mock req/s`,
         value: me.rps / prismRps,
@@ -240,21 +293,48 @@ async function main() {
         higher: true,
       },
       {
-        target: `${engine}: list over ${BIG} ≤ 1.5× the time over ${SMALL} (mean latency)`,
-        value: listBig.mean / listSmall.mean,
+        target: `${engine}: GET a computer ≥ 0.2× bare req/s`,
+        value: share(computer),
+        goal: 0.2,
+        higher: true,
+      },
+      {
+        target: `${engine}: list page of 50 (over ${BIG}) ≥ 0.1× bare req/s`,
+        value: share(listBig),
+        goal: 0.1,
+        higher: true,
+      },
+      {
+        // Cost per page = 1 / (× bare): both pages normalised by the bare run beside each of them.
+        target: `${engine}: list page over ${BIG} costs ≤ 1.5× the page over ${SMALL}`,
+        value: share(listSmall) / share(listBig),
         goal: 1.5,
+        higher: false,
+      },
+      {
+        target: `${engine}: POST computer ≥ ${creates}/s (measured/goal)`,
+        value: create.rps / creates,
+        goal: 1,
+        higher: true,
+      },
+      {
+        target: `${engine}: POST computer p99 ≤ 50 ms (measured/goal)`,
+        value: create.p99 / 50,
+        goal: 1,
         higher: false,
       },
     );
   }
-  process.stdout.write('\n| endpoint | req/s | p50 ms | p99 ms | × bare |\n|---|---:|---:|---:|---:|\n');
-  for (const r of rows) {
+  process.stdout.write(
+    '\n| endpoint | req/s | p50 ms | p99 ms | bytes | bare alongside | × bare |\n|---|---:|---:|---:|---:|---:|---:|\n',
+  );
+  for (const r of measured) {
     process.stdout.write(
-      `| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${(r.rps / bareRps).toFixed(2)} |\n`,
+      `| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.bytes} | ${r.bareRps ?? firstBare} | ${share(r).toFixed(2)} |\n`,
     );
   }
   process.stdout.write('\n| target | measured | met |\n|---|---:|---|\n');
-  for (const t of targets) {
+  for (const t of targets.filter((target) => !Number.isNaN(target.value))) {
     const met = t.higher ? t.value >= t.goal : t.value <= t.goal;
     t.met = met;
     process.stdout.write(`| ${t.target} | ${t.value.toFixed(2)}× | ${met ? 'yes' : 'NO'} |\n`);

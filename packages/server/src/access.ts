@@ -1,4 +1,5 @@
 import type { Schema } from '@svc/contract';
+import type { Principal } from './auth/authenticate.js';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
@@ -52,9 +53,29 @@ export function permissionDenied(role: Role, needed: string): ApiError {
   return new ApiError('permission_denied', `your role ${role} does not allow this: it needs ${needed}`);
 }
 
+const KNOWN = Symbol('principal with memberships');
+
+/**
+ * `db` for a read request, carrying the caller's memberships as authenticated (at most a second old,
+ * see `PrincipalCache`), so {@link workspaceAccess} answers without a query. Mutations get the
+ * transaction instead and read the current membership.
+ *
+ * @example
+ * await handler({ ...ctx, db: withMemberships(db, principal) }); // a GET
+ */
+export function withMemberships(db: Queryable, principal: Principal | undefined): Queryable {
+  if (!principal?.memberships) return db;
+  const view: Queryable & { [KNOWN]: Principal } = {
+    query: (sql, params) => db.query(sql, params),
+    exec: (sql) => db.exec(sql),
+    [KNOWN]: principal,
+  };
+  return view;
+}
+
 /**
  * Resolves `{workspace}` (an id, or else a name) and the caller's role there, from CURRENT
- * membership, in one query. Not a member (or no such workspace) → 404 `not_found`, so existence
+ * membership, in one query — or none on a read, where `db` came from {@link withMemberships}. Not a member (or no such workspace) → 404 `not_found`, so existence
  * never leaks; a member whose role is too weak → 403 `permission_denied` (design §8). `lock` takes a
  * row lock on the workspace, serialising changes that check invariants (the last owner, live computers).
  *
@@ -68,6 +89,13 @@ export async function workspaceAccess(
   permission: Permission,
   options: { lock?: boolean } = {},
 ): Promise<WorkspaceAccess> {
+  const known = (db as { [KNOWN]?: Principal })[KNOWN];
+  if (known?.id === principalId && known.memberships && !options.lock) {
+    const byId = isId(ref);
+    const hit = known.memberships.find((m) => (byId ? m.workspace.id : m.workspace.name) === ref);
+    if (hit) return allowed({ workspace: { ...hit.workspace }, role: hit.role }, permission);
+    if (known.membershipsComplete) throw workspaceNotFound(ref);
+  }
   const { rows } = await db.query<WorkspaceRow & { role: Role }>(
     `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
        FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
@@ -77,9 +105,13 @@ export async function workspaceAccess(
   const row = rows[0];
   if (!row) throw workspaceNotFound(ref);
   const { role, ...workspace } = row;
+  return allowed({ workspace, role }, permission);
+}
+
+function allowed(access: WorkspaceAccess, permission: Permission): WorkspaceAccess {
   const needed = NEEDS[permission];
-  if (!atLeast(role, needed)) throw permissionDenied(role, needed);
-  return { workspace, role };
+  if (!atLeast(access.role, needed)) throw permissionDenied(access.role, needed);
+  return access;
 }
 
 /**

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { loadDocument, type OperationId } from '@svc/contract';
 import { createMcpHttpHandler } from '@svc/mcp';
+import { withMemberships } from './access.js';
 import { AccessTokens } from './auth/access-token.js';
 import { authenticate, bearerToken, type Principal } from './auth/authenticate.js';
 import { AuthError } from './auth/errors.js';
-import { PrincipalCache } from './auth/principal-cache.js';
+import { ACCESS_CHANNEL, PrincipalCache } from './auth/principal-cache.js';
 import { hasGrantCredentialForm, routeSecurity } from './auth/route-security.js';
 import { loadSecretKey } from './auth/secret-key.js';
 import { ServerKeys } from './auth/signing-keys.js';
@@ -223,14 +224,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
   deps.limitRequest = limitRequest;
 
-  // Only the embedded engine: every write comes through this process (see PrincipalCache).
-  const principals = db.engine === 'pglite' ? new PrincipalCache({ now: clock }) : undefined;
+  // Who a token belongs to, with its memberships, cached per replica for at most a second and
+  // invalidated by the database's notifications of what changed (see PrincipalCache).
+  const principals = new PrincipalCache({ now: clock });
+  const unlistenAccess = await db.listen(ACCESS_CHANNEL, (payload) => principals.notified(payload), {
+    onGap: () => principals.clear(),
+  });
 
   /** The one authentication of `/v1` and `/mcp`: token, key still active, principal still there. */
-  const authenticateRequest = (authorization: string | null, workspaces = false): Promise<Principal> => {
-    const load = () => authenticate(db, tokens, authorization, { workspaces });
-    return principals ? principals.get(`${workspaces ? 'me' : 'principal'} ${authorization}`, load) : load();
-  };
+  const authenticateRequest = (authorization: string | null): Promise<Principal> =>
+    authenticate(db, tokens, authorization, { cache: principals });
 
   // Authentication runs before validation (pipeline `authenticate`): a protected route answers an
   // anonymous or badly authenticated caller 401, never a validation error describing its schema.
@@ -250,7 +253,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           );
         return undefined;
       }
-      const principal = await authenticateRequest(authorization, start.operationId === 'getMe');
+      const principal = await authenticateRequest(authorization);
       start.state.principal = principal;
       noteRequest(start.request, { principalId: principal.id });
       return undefined;
@@ -268,15 +271,15 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const handle = async (ctx: HandlerContext): Promise<Response> => {
     const principal = ctx.state.principal as Principal | undefined;
-    // Anything a mutating request changes may change who someone is or what they may do.
-    if (principals && ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') {
-      try {
-        return await handleAuthenticated(ctx, principal);
-      } finally {
-        principals.invalidate();
-      }
+    if (ctx.request.method === 'GET' || ctx.request.method === 'HEAD')
+      return handleAuthenticated(ctx, principal);
+    // What a mutation changed in principals, keys or memberships reaches this replica's cache before
+    // the answer leaves, so the caller's next request here sees it (other replicas: within a second).
+    try {
+      return await handleAuthenticated(ctx, principal);
+    } finally {
+      await db.notificationBarrier().catch(() => principals.clear());
     }
-    return handleAuthenticated(ctx, principal);
   };
 
   const handleAuthenticated = async (
@@ -305,7 +308,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
     const shape = validator.shape(operationId);
     if (shape.idempotencyKey === 'none') {
-      const reply = await handler({ ...base, db });
+      // A read: permission checks use the memberships the principal was authenticated with.
+      const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
+      const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
       return ctx.json(reply.status, reply.body, reply.headers);
     }
     const key = idempotencyKey(ctx.request.headers.get('idempotency-key'), {
@@ -477,6 +482,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     async close() {
       clearInterval(timer);
+      await unlistenAccess();
       if (started) await worker.stop();
       await docker?.reconciler.stop();
       started = false;

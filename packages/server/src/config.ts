@@ -27,6 +27,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** PGlite files; `undefined` means in memory (sandbox and tests). */
   dataDir: string | undefined;
+  /** Connections in the PostgreSQL pool (`SVC_DB_POOL_SIZE`, default 10); one more listens for NOTIFY. */
+  poolSize: number;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     tokenUrl: `${baseUrl}/auth/token`,
     databaseUrl,
     dataDir,
+    poolSize: int(env, 'SVC_DB_POOL_SIZE', 10, 1, 1000),
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,

@@ -1,22 +1,30 @@
 import type { components } from '@svc/contract';
+import type { Role, WorkspaceAccess, WorkspaceRow } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import type { AccessTokens } from './access-token.js';
 import { AuthError } from './errors.js';
+import type { PrincipalCache } from './principal-cache.js';
 
-/** The caller of a request, read from the database on every request (never from the token alone). */
+/** The caller of a request, read from the database (never from the token alone), cached ≤ 1 s per replica. */
 export interface Principal {
   id: string;
   kind: components['schemas']['PrincipalKind'];
   name: string;
   display_name: string;
   email: string | null;
-  /** With `{ workspaces: true }`: the principal's workspaces and its role in each, newest first. */
+  /** The principal's workspaces and its role in each, newest first (at most 1000: `GET /me`). */
   workspaces?: {
     id: string;
     name: string;
     display_name: string;
     role: components['schemas']['Role'];
   }[];
+  /**
+   * The same memberships with the whole workspace row, for permission checks without a query
+   * (`workspaceAccess`); `membershipsComplete` is false when the principal has more than listed.
+   */
+  memberships?: readonly Membership[];
+  membershipsComplete?: boolean;
 }
 
 /**
@@ -32,10 +40,18 @@ export function bearerToken(header: string | null | undefined): string {
   return match[1] as string;
 }
 
+/** What one membership row of the principal holds: the workspace row and the principal's role there. */
+export type Membership = WorkspaceAccess;
+
+/** How many workspaces `GET /me` lists at most (the spec's cap). */
+const ME_WORKSPACES = 1000;
+
 /**
- * Authenticates a request: verifies the Bearer access token, then loads the principal in one query,
- * refusing a disabled or deleted principal, and a token exchanged from a key that has since been
- * revoked or has expired (design §5: revocation takes effect on the next request).
+ * Authenticates a request: verifies the Bearer access token, then loads the principal in one query
+ * (or takes it from `cache`, design §5 and `PrincipalCache`), refusing a disabled or deleted
+ * principal, and a token exchanged from a key that has since been revoked or has expired. The
+ * principal comes with its workspaces and its role in each, so `GET /me` and the permission checks of
+ * reads need no further query.
  *
  * @example
  * const principal = await authenticate(db, accessTokens, request.headers.get('authorization'));
@@ -44,38 +60,79 @@ export async function authenticate(
   db: Queryable,
   tokens: AccessTokens,
   authorization: string | null | undefined,
-  options: { workspaces?: boolean } = {},
+  options: { cache?: PrincipalCache } = {},
 ): Promise<Principal> {
   const claims = await tokens.verify(bearerToken(authorization));
-  // `workspaces` rides along in the same statement: GET /me is one database round trip in all.
-  const { rows } = await db.query<Principal & { disabled: boolean; key_ok: boolean | null }>(
+  const load = () => loadPrincipal(db, claims.sub, claims.key_id);
+  return options.cache ? options.cache.get(claims.sub, claims.key_id, load) : load();
+}
+
+/**
+ * The principal `id`, its key `keyId`'s state and its memberships, in ONE statement; `AuthError` (401)
+ * when the principal is gone or disabled, or the key is no longer usable.
+ *
+ * @example
+ * const principal = await loadPrincipal(db, claims.sub, claims.key_id);
+ */
+export async function loadPrincipal(
+  db: Queryable,
+  id: string,
+  keyId: string | undefined,
+): Promise<Principal> {
+  const { rows } = await db.query<
+    Omit<Principal, 'memberships'> & {
+      disabled: boolean;
+      key_ok: boolean | null;
+      memberships: (Omit<WorkspaceRow, 'created_at' | 'updated_at'> & {
+        created_at: number;
+        updated_at: number;
+        role: Role;
+      })[];
+    }
+  >(
     `SELECT p.id, p.kind, p.name, p.display_name, p.email, p.disabled_at IS NOT NULL AS disabled,
             CASE WHEN $2::text IS NULL THEN NULL
                  ELSE EXISTS (SELECT 1 FROM keys k WHERE k.id = $2 AND k.principal_id = p.id AND k.state = 'active'
-                              AND (k.expires_at IS NULL OR k.expires_at > now())) END AS key_ok${
-                                options.workspaces ? `, ${WORKSPACES}` : ''
-                              }
+                              AND (k.expires_at IS NULL OR k.expires_at > now())) END AS key_ok, ${MEMBERSHIPS}
        FROM principals p WHERE p.id = $1`,
-    [claims.sub, claims.key_id ?? null],
+    [id, keyId ?? null],
   );
   const row = rows[0];
   if (!row || row.disabled)
     throw new AuthError('principal_unknown', 'the principal of this token no longer exists or is disabled');
   if (row.key_ok === false)
     throw new AuthError('key_revoked', 'the key this token was issued for has been revoked or has expired');
+  const memberships: Membership[] = row.memberships.map(({ role, created_at, updated_at, ...workspace }) => ({
+    workspace: { ...workspace, created_at: new Date(created_at), updated_at: new Date(updated_at) },
+    role,
+  }));
+  const complete = memberships.length <= ME_WORKSPACES;
+  if (!complete) memberships.length = ME_WORKSPACES;
   return {
     id: row.id,
     kind: row.kind,
     name: row.name,
     display_name: row.display_name,
     email: row.email,
-    ...(options.workspaces ? { workspaces: row.workspaces ?? [] } : {}),
+    workspaces: memberships.map(({ workspace, role }) => ({
+      id: workspace.id,
+      name: workspace.name,
+      display_name: workspace.display_name === '' ? workspace.name : workspace.display_name,
+      role,
+    })),
+    memberships,
+    membershipsComplete: complete,
   };
 }
 
-/** The caller's workspaces with roles, as one JSON column (at most 1000, the spec's cap). */
-const WORKSPACES = `(SELECT coalesce(json_agg(json_build_object('id', w.id, 'name', w.name,
-      'display_name', CASE WHEN w.display_name = '' THEN w.name ELSE w.display_name END, 'role', m.role)
+/**
+ * The principal's workspaces, newest first, as one JSON column: one more than `GET /me` lists, to
+ * know whether the list is complete. Times as epoch milliseconds (truncated, as the drivers do).
+ */
+const MEMBERSHIPS = `(SELECT coalesce(json_agg(json_build_object('id', w.id, 'name', w.name,
+      'display_name', w.display_name, 'created_by', w.created_by,
+      'created_at', floor(extract(epoch FROM w.created_at) * 1000)::int8,
+      'updated_at', floor(extract(epoch FROM w.updated_at) * 1000)::int8, 'role', m.role)
       ORDER BY w.id DESC), '[]'::json)
-   FROM (SELECT workspace_id, role FROM members WHERE principal_id = p.id ORDER BY workspace_id DESC LIMIT 1000) m
-   JOIN workspaces w ON w.id = m.workspace_id) AS workspaces`;
+   FROM (SELECT workspace_id, role FROM members WHERE principal_id = p.id ORDER BY workspace_id DESC LIMIT ${ME_WORKSPACES + 1}) m
+   JOIN workspaces w ON w.id = m.workspace_id) AS memberships`;

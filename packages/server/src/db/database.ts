@@ -40,8 +40,21 @@ export interface Database extends Queryable {
    * handle waits for the transaction to end, so using it inside would deadlock.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Subscribes to `NOTIFY channel`; resolves to an unsubscribe function. */
-  listen(channel: string, listener: NotificationListener): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to `NOTIFY channel`; resolves to an unsubscribe function. `onGap` is called when
+   * notifications may have been lost (PostgreSQL: the listening connection dropped and came back).
+   */
+  listen(
+    channel: string,
+    listener: NotificationListener,
+    options?: { onGap?: () => void },
+  ): Promise<() => Promise<void>>;
+  /**
+   * Resolves once every notification committed before the call has reached this process's
+   * listeners (PostgreSQL: one round trip on the listening connection, shared by concurrent callers;
+   * PGlite delivers them with the commit, so at once). Rejects when the listening connection is down.
+   */
+  notificationBarrier(): Promise<void>;
   close(): Promise<void>;
   /** The connection pool's use now (PostgreSQL only; PGlite has one embedded connection). */
   poolStats?(): PoolStats;

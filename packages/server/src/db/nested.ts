@@ -3,7 +3,7 @@ import type { Database, Queryable } from './database.js';
 /**
  * A `Database` view of an open transaction: its `transaction(fn)` runs `fn` in the same transaction
  * (no savepoint), so code written for a `Database` (the token grants) can run inside a request's
- * transaction and commit with its idempotency record. `listen` and `close` are not available.
+ * transaction and commit with its idempotency record. `listen`, `notificationBarrier` and `close` are not available.
  *
  * @example
  * await db.transaction(async (tx) => verifyAssertion(nestedDatabase(tx, db.engine), assertion, options));
@@ -15,6 +15,7 @@ export function nestedDatabase(tx: Queryable, engine: Database['engine']): Datab
     exec: (sql) => tx.exec(sql),
     transaction: (fn) => fn(tx),
     listen: () => Promise.reject(new Error('LISTEN is not available inside a transaction')),
+    notificationBarrier: () => Promise.reject(new Error('not available inside a transaction')),
     close: async () => {},
   };
 }

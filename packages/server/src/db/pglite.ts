@@ -62,10 +62,13 @@ export function wrapPglite(pg: PGlite): Database {
     query: outer.query,
     exec: outer.exec,
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    // One connection in this process: nothing is lost, and a commit's notifications reach the
+    // listeners before the commit resolves.
     listen: async (channel, listener) => {
       const unsubscribe = await pg.listen(channel, listener);
       return async () => unsubscribe();
     },
+    notificationBarrier: async () => {},
     close: () => pg.close(),
   };
 }

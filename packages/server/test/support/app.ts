@@ -73,6 +73,9 @@ export async function openTestApp(
   const app = await createApp({ config, db, responseValidation: 'throw', ...options.app });
   await app.start();
   const call = async (method: string, path: string, call: CallOptions = {}): Promise<Answer> => {
+    // Tests also change rows straight in SQL: let the app's principal cache hear of it first, as it
+    // would of a change made through its own API (PostgreSQL delivers notifications asynchronously).
+    await db.notificationBarrier();
     const headers: Record<string, string> = { ...call.headers };
     if (call.token) headers.authorization = `Bearer ${call.token}`;
     if (call.body !== undefined || call.raw !== undefined) headers['content-type'] ??= 'application/json';

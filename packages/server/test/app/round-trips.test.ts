@@ -1,0 +1,106 @@
+// How many database round trips an authenticated read costs (issue: fast reads). The app's database is
+// wrapped in a counting decorator; AsyncLocalStorage attributes each statement to the request that ran
+// it, so the operation worker's own queries in the background are not counted. Rate limits are off:
+// on PostgreSQL the shared rate-limit counter is one more statement per request, by design.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import type { Team, TestApp } from '../support/app.js';
+import { openTestApp, unique } from '../support/app.js';
+import { describeEngines } from '../support/databases.js';
+
+/** Counts the statements (and transactions) run inside `measure`, per call. */
+function countingDatabase() {
+  const scope = new AsyncLocalStorage<string[]>();
+  const wrap = (db: Database): Database => ({
+    ...db,
+    query: (sql, params) => {
+      scope.getStore()?.push(sql);
+      return db.query(sql, params);
+    },
+    transaction: (fn) => {
+      scope.getStore()?.push('BEGIN … COMMIT');
+      return db.transaction(fn);
+    },
+  });
+  const measure = async <T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> => {
+    const statements: string[] = [];
+    const result = await scope.run(statements, fn);
+    return { result, statements };
+  };
+  return { wrap, measure };
+}
+
+describeEngines('round trips of an authenticated read', (engine) => {
+  const counting = countingDatabase();
+  let t: TestApp;
+  let team: Team;
+  let computer: string;
+  beforeAll(async () => {
+    t = await openTestApp(engine, { env: { SVC_RATE_LIMITS: 'off' }, wrapDb: counting.wrap });
+    team = await t.team();
+    const created = await t.call('POST', `/v1/workspaces/${team.workspace.id}/computers`, {
+      token: team.editor.token,
+      body: { name: unique('box'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(created.status).toBe(202);
+    computer = created.body.computer.id;
+  });
+  afterAll(() => t.close());
+
+  const reads = () => [
+    { name: 'GET /me', path: '/v1/me' },
+    { name: 'GET a computer', path: `/v1/workspaces/${team.workspace.id}/computers/${computer}` },
+    {
+      name: 'GET a computer by workspace name',
+      path: `/v1/workspaces/${team.workspace.name}/computers/${computer}`,
+    },
+    { name: 'list computers', path: `/v1/workspaces/${team.workspace.id}/computers` },
+  ];
+
+  test('a cold read costs one round trip more than a warm one: the principal and its memberships', async () => {
+    const { result, statements } = await counting.measure(() =>
+      t.call('GET', '/v1/me', { token: team.viewer.token }),
+    );
+    expect(result.status).toBe(200);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain('FROM principals p');
+  });
+
+  test('warm: GET /me costs none; a computer and a list page cost one', async () => {
+    for (const read of reads()) {
+      await t.call('GET', read.path, { token: team.viewer.token }); // warms the principal cache
+      const { result, statements } = await counting.measure(() =>
+        t.call('GET', read.path, { token: team.viewer.token }),
+      );
+      expect(result.status, read.name).toBe(200);
+      expect(statements, `${read.name}: ${statements.join('\n')}`).toHaveLength(
+        read.name === 'GET /me' ? 0 : 1,
+      );
+    }
+  });
+
+  test('a refusal costs no more: an outsider and an unknown workspace are 404 from the cache', async () => {
+    await t.call('GET', '/v1/me', { token: team.outsider.token });
+    for (const path of [
+      `/v1/workspaces/${team.workspace.id}/computers/${computer}`,
+      `/v1/workspaces/${unique('nowhere')}/computers`,
+    ]) {
+      const { result, statements } = await counting.measure(() =>
+        t.call('GET', path, { token: team.outsider.token }),
+      );
+      expect(result.status).toBe(404);
+      expect(result.body.error.code).toBe('not_found');
+      expect(statements).toHaveLength(0);
+    }
+  });
+
+  test('other lists: one round trip once warm', async () => {
+    await t.call('GET', '/v1/me', { token: team.viewer.token });
+    const { result, statements } = await counting.measure(() =>
+      t.call('GET', `/v1/workspaces/${team.workspace.id}/members`, { token: team.viewer.token }),
+    );
+    expect(result.status).toBe(200);
+    expect(statements).toHaveLength(1);
+  });
+});
