@@ -13,7 +13,7 @@ interface Entry {
  * its token was exchanged for is still usable, and its workspaces with its role in each — so an
  * authenticated read needs no database round trip for identity or permission.
  *
- * Targeted invalidation: triggers (migration 006) announce on {@link ACCESS_CHANNEL} only what
+ * Targeted invalidation: triggers (migration 007) announce on {@link ACCESS_CHANNEL} only what
  * changed — `p:<principal id>` (the principal, one of its keys, one of its memberships) or
  * `w:<workspace id>` (a workspace renamed or deleted) — and every replica's listener drops just the
  * entries concerned. The replica that made a change waits for its own announcement before answering
