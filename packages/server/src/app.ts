@@ -170,7 +170,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimitError)) throw error;
-      return start.error(429, error.code, error.message, error.details, error.headers);
+      return start.error(error.code, error.message, error.details, error.headers);
     }
   };
 
@@ -225,7 +225,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           operation_id: start.operationId,
           error: String((error.cause as Error | undefined)?.stack ?? error.cause ?? error.stack),
         });
-      return start.error(error.status, error.code, error.message, error.details, error.headers);
+      return start.error(error.code, error.message, error.details, error.headers);
     }
   };
 
@@ -336,7 +336,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           operation_id: ctx.operationId,
           error: String((error.cause as Error | undefined)?.stack ?? error.cause ?? error.stack),
         });
-      return ctx.error(error.status, error.code, error.message, error.details, error.headers);
+      return ctx.error(error.code, error.message, error.details, error.headers);
     },
     ...(validation === 'off'
       ? {}
