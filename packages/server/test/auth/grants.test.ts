@@ -1,10 +1,9 @@
 import { beforeAll, expect, test } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
-import type { AuthError, AuthFailure } from '../../src/auth/errors.js';
+import type { AuthFailure } from '../../src/auth/errors.js';
 import { exchangeAuthorizationCode, exchangeRefreshToken, type GrantDeps } from '../../src/auth/grants.js';
 import { ServerKeys } from '../../src/auth/signing-keys.js';
 import type { Database } from '../../src/db/database.js';
-import { nestedDatabase } from '../../src/db/nested.js';
 import { ApiError } from '../../src/errors.js';
 import { setLocalAccount } from '../../src/signin/accounts.js';
 import { issueAuthorizationCode } from '../../src/signin/codes.js';
