@@ -34,7 +34,7 @@ import { newRequestId } from './http/request-id.js';
 import { compileRouter } from './http/router.js';
 import { compileValidator } from './http/validation.js';
 import type { StoredResponse } from './idempotency.js';
-import { idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
+import { requestFingerprint, runIdempotent } from './idempotency.js';
 import { ClientRegistry } from './oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from './oauth/routes.js';
 import type { ComputerDriver } from './operations/driver.js';
@@ -271,9 +271,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       const reply = await handler({ ...base, db });
       return ctx.json(reply.status, reply.body, reply.headers);
     }
-    const key = idempotencyKey(ctx.request.headers.get('idempotency-key'), {
-      required: shape.idempotencyKey === 'required',
-    });
+    // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when
+    // required (else 400 `idempotency_key_required`), 1–255 printable ASCII (else 400 `invalid_argument`).
+    const key = ctx.input.headers['Idempotency-Key'];
     const url = new URL(ctx.request.url);
     const credential = operationId === 'exchangeToken' ? credentialScope(ctx.request) : undefined;
     const scope =

@@ -2,53 +2,21 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './db/database.js';
 import { ApiError, toApiError } from './errors.js';
 
-/** design §10: 1–255 printable ASCII characters. */
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /** How long a record answers replays. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How long an in-flight record blocks its key before another request may take it over. */
 export const IN_FLIGHT_LOCK_SECONDS = 60;
 
 /**
- * The idempotency failures of design §9: 400 `idempotency_key_required` / `invalid_argument`,
- * 409 `idempotency_key_in_use` (with `Retry-After`), 422 `idempotency_key_reused`.
+ * The idempotency failures of design §9 once a key is in hand: 409 `idempotency_key_in_use` (with
+ * `Retry-After`), 422 `idempotency_key_reused`. The key itself is checked once, by request validation
+ * against the spec's `Idempotency-Key` parameter (400 `idempotency_key_required` / `invalid_argument`).
  *
  * @example
  * if (error instanceof IdempotencyError && error.code === 'idempotency_key_in_use') retryLater();
  */
 export class IdempotencyError extends ApiError {
   override name = 'IdempotencyError';
-}
-
-/**
- * Reads the `Idempotency-Key` header: `undefined` when absent (an error when `required`, as for
- * creates), the key when it is 1–255 printable ASCII, else 400 `invalid_argument`.
- *
- * @example
- * const key = idempotencyKey(request.headers.get('idempotency-key'), { required: true });
- */
-export function idempotencyKey(header: string | null, options: { required: boolean }): string | undefined {
-  if (header === null) {
-    if (!options.required) return undefined;
-    throw new IdempotencyError(
-      'idempotency_key_required',
-      'this request creates a resource and needs an Idempotency-Key header',
-    );
-  }
-  if (!KEY_PATTERN.test(header)) {
-    throw new IdempotencyError(
-      'invalid_argument',
-      'Idempotency-Key must be 1 to 255 printable ASCII characters',
-      {
-        details: {
-          field_violations: [
-            { field: 'Idempotency-Key', description: 'must be 1 to 255 printable ASCII characters' },
-          ],
-        },
-      },
-    );
-  }
-  return header;
 }
 
 /** JSON with object keys sorted at every level, so equal bodies fingerprint equally. */
