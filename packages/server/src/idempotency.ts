@@ -249,3 +249,20 @@ export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number
     ])
   ).rowCount;
 }
+
+/**
+ * Forgets the record of one key, so the key answers nothing on its next use: the token route stores
+ * no 401 (design §10), but a refused credential still commits its transaction (see `auth/grants.ts`).
+ *
+ * @example
+ * await forgetIdempotencyKey(db, scope);
+ */
+export async function forgetIdempotencyKey(
+  db: Queryable,
+  scope: Pick<IdempotencyScope, 'principalId' | 'key'>,
+): Promise<void> {
+  await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [
+    scope.principalId,
+    scope.key,
+  ]);
+}

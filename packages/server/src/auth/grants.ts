@@ -84,7 +84,7 @@ export function exchangeGrant(
  * What a grant's transaction decided. A refusal is returned, not thrown, so the transaction commits
  * what the refusal did (a replayed code or refresh token revokes its family; a code presented with a
  * wrong verifier is spent) before the 401 is thrown. The token route runs the grant inside the
- * request's transaction and answers the 401 rather than rolling back (see `compose/idempotent.ts`).
+ * request's transaction and answers the 401 rather than rolling back (see `compose/dispatch.ts`).
  */
 type Outcome =
   | { ok: true; principalId: string; refreshToken: string }
