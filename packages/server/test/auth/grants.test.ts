@@ -1,4 +1,4 @@
-import { beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import type { AuthFailure } from '../../src/auth/errors.js';
 import { exchangeAuthorizationCode, exchangeRefreshToken, type GrantDeps } from '../../src/auth/grants.js';
@@ -9,7 +9,7 @@ import { setLocalAccount } from '../../src/signin/accounts.js';
 import { issueAuthorizationCode } from '../../src/signin/codes.js';
 import { s256 } from '../../src/signin/pkce.js';
 import { hashSecret } from '../../src/signin/secrets.js';
-import { errorOf, openTestApp } from '../support/app.js';
+import { errorOf, openTestApp, type TestApp } from '../support/app.js';
 import { refusalReason } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import { BASE_URL } from '../support/fixtures.js';
@@ -136,25 +136,30 @@ describeEngines('browser sign-in grants', (engine) => {
     );
   });
 
-  test('through POST /v1/auth/token, a replayed refresh token is 401 and its family stays revoked', async () => {
-    const t = await openTestApp(engine);
-    try {
+  describe('through POST /v1/auth/token', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await openTestApp(engine);
+    });
+    afterAll(() => t.close());
+    const codeFor = async (email: string) => {
       const { principalId: grace } = await setLocalAccount(t.db, {
-        email: 'route@example.com',
+        email,
         password: 'correct horse battery',
       });
-      const code = await issueAuthorizationCode(t.db, {
+      return issueAuthorizationCode(t.db, {
         principalId: grace,
         redirectUri: REDIRECT,
         codeChallenge: s256(VERIFIER),
       });
-      const grant = (token: string, body: Record<string, string>) =>
-        t.call('POST', '/v1/auth/token', { token, body });
-      const first = await grant(code, {
-        grant_type: 'authorization_code',
-        code_verifier: VERIFIER,
-        redirect_uri: REDIRECT,
-      });
+    };
+    const grant = (token: string, body: Record<string, string>) =>
+      t.call('POST', '/v1/auth/token', { token, body });
+    const byCode = (code: string, verifier: string) =>
+      grant(code, { grant_type: 'authorization_code', code_verifier: verifier, redirect_uri: REDIRECT });
+
+    test('a replayed refresh token is 401 and its family stays revoked', async () => {
+      const first = await byCode(await codeFor('route@example.com'), VERIFIER);
       expect(first.status).toBe(200);
       const second = await grant(first.body.token.refresh_token, { grant_type: 'refresh_token' });
       expect(second.status).toBe(200);
@@ -163,32 +168,12 @@ describeEngines('browser sign-in grants', (engine) => {
       expect([reuse.status, errorOf(reuse).code]).toEqual([401, 'unauthenticated']);
       const after = await grant(second.body.token.refresh_token, { grant_type: 'refresh_token' });
       expect([after.status, errorOf(after).code]).toEqual([401, 'unauthenticated']);
-    } finally {
-      await t.close();
-    }
-  });
+    });
 
-  test('through POST /v1/auth/token, a wrong verifier spends the code', async () => {
-    const t = await openTestApp(engine);
-    try {
-      const { principalId: grace } = await setLocalAccount(t.db, {
-        email: 'spent@example.com',
-        password: 'correct horse battery',
-      });
-      const code = await issueAuthorizationCode(t.db, {
-        principalId: grace,
-        redirectUri: REDIRECT,
-        codeChallenge: s256(VERIFIER),
-      });
-      const grant = (verifier: string) =>
-        t.call('POST', '/v1/auth/token', {
-          token: code,
-          body: { grant_type: 'authorization_code', code_verifier: verifier, redirect_uri: REDIRECT },
-        });
-      expect((await grant(`y${VERIFIER.slice(1)}`)).status).toBe(401);
-      expect((await grant(VERIFIER)).status).toBe(401);
-    } finally {
-      await t.close();
-    }
+    test('a wrong verifier spends the code', async () => {
+      const code = await codeFor('spent@example.com');
+      expect((await byCode(code, `y${VERIFIER.slice(1)}`)).status).toBe(401);
+      expect((await byCode(code, VERIFIER)).status).toBe(401);
+    });
   });
 });
