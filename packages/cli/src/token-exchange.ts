@@ -18,7 +18,7 @@ export async function exchangeToken(options: {
   body: TokenRequest;
   fetch?: ((request: Request) => Promise<Response>) | undefined;
 }): Promise<Token> {
-  const { createClient, unwrap } = await import('@svc/client');
+  const { createClient, unwrap } = await import('@svc/client/retry');
   const client = createClient({
     baseUrl: options.baseUrl,
     token: options.credential,

@@ -1,9 +1,11 @@
 import type { Client } from 'openapi-fetch';
 import createFetchClient from 'openapi-fetch';
-import { callbackToken, type GetToken, noToken, staticToken, type TokenSource } from './auth/tokens.js';
+import { callbackToken, type GetToken, staticToken, type TokenSource } from './auth/tokens.js';
 import type { ApiMethod, ApiPaths, WithOptionalIdempotencyKey } from './contract.js';
-import { DEFAULT_RETRY, type RetryLoop, type RetryOptions, realSleep, type Sleep } from './retry.js';
-import { createTransport } from './transport.js';
+import { createTransport, type Send } from './transport.js';
+
+/** openapi-fetch's per-method calls, which {@link SvcClient} retypes with {@link ApiMethod}. */
+type Verb = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
 
 /**
  * The client's version, sent in `User-Agent` by the Node entry (`@svc/client/node`); test/version.test.ts
@@ -13,19 +15,17 @@ import { createTransport } from './transport.js';
  * import { CLIENT_VERSION } from '@svc/client';
  * const userAgent = `my-tool/1.0 svc-client/${CLIENT_VERSION}`;
  */
-/** openapi-fetch's per-method calls, which {@link SvcClient} retypes with {@link ApiMethod}. */
-type Verb = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
-
 export const CLIENT_VERSION = '0.1.0';
 
 /**
  * Options of {@link createClient}. Give at most one of `token`, `getToken`; none makes an anonymous
- * client, enough for `GET /health`. A service-account key file needs `createClient` from
- * `@svc/client/node`, which adds a `keyFile` option (and jose) to these.
+ * client, enough for `GET /health`. Retries need `createClient` from `@svc/client/retry` (or
+ * `@svc/client/node`), which adds `retry`, `sleep`, `now` and `random` to these; a service-account key
+ * file needs `@svc/client/node`, which adds `keyFile` (and jose).
  *
  * @example
  * import type { ClientOptions } from '@svc/client';
- * const options: ClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...', retry: { maxAttempts: 2 } };
+ * const options: ClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' };
  */
 export interface ClientOptions {
   /** Base address, ending in `/v1` for the real server (`http://127.0.0.1:4010` for the Prism mock). */
@@ -38,16 +38,8 @@ export interface ClientOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Makes `Idempotency-Key` values for mutating calls that bring none. `false`: send none (such calls are then never retried). Default `crypto.randomUUID`. */
   idempotencyKey?: (() => string) | false;
-  /** Retry policy for 429, 503, network errors and 409 `idempotency_key_in_use`; `false` sends each request once. */
-  retry?: RetryOptions | false;
-  /** Waits between attempts. Default: a real, abortable timer. */
-  sleep?: Sleep;
   /** `User-Agent` to send. Default: none from `@svc/client` (a browser sends its own, and a custom one costs a CORS preflight in some browsers); `svc-client/<version>` from `@svc/client/node`. */
   userAgent?: string;
-  /** Clock for token expiry and `Retry-After` dates. Default `Date.now`. */
-  now?: () => number;
-  /** Jitter source. Default `Math.random`. */
-  random?: () => number;
 }
 
 /**
@@ -79,20 +71,25 @@ export interface SvcClient<Paths extends {} = ApiPaths>
 export interface TokenContext {
   baseUrl: string;
   fetch: (request: Request) => Promise<Response>;
-  loop: RetryLoop;
   userAgent: string | undefined;
 }
 
-/** A credential an extension entry adds to {@link createClient}: its default base URL and its token source. */
-export interface ExtraCredential {
+/**
+ * What an extension entry adds to {@link createClient}: how a call's attempts are sent (retries, from
+ * `@svc/client/retry`), and a credential (the key file of `@svc/client/node`) with its default base URL.
+ */
+export interface Extension {
+  send?: Send | undefined;
   baseUrl?: string | undefined;
-  tokens(context: TokenContext): TokenSource;
+  tokens?: ((context: TokenContext) => TokenSource) | undefined;
 }
 
 /**
- * Creates a client. Raw calls return openapi-fetch's `{data, error, response}` for every HTTP status
- * and reject only for a {@link NetworkError} (after retries), an abort, or a failed token exchange
- * ({@link ApiError}); wrap them in {@link unwrap} to get the body or an {@link ApiError}.
+ * Creates a client that sends each request once: no retries here (they are `@svc/client/retry`'s
+ * `createClient`, kept out of this entry so a browser bundle stays small). Raw calls return
+ * openapi-fetch's `{data, error, response}` for every HTTP status and reject only for a
+ * {@link NetworkError}, an abort, or a failed token exchange ({@link ApiError}); wrap them in
+ * {@link unwrap} to get the body or an {@link ApiError}.
  *
  * @example
  * import { createClient, unwrap } from '@svc/client';
@@ -100,14 +97,11 @@ export interface ExtraCredential {
  * const { workspaces } = await unwrap(client.GET('/workspaces', { params: { query: { limit: 10 } } }));
  */
 export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions = {}): SvcClient<Paths> {
-  // A key file given here from plain JS would silently make an anonymous client: refuse it instead.
-  if ((options as { keyFile?: unknown }).keyFile)
-    throw new TypeError('createClient: keyFile needs @svc/client/node');
   return buildClient<Paths>(options);
 }
 
 /**
- * The client behind both entries; `extra` is a credential only an extension entry knows how to use.
+ * The client behind every entry; `extra` is what only an extension entry knows how to do.
  *
  * @example
  * import { buildClient } from './client.js';
@@ -115,31 +109,35 @@ export function createClient<Paths extends {} = ApiPaths>(options: ClientOptions
  */
 export function buildClient<Paths extends {} = ApiPaths>(
   options: ClientOptions,
-  extra?: ExtraCredential,
+  extra: Extension = {},
 ): SvcClient<Paths> {
-  const baseUrl = (options.baseUrl ?? extra?.baseUrl ?? '').replace(/\/+$/, '');
-  if ([options.token, options.getToken, extra].filter((x) => x !== undefined).length > 1 || !baseUrl) {
-    // Short on purpose: this module is in every browser bundle.
-    throw new TypeError('createClient: give baseUrl and at most one of token, getToken, keyFile');
+  const { keyFile, retry } = options as { keyFile?: unknown; retry?: unknown };
+  const baseUrl = (options.baseUrl ?? extra.baseUrl ?? '').replace(/\/+$/, '');
+  if (
+    [options.token, options.getToken, extra.tokens].filter((x) => x !== undefined).length > 1 ||
+    !baseUrl ||
+    // Given to this entry from plain JS, a key file would silently make an anonymous client, and a
+    // retry policy a client that never retries: refuse both instead.
+    (keyFile && !extra.tokens) ||
+    (retry && !extra.send)
+  ) {
+    // One short message on purpose: this module is in every browser bundle.
+    throw new TypeError(
+      'createClient: give baseUrl and at most one of token, getToken, keyFile; keyFile needs @svc/client/node, retry @svc/client/retry',
+    );
   }
   const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const { userAgent } = options;
-  const loop = {
-    policy:
-      options.retry === false ? { ...DEFAULT_RETRY, maxAttempts: 1 } : { ...DEFAULT_RETRY, ...options.retry },
-    sleep: options.sleep ?? realSleep,
-    random: options.random ?? Math.random,
-    now: options.now ?? Date.now,
-  };
-  let tokens: TokenSource = noToken;
-  if (options.token !== undefined) tokens = staticToken(options.token);
-  else if (options.getToken) tokens = callbackToken(options.getToken);
-  else if (extra) tokens = extra.tokens({ baseUrl, fetch, loop, userAgent });
+  const tokens: TokenSource = options.getToken
+    ? callbackToken(options.getToken)
+    : extra.tokens
+      ? extra.tokens({ baseUrl, fetch, userAgent })
+      : staticToken(options.token);
 
   const transport = createTransport({
     fetch,
     tokens,
-    loop,
+    send: extra.send,
     idempotencyKey: options.idempotencyKey ?? (() => globalThis.crypto.randomUUID()),
     userAgent,
   });

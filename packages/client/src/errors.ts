@@ -66,6 +66,23 @@ export class NetworkError extends Error {
 }
 
 /**
+ * What a fetch that threw rejects the call with: the signal's reason when it was aborted (the caller's
+ * decision, not a network failure), else a {@link NetworkError} after `attempts` attempts.
+ *
+ * @example
+ * import { sendFailure } from './errors.js';
+ * const error = sendFailure(new Request('https://api.example/v1/me'), new TypeError('fetch failed'), 1);
+ */
+export function sendFailure(request: Request, cause: unknown, attempts: number): unknown {
+  return request.signal.aborted
+    ? (request.signal.reason ?? cause)
+    : new NetworkError(
+        `${request.method} ${request.url} failed after ${attempts} attempt(s): ${(cause as Error)?.message ?? cause}`,
+        { cause, attempts },
+      );
+}
+
+/**
  * `waitForOperations` ran out of time. `operations` holds the last state seen of every operation, so
  * the caller can report progress or keep waiting.
  *

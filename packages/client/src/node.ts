@@ -1,23 +1,27 @@
 // Node entry (`@svc/client/node`): key-file auth (jose), file system and environment access, which the
-// browser entry must not carry. Everything of the browser entry is re-exported, so one import serves.
+// browser entry must not carry, on the retrying client of `@svc/client/retry`. Everything of the browser
+// entry is re-exported, so one import serves.
 import { readFile, stat } from 'node:fs/promises';
 import { keyFileToken } from './auth/key-file-token.js';
-import { buildClient, CLIENT_VERSION, type ClientOptions, type SvcClient } from './client.js';
+import { buildClient, CLIENT_VERSION, type SvcClient } from './client.js';
 import type { ApiPaths } from './contract.js';
 import { KeyFileError } from './errors.js';
 import { type KeyFile, parseKeyFile } from './key-file.js';
+import { type RetryClientOptions, retryLoop, retrySend } from './retry.js';
 
 export { createAssertion } from './auth/assertion.js';
 export * from './index.js';
+export type { RetryClientOptions } from './retry.js';
 
 /**
- * Options of this entry's {@link createClient}: the browser entry's, plus a service-account key file.
+ * Options of this entry's {@link createClient}: those of `@svc/client/retry` (the browser entry's plus
+ * the retry policy), plus a service-account key file.
  *
  * @example
  * import type { NodeClientOptions } from '@svc/client/node';
  * const options: NodeClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', renewBeforeMs: 30_000 };
  */
-export interface NodeClientOptions extends ClientOptions {
+export interface NodeClientOptions extends RetryClientOptions {
   /** A service account key: the client signs assertions, exchanges them at POST /auth/token and renews the token. Default `baseUrl`: its `base_url`. */
   keyFile?: KeyFile | undefined;
   /** Renew a key-file token this long before it expires. Default 60 000 ms. */
@@ -25,8 +29,9 @@ export interface NodeClientOptions extends ClientOptions {
 }
 
 /**
- * `createClient` of `@svc/client`, plus the `keyFile` option: the client signs RFC 7523 assertions with
- * the key (jose), exchanges them at `POST /auth/token`, caches the token and renews it before it expires.
+ * `createClient` of `@svc/client/retry` (retries on by default), plus the `keyFile` option: the client
+ * signs RFC 7523 assertions with the key (jose), exchanges them at `POST /auth/token`, caches the token
+ * and renews it before it expires.
  *
  * @example
  * import { createClient, readKeyFile } from '@svc/client/node';
@@ -35,10 +40,13 @@ export interface NodeClientOptions extends ClientOptions {
 export function createClient<Paths extends {} = ApiPaths>(options: NodeClientOptions = {}): SvcClient<Paths> {
   const { keyFile, renewBeforeMs = 60_000, userAgent = `svc-client/${CLIENT_VERSION}`, ...given } = options;
   const rest = { ...given, userAgent };
-  if (!keyFile) return buildClient<Paths>(rest);
+  const loop = retryLoop(rest);
+  const send = retrySend(loop);
+  if (!keyFile) return buildClient<Paths>(rest, { send });
   return buildClient<Paths>(rest, {
+    send,
     baseUrl: keyFile.base_url,
-    tokens: ({ baseUrl, fetch, loop, userAgent }) =>
+    tokens: ({ baseUrl, fetch, userAgent }) =>
       keyFileToken({ keyFile, tokenUrl: `${baseUrl}/auth/token`, fetch, loop, renewBeforeMs, userAgent }),
   });
 }

@@ -1,4 +1,6 @@
-import { NetworkError } from './errors.js';
+import type { ClientOptions } from './client.js';
+import { sendFailure } from './errors.js';
+import type { Send } from './transport.js';
 
 /**
  * How hard to retry a call that failed with 429, 503, a network error, or 409 `idempotency_key_in_use`.
@@ -93,14 +95,8 @@ export async function sendWithRetries(
       if (delay !== undefined && delay > policy.maxDelayMs) return response;
       await response.body?.cancel();
     } catch (cause) {
-      // An abort is the caller's decision, not a network failure: pass it through untouched.
-      if (request.signal.aborted) throw request.signal.reason ?? cause;
-      if (last) {
-        throw new NetworkError(
-          `${request.method} ${request.url} failed after ${attempt} attempt(s): ${(cause as Error)?.message ?? cause}`,
-          { cause, attempts: attempt },
-        );
-      }
+      // An abort is the caller's decision, not a network failure: it passes through untouched.
+      if (last || request.signal.aborted) throw sendFailure(request, cause, attempt);
     }
     // Full-jitter exponential backoff, unless the server said how long to wait.
     delay ??= Math.floor(
@@ -122,4 +118,50 @@ async function isRetryableResponse(response: Response, request: Request): Promis
     return (body as { error?: { code?: unknown } } | undefined)?.error?.code === 'idempotency_key_in_use';
   }
   return false;
+}
+
+/**
+ * Options of the `createClient` of `@svc/client/retry` and `@svc/client/node`: the main entry's, plus
+ * the retry policy and what it runs on.
+ *
+ * @example
+ * import type { RetryClientOptions } from '@svc/client/retry';
+ * const options: RetryClientOptions = { baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...', retry: { maxAttempts: 2 } };
+ */
+export interface RetryClientOptions extends ClientOptions {
+  /** Retry policy for 429, 503, network errors and 409 `idempotency_key_in_use`; `false` sends each request once. */
+  retry?: RetryOptions | false | undefined;
+  /** Waits between attempts. Default: a real, abortable timer. */
+  sleep?: Sleep | undefined;
+  /** Clock for token expiry and `Retry-After` dates. Default `Date.now`. */
+  now?: (() => number) | undefined;
+  /** Jitter source. Default `Math.random`. */
+  random?: (() => number) | undefined;
+}
+
+/**
+ * The retry loop of {@link RetryClientOptions}, defaults filled in.
+ *
+ * @example
+ * import { retryLoop } from './retry.js';
+ * const loop = retryLoop({ retry: { maxAttempts: 2 } });
+ */
+export function retryLoop(options: RetryClientOptions): RetryLoop {
+  return {
+    policy: { ...DEFAULT_RETRY, ...(options.retry === false ? { maxAttempts: 1 } : options.retry) },
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+    now: options.now ?? Date.now,
+  };
+}
+
+/**
+ * The transport's {@link Send} that retries with `loop`.
+ *
+ * @example
+ * import { retryLoop, retrySend } from './retry.js';
+ * const send = retrySend(retryLoop({}));
+ */
+export function retrySend(loop: RetryLoop): Send {
+  return (prepare, fetch, canRetry) => sendWithRetries(prepare, fetch, { canRetry, loop });
 }

@@ -1,12 +1,31 @@
 import type { TokenSource } from './auth/tokens.js';
-import { type RetryLoop, sendWithRetries } from './retry.js';
+import { sendFailure } from './errors.js';
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/**
+ * Sends the attempts of one call: `prepare` builds a fresh Request for each (a body can be read once; a
+ * token may change), `canRetry` is false when a repeat would not be safe. Rejects with
+ * {@link NetworkError} when no response came, or with the signal's reason on an abort.
+ */
+export type Send = (
+  prepare: () => Promise<Request>,
+  fetch: (request: Request) => Promise<Response>,
+  canRetry: boolean,
+) => Promise<Response>;
+
+/** The default {@link Send}: one attempt. `@svc/client/retry` brings the retrying one. */
+const sendOnce: Send = async (prepare, fetch) => {
+  const request = await prepare();
+  try {
+    return await fetch(request);
+  } catch (cause) {
+    throw sendFailure(request, cause, 1);
+  }
+};
 
 export interface TransportOptions {
   fetch: (request: Request) => Promise<Response>;
   tokens: TokenSource;
-  loop: RetryLoop;
+  send: Send | undefined;
   idempotencyKey: (() => string) | false;
   userAgent: string | undefined;
 }
@@ -17,12 +36,12 @@ export interface TransportOptions {
  * Request, whose body therefore stays readable.
  */
 export function createTransport(options: TransportOptions): (input: Request) => Promise<Response> {
-  const { tokens, loop } = options;
+  const { tokens, send = sendOnce } = options;
   return async (input) => {
     const base = input;
     if (options.userAgent && !base.headers.has('User-Agent'))
       base.headers.set('User-Agent', options.userAgent);
-    const safe = SAFE_METHODS.has(base.method);
+    const safe = /^(GET|HEAD|OPTIONS)$/.test(base.method);
     // Generated once per call, before the first attempt, so every retry carries the same key.
     if (!safe && options.idempotencyKey && !base.headers.has('Idempotency-Key')) {
       base.headers.set('Idempotency-Key', options.idempotencyKey());
@@ -44,12 +63,12 @@ export function createTransport(options: TransportOptions): (input: Request) => 
       return request;
     };
 
-    const response = await sendWithRetries(prepare, options.fetch, { canRetry, loop });
+    const response = await send(prepare, options.fetch, canRetry);
     if (response.status !== 401 || callerAuth || !tokens.renewable || sentToken === undefined)
       return response;
     // One more round with a fresh token, never more: a second 401 is the answer.
     rejected = sentToken;
     await response.body?.cancel();
-    return sendWithRetries(prepare, options.fetch, { canRetry, loop });
+    return send(prepare, options.fetch, canRetry);
   };
 }

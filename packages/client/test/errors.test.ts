@@ -3,7 +3,7 @@ import { ApiError, createClient, unwrap } from '../src/index.js';
 import { BASE, errorBody, fakeFetch, json } from './helpers.js';
 
 function clientAnswering(answer: () => Response) {
-  return createClient({ baseUrl: BASE, token: 't', fetch: fakeFetch(answer).fetch, retry: false });
+  return createClient({ baseUrl: BASE, token: 't', fetch: fakeFetch(answer).fetch });
 }
 
 describe('error responses become ApiError', () => {

@@ -1,5 +1,6 @@
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { type ClientOptions, createClient, type KeyFile } from '../src/index.js';
+import type { KeyFile } from '../src/index.js';
+import { createClient, type RetryClientOptions } from '../src/retrying.js';
 
 export const BASE = 'http://api.test/v1';
 
@@ -53,7 +54,8 @@ export function recordingSleep() {
   return { delays, sleep };
 }
 
-export function testClient(fetch: (r: Request) => Promise<Response>, options: ClientOptions = {}) {
+/** A retrying client (`@svc/client/retry`) with a static token that records its waits instead of waiting. */
+export function testClient(fetch: (r: Request) => Promise<Response>, options: RetryClientOptions = {}) {
   const { sleep } = recordingSleep();
   return createClient({ baseUrl: BASE, token: 'static-token', fetch, sleep, ...options });
 }

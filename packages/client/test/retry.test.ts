@@ -1,7 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createClient, NetworkError, parseRetryAfter, unwrap } from '../src/index.js';
+import { createClient as createBrowserClient } from '../src/index.js';
+import { createClient as createNodeClient } from '../src/node.js';
+import { createClient, NetworkError, parseRetryAfter, unwrap } from '../src/retrying.js';
 import { BASE, errorBody, fakeFetch, json, recordingSleep } from './helpers.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -192,5 +194,63 @@ describe('network errors', () => {
     controller.abort(new Error('cancelled'));
     expect(received?.signal.aborted).toBe(true);
     await expect(call).resolves.toMatchObject({ message: 'cancelled' });
+  });
+});
+
+describe('which entry retries', () => {
+  const down = () => {
+    throw new TypeError('fetch failed');
+  };
+
+  it.each([
+    ['GET on 503', 'GET', () => busy()],
+    ['POST on 409 idempotency_key_in_use', 'POST', () => json(409, errorBody('idempotency_key_in_use'))],
+  ])('@svc/client sends once: %s', async (_name, method, answer) => {
+    const server = fakeFetch(answer);
+    const client = createBrowserClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    const { response } =
+      method === 'GET'
+        ? await client.GET('/workspaces')
+        : await client.POST('/workspaces', { body: { name: 'dev' } });
+    expect(response.ok).toBe(false);
+    expect(server.seen).toHaveLength(1);
+    // The key is still sent, so the caller can repeat the call safely.
+    if (method === 'POST') expect(server.seen[0]!.headers.get('Idempotency-Key')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('@svc/client turns a network failure into NetworkError after one attempt', async () => {
+    const server = fakeFetch(down);
+    const client = createBrowserClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    const err = await client.GET('/workspaces').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).toMatchObject({ status: 0, code: 'network_error', attempts: 1 });
+    expect((err as NetworkError).cause).toBeInstanceOf(TypeError);
+  });
+
+  it('@svc/client passes an abort through', async () => {
+    const controller = new AbortController();
+    const server = fakeFetch(() => {
+      controller.abort(new Error('user gave up'));
+      throw new DOMException('aborted', 'AbortError');
+    });
+    const client = createBrowserClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    await expect(client.GET('/workspaces', { signal: controller.signal })).rejects.toThrow('user gave up');
+  });
+
+  it('@svc/client refuses a retry policy it would ignore, and accepts retry: false', () => {
+    const options = { baseUrl: BASE, retry: { maxAttempts: 3 } };
+    expect(() => createBrowserClient(options as never)).toThrow(/@svc\/client\/retry/);
+    expect(() => createBrowserClient({ baseUrl: BASE, retry: false } as never)).not.toThrow();
+  });
+
+  it.each([
+    ['@svc/client/retry', createClient],
+    ['@svc/client/node', createNodeClient],
+  ])('%s retries by default', async (_name, create) => {
+    const server = fakeFetch((_r, _s, i) => (i === 0 ? busy() : ok()));
+    const client = create({ baseUrl: BASE, token: 't', fetch: server.fetch, sleep: recordingSleep().sleep });
+    const { response } = await client.GET('/workspaces');
+    expect(response.status).toBe(200);
+    expect(server.seen).toHaveLength(2);
   });
 });

@@ -7,6 +7,7 @@ import { cleanupSuite } from './suites/cleanup.js';
 import { computersSuite } from './suites/computers.js';
 import { serverOnlySuite } from './suites/server-only.js';
 import { workspacesSuite } from './suites/workspaces.js';
+import { writeBackSuite } from './suites/write-back.js';
 import { exercised, takeViolations } from './support/harness.js';
 import { OPERATIONS, uncovered } from './support/spec-index.js';
 
@@ -19,6 +20,7 @@ describe('access: health, tokens, identity', accessSuite);
 describe('catalog', catalogSuite);
 describe('workspaces, service accounts, keys, members', workspacesSuite);
 describe('computers and operations', computersSuite);
+describe('write then read back, every writable field', writeBackSuite);
 describe('needs a stateful server', serverOnlySuite);
 describe('cleanup: deletes', cleanupSuite);
 

@@ -1,5 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { HttpMethod, OperationInfo } from '@svc/contract';
+import type { HttpMethod, OperationId, OperationInfo } from '@svc/contract';
 
 type Hints = Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint'>;
 
@@ -25,8 +25,9 @@ const METHOD_HINTS: Partial<Record<HttpMethod, Hints>> = {
 
 /**
  * POST actions whose hints differ from a create's. This is a judgment the spec does not encode (no
- * OpenAPI keyword says "stopping ends running processes"), so it lives here, keyed by operationId; a
- * test fails if a key stops naming a spec operation.
+ * OpenAPI keyword says "stopping ends running processes"), so it lives here, keyed by operationId (a
+ * key that is no operation of the spec does not compile); `test/spec-drift.test.ts` fails, naming it,
+ * when an action of the spec has no entry here or an entry is no longer an action.
  * - start: a second start finds the computer running and answers 409 `invalid_state`: no further effect.
  * - stop: the same, and destructive: whatever ran on the computer is ended.
  * - restart: destructive, and each call reboots again, so not idempotent.
@@ -35,7 +36,7 @@ export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
   startComputer: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   stopComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   restartComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-};
+} satisfies Partial<Record<OperationId, Hints>>;
 
 /**
  * Hints of a POST that acts on an existing resource and is not in {@link ACTION_HINTS}: MCP's
@@ -43,6 +44,17 @@ export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
  * be unsafe to assume for an action nobody has judged yet.
  */
 const UNJUDGED_ACTION: Hints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+
+/**
+ * Whether an operation is an action on an existing resource: a POST to a path with no GET
+ * (`/computers/{computer}/stop`). A POST to a collection (its path also lists with GET) creates.
+ *
+ * @example
+ * isAction(stopComputer, ['post']); // true
+ */
+export function isAction(op: OperationInfo, pathMethods: readonly string[]): boolean {
+  return op.method === 'post' && !pathMethods.includes('get');
+}
 
 /**
  * The MCP annotations of an operation's tool. `pathMethods` are the methods of its path in the spec
@@ -55,12 +67,9 @@ const UNJUDGED_ACTION: Hints = { readOnlyHint: false, destructiveHint: true, ide
  * if (op) annotationsFor(op).destructiveHint; // true
  */
 export function annotationsFor(op: OperationInfo, pathMethods: readonly string[] = ['get']): ToolAnnotations {
-  // A POST to a collection (its path also lists with GET) creates; a POST to a path with no GET
-  // (`/computers/{computer}/stop`) is an action on an existing resource.
-  const action = op.method === 'post' && !pathMethods.includes('get');
   const hints =
     ACTION_HINTS[op.operationId] ??
-    (action ? UNJUDGED_ACTION : undefined) ??
+    (isAction(op, pathMethods) ? UNJUDGED_ACTION : undefined) ??
     METHOD_HINTS[op.method] ??
     UNJUDGED_ACTION;
   return { title: op.summary || op.operationId, ...hints, openWorldHint: false };

@@ -146,7 +146,7 @@ async function waitFor(
  * API refusal into an `isError` result. Only an abort (the caller cancelled) is thrown.
  *
  * @example
- * import { createClient } from '@svc/client';
+ * import { createClient } from '@svc/client/retry';
  * import { loadDocument } from '@svc/contract';
  * import { buildTools } from './tools.js';
  * const [tool] = buildTools(loadDocument()).filter((t) => t.name === 'get_me');

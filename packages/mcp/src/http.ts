@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createClient, type RetryOptions } from '@svc/client';
+import { createClient, type RetryOptions } from '@svc/client/retry';
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import { buildCatalog, parseSelection } from './catalog.js';
 import { defaultRequestId, refusal } from './refusal.js';

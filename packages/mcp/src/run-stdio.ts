@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createClient, type GetToken, type SvcClient } from '@svc/client';
+import { createClient, type GetToken, type SvcClient } from '@svc/client/retry';
 import { createMcpServer, type McpServerOptions } from './server.js';
 
 /**

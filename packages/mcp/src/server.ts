@@ -25,7 +25,7 @@ export const MCP_SERVER_VERSION = '0.1.0';
  * Options of {@link createMcpServer}.
  *
  * @example
- * import { createClient } from '@svc/client';
+ * import { createClient } from '@svc/client/retry';
  * const options: McpServerOptions = { client: createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' }) };
  */
 export interface McpServerOptions {
@@ -65,7 +65,7 @@ function validatorOf(tool: ToolDefinition) {
  *
  * @example
  * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
- * import { createClient } from '@svc/client';
+ * import { createClient } from '@svc/client/retry';
  * const server = createMcpServer({ client: createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' }) });
  * await server.connect(new StdioServerTransport());
  */

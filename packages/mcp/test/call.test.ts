@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createClient } from '@svc/client';
+import { createClient } from '@svc/client/retry';
 import { loadDocument } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { callTool } from '../src/call.js';

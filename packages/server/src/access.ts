@@ -1,10 +1,13 @@
+import type { Schema } from '@svc/contract';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
 
-/** The roles of design §8, weakest first. */
-export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
+/** The roles of design §8: the spec's `Role`. */
+export type Role = Schema<'Role'>;
 
+// Weakest first. Keyed by the spec's enum, so a role added to the spec does not compile until ranked
+// here; test/spec-drift.test.ts checks the order against the spec's (strongest first).
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
 /** What a request needs to do in a workspace (design §8). */

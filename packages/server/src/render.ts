@@ -25,7 +25,7 @@ export interface MemberRow {
   id: string;
   workspace_id: string;
   principal_id: string;
-  principal_kind: 'user' | 'service_account';
+  principal_kind: Schema<'PrincipalKind'>;
   role: Role;
   created_at: Date;
   updated_at: Date;
@@ -74,7 +74,7 @@ export interface KeyRow {
   principal_id: string;
   algorithm: KeyAlgorithm;
   public_jwk: JWK;
-  state: 'active' | 'revoked';
+  state: Schema<'KeyState'>;
   expires_at: Date | null;
   last_used_at: Date | null;
   created_at: Date;
@@ -89,8 +89,8 @@ export function renderKey(row: KeyRow): Schema<'Key'> {
     service_account_id: row.principal_id,
     algorithm: row.algorithm,
     public_key: {
-      kty: jwk.kty as 'OKP' | 'EC',
-      crv: jwk.crv as 'Ed25519' | 'P-256',
+      kty: jwk.kty as Schema<'Jwk'>['kty'],
+      crv: jwk.crv as Schema<'Jwk'>['crv'],
       x: String(jwk.x),
       ...(jwk.y ? { y: jwk.y } : {}),
       kid: row.id,
@@ -124,16 +124,17 @@ export function renderComputer(row: ComputerRow): Schema<'Computer'> {
 }
 
 // The `details` keys the spec's ErrorDetails allows (it is closed); a driver's own keys stay in the logs.
-const DETAIL_KEYS = [
-  'field_violations',
-  'current_state',
-  'allowed_from',
-  'operation_id',
-  'quota',
-  'limit',
-  'policy',
-  'retry_after_seconds',
-] as const;
+// A record of every key, so a key added to or removed from the spec does not compile until listed here.
+const DETAIL_KEYS = Object.keys({
+  field_violations: true,
+  current_state: true,
+  allowed_from: true,
+  operation_id: true,
+  quota: true,
+  limit: true,
+  policy: true,
+  retry_after_seconds: true,
+} satisfies Record<keyof Schema<'ErrorDetails'>, true>);
 
 /**
  * An operation. A failed one carries `error` in the shape of an error response's body; its
@@ -146,7 +147,7 @@ export function renderOperation(row: OperationRow): Schema<'Operation'> {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
-    type: row.type as Schema<'OperationType'>,
+    type: row.type,
     state: row.state,
     target: { type: 'computer', id: row.target_id },
     created_by: row.created_by,

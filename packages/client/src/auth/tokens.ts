@@ -27,9 +27,8 @@ export interface TokenSource {
   readonly renewable: boolean;
 }
 
-export const noToken: TokenSource = { token: async () => undefined, renewable: false };
-
-export function staticToken(token: string): TokenSource {
+/** A token used as is, or none (an anonymous client); never renewed. */
+export function staticToken(token: string | undefined): TokenSource {
   return { token: async () => token, renewable: false };
 }
 

@@ -5,7 +5,7 @@ import { baseUrl, onMock } from '../support/target.js';
 
 export function accessSuite(): void {
   it('getHealth answers 200 without a token', async () => {
-    const anonymous = createClient({ baseUrl: baseUrl(), fetch: recordingFetch(baseUrl()), retry: false });
+    const anonymous = createClient({ baseUrl: baseUrl(), fetch: recordingFetch(baseUrl()) });
     const health = await unwrap(anonymous.GET('/health'));
     expect(health.status).toBe('ok');
   });
@@ -37,7 +37,7 @@ export function accessSuite(): void {
   });
 
   it('getMe without a token is 401 unauthenticated with WWW-Authenticate: Bearer', async () => {
-    const anonymous = createClient({ baseUrl: baseUrl(), fetch: recordingFetch(baseUrl()), retry: false });
+    const anonymous = createClient({ baseUrl: baseUrl(), fetch: recordingFetch(baseUrl()) });
     const { error, response } = await anonymous.GET('/me');
     expect(response.status).toBe(401);
     expect(error?.error.code).toBe('unauthenticated');

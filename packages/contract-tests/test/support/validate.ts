@@ -14,9 +14,10 @@ ajv.addSchema(document as object, DOC_ID);
 
 const compiled = new Map<string, ValidateFunction>();
 
-const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-function resolve(node: unknown): { value: Record<string, unknown>; pointer: string | undefined } {
+/** Follows `$ref`s from a node of the bundle: the node they end at, and its JSON pointer if one was followed. */
+export function resolve(node: unknown): { value: Record<string, unknown>; pointer: string | undefined } {
   let value = node as Record<string, unknown>;
   let pointer: string | undefined;
   while (value && typeof value.$ref === 'string') {
@@ -50,6 +51,17 @@ function schemaValidator(op: IndexedOperation, status: number): ValidateFunction
   const content = declared.response.content as Record<string, unknown> | undefined;
   if (!content?.['application/json']) return null;
   const ref = `${DOC_ID}#${declared.pointer}/content/application~1json/schema`;
+  let validate = compiled.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    compiled.set(ref, validate);
+  }
+  return validate;
+}
+
+/** A validator for the schema at a JSON pointer of the bundle (e.g. one property of a request schema). */
+export function validatorAt(pointer: string): ValidateFunction {
+  const ref = `${DOC_ID}#${pointer}`;
   let validate = compiled.get(ref);
   if (!validate) {
     validate = ajv.compile({ $ref: ref });

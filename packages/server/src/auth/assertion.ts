@@ -1,3 +1,4 @@
+import type { Schema } from '@svc/contract';
 import type { JWK, ProtectedHeaderParameters } from 'jose';
 import { decodeProtectedHeader, importJWK, importPKCS8, jwtVerify, SignJWT } from 'jose';
 import type { Database } from '../db/database.js';
@@ -27,7 +28,7 @@ interface KeyRow {
   principal_id: string;
   algorithm: KeyAlgorithm;
   public_jwk: JWK;
-  state: 'active' | 'revoked';
+  state: Schema<'KeyState'>;
   expires_at: Date | null;
 }
 

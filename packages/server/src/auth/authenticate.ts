@@ -6,7 +6,7 @@ import { AuthError } from './errors.js';
 /** The caller of a request, read from the database on every request (never from the token alone). */
 export interface Principal {
   id: string;
-  kind: 'user' | 'service_account';
+  kind: components['schemas']['PrincipalKind'];
   name: string;
   display_name: string;
   email: string | null;

@@ -1,11 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Schema } from '@svc/contract';
 import type { JWK } from 'jose';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 
-/** The algorithms a service-account key may use (design §3). */
-export const KEY_ALGORITHMS = ['EdDSA', 'ES256'] as const;
-export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
+/** The algorithms a service-account key may use (design §3): the spec's `KeyAlgorithm`. */
+export type KeyAlgorithm = Schema<'KeyAlgorithm'>;
+/** Every {@link KeyAlgorithm}: a record of the spec's enum, so an algorithm added there does not compile until listed. */
+export const KEY_ALGORITHMS = Object.keys({ EdDSA: true, ES256: true } satisfies Record<
+  KeyAlgorithm,
+  true
+>) as readonly KeyAlgorithm[];
 
 /** A freshly generated key pair: the public half is stored, the private half is shown once. */
 export interface GeneratedKeyPair {

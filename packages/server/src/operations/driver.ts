@@ -1,7 +1,17 @@
+import type { Schema } from '@svc/contract';
 import type { ErrorCode } from '../errors.js';
 
-/** What a driver is asked to do. `create` provisions only; the worker then runs `start`. */
-export type DriverAction = 'create' | 'start' | 'stop' | 'restart' | 'delete';
+/**
+ * What a driver is asked to do: the spec's `computer.*` operation types without the prefix, so an
+ * operation type added to the spec is an action every driver and `COMPUTER_ACTIONS` must handle.
+ * `create` provisions only; the worker then runs `start`.
+ */
+export type DriverAction =
+  Schema<'OperationType'> extends infer Type
+    ? Type extends `computer.${infer Action}`
+      ? Action
+      : never
+    : never;
 
 /** The computer as a driver sees it. */
 export interface DriverComputer {

@@ -1,3 +1,5 @@
+import type { Schema } from '@svc/contract';
+
 /**
  * The permission classes of design §8, one per operation of the spec. This is the one place the
  * authorization table is written down for the tests: the matrix suite walks `listOperations(spec)`
@@ -20,7 +22,8 @@ export type PermissionClass =
   /** §8 row 4: grant or revoke owner; change or delete the workspace (owner). */
   | 'owner';
 
-export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
+/** The spec's roles: a role added there does not compile until `RANK` below ranks it. */
+export type Role = Schema<'Role'>;
 
 /** The weakest role a workspace-scoped class needs (design §8). */
 export const NEEDS: Readonly<Record<'read' | 'computers' | 'manage' | 'owner', Role>> = {
