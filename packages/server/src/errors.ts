@@ -1,7 +1,10 @@
 import type { components } from '@svc/contract';
 /**
- * HTTP status per error code (design §9). The codes come from the spec's `ErrorCode` enum: a code the
- * spec adds or drops is a type error here until this table follows, so nothing drifts silently.
+ * HTTP status per error code (design §9): the one place a status is chosen. Error responses take their
+ * status from here (`ApiError`, the HTTP layer's `error(code, …)`), so a status and a code cannot
+ * disagree. The codes come from the spec's `ErrorCode` enum: a code the spec adds or drops is a type
+ * error here until this table follows, and `test/errors.test.ts` checks the codes and statuses against
+ * the table in that schema's description in the bundle.
  */
 export const ERROR_STATUS = {
   invalid_argument: 400,

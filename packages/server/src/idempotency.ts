@@ -1,79 +1,22 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import type { Database, Queryable } from './db/database.js';
 import { ApiError, toApiError } from './errors.js';
 
-/**
- * The pattern the spec gives the `Idempotency-Key` header (design §10: 1–255 printable ASCII
- * characters), read from the bundle: every header parameter of that name must carry the same one.
- *
- * @example
- * idempotencyKeyPattern(loadDocument()).test('2f1e9c3a-7b44-4d0e-9a61-5c8d2b7e4f10'); // true
- */
-export function idempotencyKeyPattern(document: OpenApiDocument): RegExp {
-  const patterns = new Set<unknown>();
-  for (const parameter of Object.values(document.components.parameters ?? {})) {
-    const {
-      in: where,
-      name,
-      schema,
-    } = parameter as { in?: string; name?: string; schema?: { pattern?: unknown } };
-    if (where === 'header' && name?.toLowerCase() === 'idempotency-key') patterns.add(schema?.pattern);
-  }
-  const [pattern, ...others] = patterns;
-  if (typeof pattern !== 'string' || others.length > 0)
-    throw new Error(
-      `the spec's Idempotency-Key parameters need one pattern, found ${[...patterns].join(', ')}`,
-    );
-  return new RegExp(pattern, 'u');
-}
-
-const KEY_PATTERN = idempotencyKeyPattern(loadDocument());
 /** How long a record answers replays. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How long an in-flight record blocks its key before another request may take it over. */
 export const IN_FLIGHT_LOCK_SECONDS = 60;
 
 /**
- * The idempotency failures of design §9: 400 `idempotency_key_required` / `invalid_argument`,
- * 409 `idempotency_key_in_use` (with `Retry-After`), 422 `idempotency_key_reused`.
+ * The idempotency failures of design §9 once a key is in hand: 409 `idempotency_key_in_use` (with
+ * `Retry-After`), 422 `idempotency_key_reused`. The key itself is checked once, by request validation
+ * against the spec's `Idempotency-Key` parameter (400 `idempotency_key_required` / `invalid_argument`).
  *
  * @example
  * if (error instanceof IdempotencyError && error.code === 'idempotency_key_in_use') retryLater();
  */
 export class IdempotencyError extends ApiError {
   override name = 'IdempotencyError';
-}
-
-/**
- * Reads the `Idempotency-Key` header: `undefined` when absent (an error when `required`, as for
- * creates), the key when it is 1–255 printable ASCII, else 400 `invalid_argument`.
- *
- * @example
- * const key = idempotencyKey(request.headers.get('idempotency-key'), { required: true });
- */
-export function idempotencyKey(header: string | null, options: { required: boolean }): string | undefined {
-  if (header === null) {
-    if (!options.required) return undefined;
-    throw new IdempotencyError(
-      'idempotency_key_required',
-      'this request creates a resource and needs an Idempotency-Key header',
-    );
-  }
-  if (!KEY_PATTERN.test(header)) {
-    throw new IdempotencyError(
-      'invalid_argument',
-      'Idempotency-Key must be 1 to 255 printable ASCII characters',
-      {
-        details: {
-          field_violations: [
-            { field: 'Idempotency-Key', description: 'must be 1 to 255 printable ASCII characters' },
-          ],
-        },
-      },
-    );
-  }
-  return header;
 }
 
 /** JSON with object keys sorted at every level, so equal bodies fingerprint equally. */
@@ -312,4 +255,21 @@ export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number
       IDEMPOTENCY_TTL_HOURS,
     ])
   ).rowCount;
+}
+
+/**
+ * Forgets the record of one key, so the key answers nothing on its next use: the token route stores
+ * no 401 (design §10), but a refused credential still commits its transaction (see `auth/grants.ts`).
+ *
+ * @example
+ * await forgetIdempotencyKey(db, scope);
+ */
+export async function forgetIdempotencyKey(
+  db: Queryable,
+  scope: Pick<IdempotencyScope, 'principalId' | 'key'>,
+): Promise<void> {
+  await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [
+    scope.principalId,
+    scope.key,
+  ]);
 }

@@ -34,7 +34,7 @@ export { housekeeping } from './housekeeping.js';
 export type { RunningServer } from './http/node-adapter.js';
 export { listen } from './http/node-adapter.js';
 export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './idempotency.js';
-export { IdempotencyError, idempotencyKey, requestFingerprint, runIdempotent } from './idempotency.js';
+export { IdempotencyError, requestFingerprint, runIdempotent } from './idempotency.js';
 export { idTime, isId, isName, newId } from './ids.js';
 export type { ComputerDriver, ComputerRow, OperationRow } from './operations/index.js';
 export {

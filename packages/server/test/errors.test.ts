@@ -1,6 +1,37 @@
+import { loadDocument } from '@svc/contract';
 import { describe, expect, test } from 'vitest';
 import { AuthError } from '../src/auth/errors.js';
 import { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from '../src/errors.js';
+import { responders } from '../src/http/respond.js';
+
+describe('the status of each error code', () => {
+  const schema = loadDocument().components?.schemas?.ErrorCode as { enum: string[]; description: string };
+  // The spec documents each code's status in the schema's description: `| \`code\` | 409 | when |`.
+  const documented = Object.fromEntries(
+    [...schema.description.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  );
+
+  test('every code of the spec has a status here, and every code here is in the spec', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual([...schema.enum].sort());
+  });
+
+  test('the status of each code is the one the spec documents', () => {
+    expect(Object.keys(documented).sort()).toEqual([...schema.enum].sort());
+    expect(ERROR_STATUS).toEqual(documented);
+  });
+
+  test('the error responder takes its status from the code', async () => {
+    const { error } = responders('req-1', {}, {});
+    for (const code of schema.enum as (keyof typeof ERROR_STATUS)[]) {
+      const response = error(code, 'message');
+      expect([code, response.status]).toEqual([code, documented[code]]);
+      expect((await response.json()).error).toMatchObject({ code, request_id: 'req-1' });
+    }
+  });
+});
 
 describe('toApiError', () => {
   const sqlError = Object.assign(

@@ -1,3 +1,4 @@
+import type { components } from '@svc/contract';
 import type { Database, Queryable } from '../db/database.js';
 import { invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
@@ -5,6 +6,7 @@ import { familyOfCode } from '../signin/codes.js';
 import { CODE_VERIFIER_PATTERN, verifyPkce } from '../signin/pkce.js';
 import { hashSecret, newSecret } from '../signin/secrets.js';
 import type { AccessTokens, IssuedToken } from './access-token.js';
+import { verifyAssertion } from './assertion.js';
 import { AuthError, type AuthFailure } from './errors.js';
 
 /** Refresh tokens expire after 30 days without use (each rotation starts a new 30 days). */
@@ -22,66 +24,73 @@ export interface GrantedToken extends IssuedToken {
   refresh_token: string;
 }
 
-/** Writes a refusal must make even when the caller's transaction rolls back. */
-export interface RefusalWrites {
-  /** A replayed code or refresh token: revoke this refresh-token family. */
-  revokeFamily?: string;
-  /** A code presented with a wrong verifier or redirect URI: spend it anyway. */
-  spendCode?: string;
+/** A `grant_type` of `POST /auth/token`, as the spec's `GrantType` enum lists them. */
+export type GrantType = components['schemas']['GrantType'];
+
+/** The default grant (RFC 7523): the Bearer credential is a signed assertion. */
+export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer' satisfies GrantType;
+
+/** What `POST /auth/token` hands a grant: the Bearer credential and the body's PKCE fields. */
+export interface GrantRequest {
+  credential: string;
+  codeVerifier: string | undefined;
+  redirectUri: string | undefined;
+}
+
+/** What every grant of the token route needs: the browser-sign-in grants' deps and the token URL. */
+export interface TokenGrantDeps extends GrantDeps {
+  /** The exact token URL an assertion's `aud` must name. */
+  tokenUrl: string;
 }
 
 /**
- * 401 from a browser-sign-in grant. `writes` are the security effects of the refusal (family revoked,
- * code spent). The grant commits them in its own transaction; when the grant ran inside a caller's
- * transaction that then rolls back (the token route runs in the request's idempotency transaction),
- * the caller must apply them again with {@link persistGrantRefusal} after the rollback.
+ * One exchange per grant type of the spec. Keyed by {@link GrantType}: a grant type the spec adds is
+ * a type error here until it has an exchange, and one it drops is an excess key.
+ */
+const GRANTS: Record<GrantType, (deps: TokenGrantDeps, request: GrantRequest) => Promise<IssuedToken>> = {
+  [JWT_BEARER]: async (deps, request) => {
+    const { principalId, keyId } = await verifyAssertion(deps.db, request.credential, {
+      tokenUrl: deps.tokenUrl,
+    });
+    return deps.tokens.issue(principalId, { keyId });
+  },
+  authorization_code: (deps, request) =>
+    exchangeAuthorizationCode(deps, {
+      code: request.credential,
+      codeVerifier: request.codeVerifier,
+      redirectUri: request.redirectUri,
+    }),
+  refresh_token: (deps, request) => exchangeRefreshToken(deps, { refreshToken: request.credential }),
+};
+
+/**
+ * Exchanges the credential of `POST /auth/token` by its `grant_type` (design §7). Throws `AuthError`
+ * (401) when the credential is refused, `invalid_argument` (400) when a field the grant needs is missing.
  *
  * @example
- * if (error instanceof GrantRefusal) console.log(error.reason, error.writes);
+ * const token = await exchangeGrant('refresh_token', { db, tokens, tokenUrl }, {
+ *   credential: bearerToken(authorization), codeVerifier: undefined, redirectUri: undefined,
+ * });
  */
-export class GrantRefusal extends AuthError {
-  override name = 'GrantRefusal';
-  readonly writes: RefusalWrites;
-
-  constructor(reason: AuthFailure, message: string, writes: RefusalWrites = {}) {
-    super(reason, message);
-    this.writes = writes;
-  }
+export function exchangeGrant(
+  grant: GrantType,
+  deps: TokenGrantDeps,
+  request: GrantRequest,
+): Promise<IssuedToken> {
+  return GRANTS[grant](deps, request);
 }
 
 /**
- * Applies the writes of a {@link GrantRefusal} on `db` (outside any rolled-back transaction);
- * idempotent, and a no-op for any other error. Call it where the token route's transaction ended
- * with an error, or reuse detection is undone by the rollback.
- *
- * @example
- * try {
- *   return await runIdempotent(db, scope, (tx) => exchangeToken(tx));
- * } catch (error) {
- *   await persistGrantRefusal(db, error);
- *   throw error;
- * }
+ * What a grant's transaction decided. A refusal is returned, not thrown, so the transaction commits
+ * what the refusal did (a replayed code or refresh token revokes its family; a code presented with a
+ * wrong verifier is spent) before the 401 is thrown. The token route runs the grant inside the
+ * request's transaction and answers the 401 rather than rolling back (see `compose/dispatch.ts`).
  */
-export async function persistGrantRefusal(db: Queryable, error: unknown): Promise<void> {
-  if (!(error instanceof GrantRefusal)) return;
-  if (error.writes.revokeFamily) await revokeFamily(db, error.writes.revokeFamily);
-  if (error.writes.spendCode) {
-    await db.query('UPDATE authorization_codes SET used_at = COALESCE(used_at, now()) WHERE code_hash = $1', [
-      error.writes.spendCode,
-    ]);
-  }
-}
-
 type Outcome =
   | { ok: true; principalId: string; refreshToken: string }
-  | { ok: false; reason: AuthFailure; message: string; writes?: RefusalWrites };
+  | { ok: false; reason: AuthFailure; message: string };
 
-const refused = (reason: AuthFailure, message: string, writes?: RefusalWrites): Outcome => ({
-  ok: false,
-  reason,
-  message,
-  ...(writes ? { writes } : {}),
-});
+const refused = (reason: AuthFailure, message: string): Outcome => ({ ok: false, reason, message });
 
 /**
  * `grant_type=authorization_code` (design §7): the Bearer credential is the code from `/signin`.
@@ -135,19 +144,16 @@ export async function exchangeAuthorizationCode(
     if (!row) return refused('unknown_key', 'the authorization code is not valid');
     if (row.used) {
       await revokeFamily(tx, familyOfCode(codeHash));
-      return refused('replayed', 'the authorization code was already used', {
-        revokeFamily: familyOfCode(codeHash),
-      });
+      return refused('replayed', 'the authorization code was already used');
     }
     await tx.query('UPDATE authorization_codes SET used_at = now() WHERE code_hash = $1', [codeHash]);
-    const spend = { spendCode: codeHash };
-    if (!row.live) return refused('expired', 'the authorization code has expired', spend);
+    if (!row.live) return refused('expired', 'the authorization code has expired');
     if (row.redirect_uri !== redirectUri)
-      return refused('bad_claims', 'redirect_uri differs from the one used at sign-in', spend);
+      return refused('bad_claims', 'redirect_uri differs from the one used at sign-in');
     if (!verifyPkce(codeVerifier as string, row.code_challenge))
-      return refused('bad_claims', 'code_verifier does not match the code challenge', spend);
+      return refused('bad_claims', 'code_verifier does not match the code challenge');
     if (!(await principalEnabled(tx, row.principal_id)))
-      return refused('principal_unknown', 'the account is disabled', spend);
+      return refused('principal_unknown', 'the account is disabled');
     const refreshToken = await insertRefreshToken(tx, deps, {
       principalId: row.principal_id,
       familyId: familyOfCode(codeHash),
@@ -194,7 +200,6 @@ export async function exchangeRefreshToken(
       return refused(
         'replayed',
         'the refresh token was already used; every session of this sign-in is revoked, sign in again',
-        { revokeFamily: row.family_id },
       );
     }
     if (!row.live) return refused('expired', 'the refresh token has expired; sign in again');
@@ -212,7 +217,7 @@ export async function exchangeRefreshToken(
 }
 
 async function finish(deps: GrantDeps, outcome: Outcome): Promise<GrantedToken> {
-  if (!outcome.ok) throw new GrantRefusal(outcome.reason, outcome.message, outcome.writes);
+  if (!outcome.ok) throw new AuthError(outcome.reason, outcome.message);
   return { ...(await deps.tokens.issue(outcome.principalId)), refresh_token: outcome.refreshToken };
 }
 

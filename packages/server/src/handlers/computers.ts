@@ -1,32 +1,20 @@
 import { workspaceAccess } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
-import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
-import { isId } from '../ids.js';
-import type { ComputerRow, OperationRow } from '../operations/records.js';
+import type { OperationRow } from '../operations/records.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
+import { catalogueHas } from '../repositories/catalog.js';
+import {
+  computerIn,
+  computerNameTaken,
+  countLiveComputers,
+  listComputerRows,
+  updateComputerRow,
+} from '../repositories/computers.js';
 import { API_PREFIX, checkName, quotaExceeded } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
-
-/** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
-const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
-
-export async function computerIn(
-  db: Queryable,
-  workspaceId: string,
-  ref: string,
-  options: { lock?: boolean } = {},
-): Promise<ComputerRow> {
-  const where = isId(ref) ? `id = $2 AND ${VISIBLE}` : 'name = $2 AND deleted_at IS NULL';
-  const { rows } = await db.query<ComputerRow>(
-    `SELECT * FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
-    [workspaceId, ref],
-  );
-  if (!rows[0]) throw new ApiError('not_found', `computer ${ref} not found in this workspace`);
-  return rows[0];
-}
 
 function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined): void {
   if (!labels) return;
@@ -41,13 +29,10 @@ function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined):
 }
 
 async function catalogued(db: Queryable, size: string, image: string): Promise<void> {
-  const { rows } = await db.query<{ size: boolean; image: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM sizes WHERE name = $1) AS size, EXISTS (SELECT 1 FROM images WHERE name = $2) AS image`,
-    [size, image],
-  );
+  const found = await catalogueHas(db, size, image);
   const violations = [
-    ...(rows[0]?.size ? [] : [{ field: 'size', description: `no size named ${size}; see GET /sizes` }]),
-    ...(rows[0]?.image ? [] : [{ field: 'image', description: `no image named ${image}; see GET /images` }]),
+    ...(found.size ? [] : [{ field: 'size', description: `no size named ${size}; see GET /sizes` }]),
+    ...(found.image ? [] : [{ field: 'image', description: `no image named ${image}; see GET /images` }]),
   ];
   if (violations.length > 0) throw invalidArgument(violations);
 }
@@ -67,13 +52,14 @@ export const listComputers: Handler<'listComputers'> = async (ctx) => {
     include_deleted: include_deleted === true,
   });
   const selector = label === undefined ? null : Object.fromEntries([label.split('=') as [string, string]]);
-  const { rows } = await ctx.db.query<ComputerRow>(
-    `SELECT * FROM computers
-      WHERE workspace_id = $1 AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
-        AND ($4 OR state <> 'deleted') AND ($5::text IS NULL OR id < $5)
-      ORDER BY id DESC LIMIT $6`,
-    [workspace.id, state ?? null, selector, include_deleted === true, page.after, page.limit + 1],
-  );
+  const rows = await listComputerRows(ctx.db, {
+    workspaceId: workspace.id,
+    state: state ?? null,
+    selector,
+    includeDeleted: include_deleted === true,
+    after: page.after,
+    limit: page.limit + 1,
+  });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
   return { status: 200, body: { computers: items.map(renderComputer), next_cursor, has_more } };
 };
@@ -97,21 +83,13 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   checkLabels(ctx.deps, labels);
   await catalogued(ctx.db, size, image);
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
-  const { rows } = await ctx.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM computers WHERE workspace_id = $1 AND state <> 'deleted'`,
-    [workspace.id],
-  );
-  if ((rows[0]?.n ?? 0) >= limit)
+  if ((await countLiveComputers(ctx.db, workspace.id)) >= limit)
     throw quotaExceeded(
       'computers_per_workspace',
       limit,
       `workspace ${workspace.name} already has ${limit} live computers`,
     );
-  const taken = await ctx.db.query(
-    'SELECT 1 FROM computers WHERE workspace_id = $1 AND name = $2 AND deleted_at IS NULL',
-    [workspace.id, name],
-  );
-  if (taken.rowCount > 0)
+  if (await computerNameTaken(ctx.db, workspace.id, name))
     throw new ApiError('already_exists', `a computer named ${name} already exists in this workspace`);
   const { computer, operation } = await createComputerRecord(
     ctx.db,
@@ -137,22 +115,17 @@ export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
   checkName(ctx.body.name);
   checkLabels(ctx.deps, ctx.body.labels);
   if (ctx.body.name !== undefined && ctx.body.name !== computer.name) {
-    const taken = await ctx.db.query(
-      'SELECT 1 FROM computers WHERE workspace_id = $1 AND name = $2 AND deleted_at IS NULL',
-      [workspace.id, ctx.body.name],
-    );
-    if (taken.rowCount > 0)
+    if (await computerNameTaken(ctx.db, workspace.id, ctx.body.name))
       throw new ApiError(
         'already_exists',
         `a computer named ${ctx.body.name} already exists in this workspace`,
       );
   }
-  const { rows } = await ctx.db.query<ComputerRow>(
-    `UPDATE computers SET name = coalesce($2, name), labels = coalesce($3, labels), updated_at = now()
-      WHERE id = $1 RETURNING *`,
-    [computer.id, ctx.body.name ?? null, ctx.body.labels ?? null],
-  );
-  return { status: 200, body: { computer: renderComputer(rows[0] as ComputerRow) } };
+  const updated = await updateComputerRow(ctx.db, computer.id, {
+    name: ctx.body.name ?? null,
+    labels: ctx.body.labels ?? null,
+  });
+  return { status: 200, body: { computer: renderComputer(updated) } };
 };
 
 type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteComputer';

@@ -3,7 +3,7 @@ import { workspaceAccess } from '../access.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { DriverError, type ExecResult } from '../operations/driver.js';
 import { ComputerStateError, TRANSIENT_COMPUTER_STATES } from '../operations/records.js';
-import { computerIn } from './computers.js';
+import { computerIn } from '../repositories/computers.js';
 import type { Handler } from './types.js';
 
 /** The request's defaults, read from the spec (the validator checks bodies but does not fill them in). */

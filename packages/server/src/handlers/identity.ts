@@ -1,4 +1,5 @@
 import type { Schema } from '@svc/contract';
+import { membershipsOf } from '../repositories/principals.js';
 import type { Handler } from './types.js';
 
 /**
@@ -8,15 +9,7 @@ import type { Handler } from './types.js';
 export const getMe: Handler<'getMe'> = async (ctx) => {
   const { principal } = ctx;
   const rows: Schema<'WorkspaceMembership'>[] =
-    principal.workspaces ??
-    (
-      await ctx.db.query<Schema<'WorkspaceMembership'>>(
-        `SELECT w.id, w.name, CASE WHEN w.display_name = '' THEN w.name ELSE w.display_name END AS display_name, m.role
-           FROM members m JOIN workspaces w ON w.id = m.workspace_id
-          WHERE m.principal_id = $1 ORDER BY w.id DESC LIMIT 1000`,
-        [principal.id],
-      )
-    ).rows;
+    principal.workspaces ?? (await membershipsOf(ctx.db, principal.id));
   return {
     status: 200,
     body: {

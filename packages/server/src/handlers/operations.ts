@@ -1,9 +1,9 @@
 import { workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { waitForOperation } from '../operations/events.js';
-import type { OperationRow } from '../operations/records.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderOperation } from '../render.js';
+import { listOperationRows, operationWorkspace } from '../repositories/operations.js';
 import type { Handler } from './types.js';
 
 /** The most `?wait=` may hold a request (design §5; the spec caps the parameter at 60). */
@@ -18,13 +18,13 @@ export const listOperations: Handler<'listOperations'> = async (ctx) => {
     state: state ?? null,
     target_id: target_id ?? null,
   });
-  const { rows } = await ctx.db.query<OperationRow>(
-    `SELECT * FROM operations
-      WHERE workspace_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR target_id = $3)
-        AND ($4::text IS NULL OR id < $4)
-      ORDER BY id DESC LIMIT $5`,
-    [workspace.id, state ?? null, target_id ?? null, page.after, page.limit + 1],
-  );
+  const rows = await listOperationRows(ctx.db, {
+    workspaceId: workspace.id,
+    state: state ?? null,
+    targetId: target_id ?? null,
+    after: page.after,
+    limit: page.limit + 1,
+  });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
   return { status: 200, body: { operations: items.map(renderOperation), next_cursor, has_more } };
 };
@@ -35,14 +35,11 @@ export const listOperations: Handler<'listOperations'> = async (ctx) => {
  */
 export const getOperation: Handler<'getOperation'> = async (ctx) => {
   const id = ctx.path.operation;
-  const { rows } = await ctx.db.query<{ workspace_id: string }>(
-    'SELECT workspace_id FROM operations WHERE id = $1',
-    [id],
-  );
+  const workspaceId = await operationWorkspace(ctx.db, id);
   const notFound = () => new ApiError('not_found', `operation ${id} not found`);
-  if (!rows[0]) throw notFound();
+  if (!workspaceId) throw notFound();
   try {
-    await workspaceAccess(ctx.db, ctx.principal.id, rows[0].workspace_id, 'read');
+    await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, 'read');
   } catch (error) {
     throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
   }

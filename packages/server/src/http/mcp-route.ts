@@ -77,18 +77,14 @@ export function createMcpRoute(options: McpRouteOptions): FetchHandler {
         headers['www-authenticate'] =
           `Bearer resource_metadata="${options.resourceMetadataUrl}"${params ? `, ${params.replace(/^,\s*/, '')}` : ''}`;
       }
-      return error(refused.status, refused.code, refused.message, refused.details, headers);
+      return error(refused.code, refused.message, refused.details, headers);
     }
 
     let forwarded = request;
     if (request.body) {
       const read = await readBody(request, options.bodyLimitBytes);
       if (!read.ok)
-        return error(
-          413,
-          'payload_too_large',
-          `the request body is larger than ${options.bodyLimitBytes} bytes`,
-        );
+        return error('payload_too_large', `the request body is larger than ${options.bodyLimitBytes} bytes`);
       forwarded = new Request(request.url, {
         method: request.method,
         headers: request.headers,

@@ -2,7 +2,7 @@ import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { noteRequest } from '../observe/requests.js';
 import { createCors } from './cors.js';
 import { newRequestId } from './request-id.js';
-import { responders } from './respond.js';
+import { type ErrorResponder, responders } from './respond.js';
 import type { Router } from './router.js';
 import { compileRouter } from './router.js';
 import type {
@@ -57,14 +57,8 @@ export interface HandlerContext {
   state: Record<string, unknown>;
   /** A JSON response carrying `headers`, `Request-Id` and CORS. `body` undefined sends no body (204). */
   json(status: number, body?: unknown, headers?: Record<string, string>): Response;
-  /** The error envelope of design §2, same headers. */
-  error(
-    status: number,
-    code: string,
-    message: string,
-    details?: Record<string, unknown>,
-    headers?: Record<string, string>,
-  ): Response;
+  /** The error envelope of design §2, same headers; the status is the code's (design §9). */
+  error: ErrorResponder;
 }
 
 export interface HttpCoreOptions {
@@ -101,12 +95,12 @@ export interface HttpCoreOptions {
   validator?: Validator;
 }
 
-const FAILURES: Record<RequestFailureKind, [number, string]> = {
-  invalid_argument: [400, 'one or more fields are invalid'],
-  invalid_request: [400, 'the request body is not valid JSON'],
-  idempotency_key_required: [400, 'this request creates a resource and needs an Idempotency-Key header'],
-  unsupported_media_type: [415, 'the request body must be application/json'],
-  payload_too_large: [413, 'the request body is larger than 1 MiB'],
+const FAILURES: Record<RequestFailureKind, string> = {
+  invalid_argument: 'one or more fields are invalid',
+  invalid_request: 'the request body is not valid JSON',
+  idempotency_key_required: 'this request creates a resource and needs an Idempotency-Key header',
+  unsupported_media_type: 'the request body must be application/json',
+  payload_too_large: 'the request body is larger than 1 MiB',
 };
 
 /**
@@ -142,15 +136,14 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     const pathname = end === -1 ? url.slice(start) : url.slice(start, end);
     if (request.method === 'OPTIONS') {
       const allow = router.allowed(pathname);
-      if (!allow) return error(404, 'not_found', 'no such route');
+      if (!allow) return error('not_found', 'no such route');
       return cors.preflight(allow, { ...extra, 'request-id': requestId });
     }
     const found = router.match(request.method, pathname);
-    if (found.kind === 'not_found') return error(404, 'not_found', 'no such route');
+    if (found.kind === 'not_found') return error('not_found', 'no such route');
     if (found.kind !== 'method_not_allowed') noteRequest(request, { operationId: found.operationId });
     if (found.kind === 'method_not_allowed') {
       return error(
-        405,
         'method_not_allowed',
         `${request.method} is not allowed here`,
         {},
@@ -170,7 +163,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
       if (refused) return refused;
     }
     if (found.kind === 'malformed_path') {
-      return error(400, 'invalid_argument', FAILURES.invalid_argument[1], {
+      return error('invalid_argument', FAILURES.invalid_argument, {
         field_violations: [
           { field: found.field, description: 'is not a valid percent-encoded path segment' },
         ],
@@ -180,9 +173,8 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     if (!checked.ok) {
       const refined = options.refineFailure?.(found.operationId, checked);
       const kind = refined?.kind ?? checked.kind;
-      const [status, message] = FAILURES[kind];
       const details = kind === 'invalid_argument' ? { field_violations: checked.violations } : {};
-      return error(status, kind, refined?.message ?? message, details);
+      return error(kind, refined?.message ?? FAILURES[kind], details);
     }
     const ctx: HandlerContext = {
       operationId: found.operationId,
@@ -199,9 +191,7 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
     try {
       response = await options.handle(ctx);
     } catch (thrown) {
-      response = options.onError
-        ? await options.onError(thrown, ctx)
-        : error(500, 'internal', 'internal error');
+      response = options.onError ? await options.onError(thrown, ctx) : error('internal', 'internal error');
     }
     if (options.onResponseViolation)
       await checkResponse(validator, ctx, response, options.onResponseViolation);

@@ -1,10 +1,15 @@
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+
 /** Builds a JSON response with the request's headers; `body` undefined sends none. */
 export type JsonResponder = (status: number, body?: unknown, headers?: Record<string, string>) => Response;
 
-/** Builds a response in the published error envelope `{"error": {code, message, details, request_id}}`. */
+/**
+ * Builds a response in the published error envelope `{"error": {code, message, details, request_id}}`.
+ * There is no status argument: it is the code's, from {@link ERROR_STATUS} (design §9), so the two
+ * cannot disagree.
+ */
 export type ErrorResponder = (
-  status: number,
-  code: string,
+  code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
   headers?: Record<string, string>,
@@ -17,7 +22,7 @@ export type ErrorResponder = (
  *
  * @example
  * const { error } = responders('01jexample', {}, {});
- * error(401, 'unauthenticated', 'A Bearer token is required.').status; // 401
+ * error('unauthenticated', 'A Bearer token is required.').status; // 401
  */
 export function responders(
   requestId: string,
@@ -35,7 +40,7 @@ export function responders(
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
     });
-  const error: ErrorResponder = (status, code, message, details = {}, headers) =>
-    json(status, { error: { code, message, details, request_id: requestId } }, headers);
+  const error: ErrorResponder = (code, message, details = {}, headers) =>
+    json(ERROR_STATUS[code], { error: { code, message, details, request_id: requestId } }, headers);
   return { json, error };
 }

@@ -1,11 +1,6 @@
 import type { AccessTokens } from '../auth/access-token.js';
 import { AuthError } from '../auth/errors.js';
-import {
-  exchangeAuthorizationCode,
-  exchangeRefreshToken,
-  type GrantedToken,
-  persistGrantRefusal,
-} from '../auth/grants.js';
+import { exchangeAuthorizationCode, exchangeRefreshToken, type GrantedToken } from '../auth/grants.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { CLI_CLIENT_ID } from '../signin/redirect.js';
@@ -181,7 +176,6 @@ export function createOAuthRoutes(deps: OAuthDeps): (request: Request) => Promis
           'grant_type must be authorization_code or refresh_token',
         );
     } catch (error) {
-      await persistGrantRefusal(deps.db, error);
       if (error instanceof AuthError) return oauthError(400, 'invalid_grant', error.message);
       if (error instanceof ApiError && error.status === 400)
         return oauthError(400, 'invalid_request', error.message);

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { ApiError, errorResponse } from '../errors.js';
 import { newRequestId } from '../http/request-id.js';
 import { type CounterStore, counterStore } from '../ratelimit-store.js';
 import { checkLocalPassword, usernameOf } from './accounts.js';
@@ -174,20 +175,13 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
       response.headers.set('retry-after', headers['retry-after']);
       return response;
     }
-    const requestId = newRequestId();
-    return Response.json(
-      {
-        error: {
-          code: 'rate_limited',
-          message: `sign-in limit ${policy} exceeded; retry after ${retryAfterSeconds} s`,
-          details: { policy, retry_after_seconds: retryAfterSeconds },
-          request_id: requestId,
-        },
-      },
-      {
-        status: 429,
-        headers: { ...PAGE_HEADERS, ...headers, 'content-type': 'application/json', 'request-id': requestId },
-      },
+    return errorResponse(
+      new ApiError('rate_limited', `sign-in limit ${policy} exceeded; retry after ${retryAfterSeconds} s`, {
+        details: { policy, retry_after_seconds: retryAfterSeconds },
+        headers,
+      }),
+      newRequestId(),
+      PAGE_HEADERS,
     );
   }
 

@@ -1,20 +1,15 @@
-import { beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
-import type { AuthError, AuthFailure } from '../../src/auth/errors.js';
-import {
-  exchangeAuthorizationCode,
-  exchangeRefreshToken,
-  type GrantDeps,
-  persistGrantRefusal,
-} from '../../src/auth/grants.js';
+import type { AuthFailure } from '../../src/auth/errors.js';
+import { exchangeAuthorizationCode, exchangeRefreshToken, type GrantDeps } from '../../src/auth/grants.js';
 import { ServerKeys } from '../../src/auth/signing-keys.js';
 import type { Database } from '../../src/db/database.js';
-import { nestedDatabase } from '../../src/db/nested.js';
 import { ApiError } from '../../src/errors.js';
 import { setLocalAccount } from '../../src/signin/accounts.js';
 import { issueAuthorizationCode } from '../../src/signin/codes.js';
 import { s256 } from '../../src/signin/pkce.js';
 import { hashSecret } from '../../src/signin/secrets.js';
+import { errorOf, openTestApp, type TestApp } from '../support/app.js';
 import { refusalReason } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import { BASE_URL } from '../support/fixtures.js';
@@ -141,44 +136,44 @@ describeEngines('browser sign-in grants', (engine) => {
     );
   });
 
-  test('inside a caller transaction that rolls back, persistGrantRefusal keeps the revocation', async () => {
-    const first = await exchange(await newCode());
-    await exchangeRefreshToken(deps, { refreshToken: first.refresh_token });
-    // The token route runs the grant in the request's transaction; the 401 rolls it back.
-    const error = await db
-      .transaction((tx) =>
-        exchangeRefreshToken(
-          { ...deps, db: nestedDatabase(tx, db.engine) },
-          { refreshToken: first.refresh_token },
-        ),
-      )
-      .catch((e: unknown) => e);
-    expect((error as AuthError).reason).toBe('replayed');
-    const { rows } = await db.query<{ live: number }>(
-      'SELECT count(*)::int AS live FROM refresh_tokens WHERE principal_id = $1 AND revoked_at IS NULL AND rotated_at IS NULL',
-      [principalId],
-    );
-    expect(rows[0]!.live).toBeGreaterThan(0); // rolled back: the family is still alive here
-    await persistGrantRefusal(db, error);
-    const second = await db.query<{ family: number }>(
-      `SELECT count(*)::int AS family FROM refresh_tokens r
-        WHERE r.family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND r.revoked_at IS NULL`,
-      [hashSecret(first.refresh_token)],
-    );
-    expect(second.rows[0]!.family).toBe(0);
-  });
+  describe('through POST /v1/auth/token', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await openTestApp(engine);
+    });
+    afterAll(() => t.close());
+    const codeFor = async (email: string) => {
+      const { principalId: grace } = await setLocalAccount(t.db, {
+        email,
+        password: 'correct horse battery',
+      });
+      return issueAuthorizationCode(t.db, {
+        principalId: grace,
+        redirectUri: REDIRECT,
+        codeChallenge: s256(VERIFIER),
+      });
+    };
+    const grant = (token: string, body: Record<string, string>) =>
+      t.call('POST', '/v1/auth/token', { token, body });
+    const byCode = (code: string, verifier: string) =>
+      grant(code, { grant_type: 'authorization_code', code_verifier: verifier, redirect_uri: REDIRECT });
 
-  test('a wrong verifier inside a rolled-back transaction still spends the code after persistGrantRefusal', async () => {
-    const code = await newCode();
-    const error = await db
-      .transaction((tx) =>
-        exchangeAuthorizationCode(
-          { ...deps, db: nestedDatabase(tx, db.engine) },
-          { code, codeVerifier: `y${VERIFIER.slice(1)}`, redirectUri: REDIRECT },
-        ),
-      )
-      .catch((e: unknown) => e);
-    await persistGrantRefusal(db, error);
-    expect(await reason(exchange(code))).toBe('replayed');
+    test('a replayed refresh token is 401 and its family stays revoked', async () => {
+      const first = await byCode(await codeFor('route@example.com'), VERIFIER);
+      expect(first.status).toBe(200);
+      const second = await grant(first.body.token.refresh_token, { grant_type: 'refresh_token' });
+      expect(second.status).toBe(200);
+      // The reuse is refused; the revocation it made is committed with the answer, not rolled back.
+      const reuse = await grant(first.body.token.refresh_token, { grant_type: 'refresh_token' });
+      expect([reuse.status, errorOf(reuse).code]).toEqual([401, 'unauthenticated']);
+      const after = await grant(second.body.token.refresh_token, { grant_type: 'refresh_token' });
+      expect([after.status, errorOf(after).code]).toEqual([401, 'unauthenticated']);
+    });
+
+    test('a wrong verifier spends the code', async () => {
+      const code = await codeFor('spent@example.com');
+      expect((await byCode(code, `y${VERIFIER.slice(1)}`)).status).toBe(401);
+      expect((await byCode(code, VERIFIER)).status).toBe(401);
+    });
   });
 });

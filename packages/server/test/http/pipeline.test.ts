@@ -197,7 +197,7 @@ describe('authenticate hook', () => {
     authenticate: (start) => {
       seen.push(start.operationId);
       if (start.request.headers.get('authorization') !== 'Bearer ok')
-        return start.error(401, 'unauthenticated', 'no credential');
+        return start.error('unauthenticated', 'no credential');
       start.state.principal = 'p-1';
       return undefined;
     },

@@ -1,0 +1,61 @@
+import type { OpenApiDocument } from '@svc/contract';
+import { AccessTokens } from '../auth/access-token.js';
+import { loadSecretKey } from '../auth/secret-key.js';
+import { ServerKeys } from '../auth/signing-keys.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { AppDeps } from '../handlers/types.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { ComputerDriver } from '../operations/driver.js';
+import { OperationEvents } from '../operations/events.js';
+import { Cursors, loadCursorSecret } from '../paging.js';
+import { POLICY_WIRE_NAMES, RateLimiter } from '../ratelimit.js';
+import { type CounterStore, counterStore } from '../ratelimit-store.js';
+
+/**
+ * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.
+ * Signing keys are sealed at rest under a key from outside the database (`SVC_SECRET_KEY`, else the
+ * key file beside the data directory); a database that dies with the process (PGlite in memory)
+ * needs neither.
+ *
+ * @example
+ * const { deps, counters } = await createDeps({ config, db, document: loadDocument(), clock: Date.now });
+ */
+export async function createDeps(options: {
+  config: Readonly<Config>;
+  db: Database;
+  document: OpenApiDocument;
+  clock: () => number;
+  /** Runs computers (the worker's actions and `exec`). */
+  driver: ComputerDriver;
+  /** Where `exec` writes its audit line. */
+  audit: AppDeps['audit'];
+  /** Counts rate-limit refusals when metrics are on. */
+  metrics?: Metrics | undefined;
+}): Promise<{ deps: AppDeps; counters: CounterStore }> {
+  const { config, db } = options;
+  const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
+  const serverKeys = new ServerKeys(db, persistent || config.secretKey ? loadSecretKey(config) : undefined);
+  // Created (or loaded) now: exchanging a token inside a transaction must not need the database for it.
+  await serverKeys.signingKey();
+  const tokens = new AccessTokens(serverKeys, { baseUrl: config.baseUrl, now: options.clock });
+  // Counters every replica shares (PostgreSQL), or in memory on PGlite: rate limits and sign-in throttles.
+  const counters = counterStore(db);
+  const deps: AppDeps = {
+    db,
+    config,
+    tokens,
+    serverKeys,
+    limiter: config.rateLimits
+      ? new RateLimiter(config.rateLimits, counters, (policy) =>
+          options.metrics?.rateLimitRefused(POLICY_WIRE_NAMES[policy]),
+        )
+      : undefined,
+    events: new OperationEvents(),
+    driver: options.driver,
+    audit: options.audit,
+    cursors: new Cursors(await loadCursorSecret(db)),
+    version: options.document.info.version,
+  };
+  return { deps, counters };
+}

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import type { OperationId } from '@svc/contract';
+import { withMemberships } from '../access.js';
+import type { Principal } from '../auth/authenticate.js';
+import { AuthError } from '../auth/errors.js';
+import type { PrincipalCache } from '../auth/principal-cache.js';
+import type { AppDeps } from '../handlers/types.js';
+import type { HandlerContext } from '../http/pipeline.js';
+import type { Validator } from '../http/validation.js';
+import type { StoredResponse } from '../idempotency.js';
+import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idempotency.js';
+import type { RateLimitState } from '../ratelimit.js';
+import { rateLimitHeaders } from '../ratelimit.js';
+import { handlers } from './handlers.js';
+import { clientAddress } from './rate-limits.js';
+
+/**
+ * Mutating operations that write nothing but their idempotency record and wait on something slow:
+ * they run outside a transaction, so a command running 30 s (`execComputer`) holds no connection
+ * (PGlite has only one).
+ */
+const OUTSIDE_TRANSACTION: ReadonlySet<OperationId> = new Set(['execComputer']);
+
+/**
+ * The pipeline's `handle`: builds the handler's context and runs the handler of `ctx.operationId`. A
+ * mutating operation (one with an `Idempotency-Key` parameter) runs in one transaction with its key's
+ * record (design §10); a replay answers the stored response with `Idempotent-Replayed: true`.
+ *
+ * @example
+ * const handle = dispatcher({ deps, validator, principals });
+ */
+export function dispatcher(options: {
+  deps: AppDeps;
+  validator: Validator;
+  principals: PrincipalCache;
+}): (ctx: HandlerContext) => Promise<Response> {
+  const { deps, validator, principals } = options;
+  const { db, limiter } = deps;
+
+  const run = async (ctx: HandlerContext, principal: Principal | undefined): Promise<Response> => {
+    const operationId = ctx.operationId;
+    const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
+    const base = {
+      operationId,
+      requestId: ctx.requestId,
+      request: ctx.request,
+      path: ctx.input.params,
+      query: ctx.input.query,
+      body: ctx.input.body,
+      principal,
+      deps,
+      clientAddress: clientAddress(ctx.env),
+      async countMutation(workspaceId: string) {
+        const state = await limiter?.take('workspace_mutations', workspaceId);
+        Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
+        return state;
+      },
+    };
+    // Each handler was checked against its own operation's types; here they are dispatched alike.
+    const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
+    if (validator.shape(operationId).idempotencyKey === 'none') {
+      // A read: permission checks use the memberships the principal was authenticated with.
+      const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
+      const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
+      return ctx.json(reply.status, reply.body, reply.headers);
+    }
+    // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when
+    // required (else 400 `idempotency_key_required`), 1–255 printable ASCII (else 400 `invalid_argument`).
+    const key = ctx.input.headers['Idempotency-Key'];
+    const url = new URL(ctx.request.url);
+    const credential = operationId === 'exchangeToken' ? credentialScope(ctx.request) : undefined;
+    const scope =
+      key === undefined
+        ? undefined
+        : {
+            // Keys are per principal (design §10); a token exchange has none yet, so its key space is
+            // the credential's: only its holder can replay the answer.
+            principalId: credential ?? (principal?.id as string),
+            key,
+            fingerprint: requestFingerprint({
+              method: ctx.request.method,
+              path: url.pathname,
+              query: url.search,
+              body: ctx.input.body,
+            }),
+            requestId: ctx.requestId,
+          };
+    const outcome = await runIdempotent(
+      db,
+      scope,
+      async (tx) => {
+        try {
+          return await handler({ ...base, db: tx });
+        } catch (error) {
+          // A refused credential still commits what the refusal did (a replayed refresh token revokes
+          // its family), so it is answered, not thrown; its idempotency record is dropped below.
+          if (operationId === 'exchangeToken' && error instanceof AuthError)
+            return { status: 401, headers: error.headers, body: error.toEnvelope(ctx.requestId) };
+          throw error;
+        }
+      },
+      { transaction: !OUTSIDE_TRANSACTION.has(operationId) },
+    );
+    if (outcome.status === 401 && scope && !outcome.replayed) await forgetIdempotencyKey(db, scope);
+    let body = outcome.body;
+    if (outcome.replayed && outcome.status >= 400) body = withRequestId(body, ctx.requestId);
+    return ctx.json(outcome.status, body, {
+      ...outcome.headers,
+      ...(outcome.replayed ? { 'idempotent-replayed': 'true' } : {}),
+    });
+  };
+
+  return async (ctx) => {
+    const principal = ctx.state.principal as Principal | undefined;
+    if (ctx.request.method === 'GET' || ctx.request.method === 'HEAD') return run(ctx, principal);
+    // What a mutation changed in principals, keys or memberships reaches this replica's cache before
+    // the answer leaves, so the caller's next request here sees it (other replicas: within a second).
+    try {
+      return await run(ctx, principal);
+    } finally {
+      await db.notificationBarrier().catch(() => principals.clear());
+    }
+  };
+}
+
+/** The idempotency scope of a token exchange: a hash of the presented credential. */
+function credentialScope(request: Request): string {
+  const authorization = request.headers.get('authorization') ?? '';
+  return `credential:${createHash('sha256').update(authorization).digest('hex')}`;
+}
+
+/** A replayed error keeps its stored answer, but names this request (`request_id` = `Request-Id`). */
+function withRequestId(body: unknown, requestId: string): unknown {
+  const error = (body as { error?: Record<string, unknown> } | undefined)?.error;
+  return error ? { error: { ...error, request_id: requestId } } : body;
+}

@@ -1,0 +1,50 @@
+import type { Database } from '../db/database.js';
+import { housekeeping } from '../housekeeping.js';
+import type { OperationWorker } from '../operations/worker.js';
+import type { Log } from './log.js';
+
+/**
+ * Starts and stops what runs beside requests: the operation worker and housekeeping (every
+ * `housekeepingMs`, default 5 minutes). `close` also closes the database when the app opened it.
+ *
+ * @example
+ * const { start, close } = lifecycle({ db, worker, ownsDb: true, log });
+ */
+export function lifecycle(options: {
+  db: Database;
+  worker: OperationWorker;
+  ownsDb: boolean;
+  log: Log;
+  housekeepingMs?: number | undefined;
+  /** Started after the worker, stopped before it (the Docker driver's reconciler). */
+  reconciler?: { start(): void; stop(): Promise<void> } | undefined;
+  /** Run first on close (stop listening for the database's notifications). */
+  beforeClose?: () => Promise<void>;
+}): { start(): Promise<void>; close(): Promise<void> } {
+  const { db, worker, log } = options;
+  let timer: NodeJS.Timeout | undefined;
+  let started = false;
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      await worker.start();
+      options.reconciler?.start();
+      timer = setInterval(
+        () => {
+          housekeeping(db).catch((error: unknown) => log('housekeeping failed', { error: String(error) }));
+        },
+        options.housekeepingMs ?? 5 * 60_000,
+      );
+      timer.unref();
+    },
+    async close() {
+      clearInterval(timer);
+      await options.beforeClose?.();
+      if (started) await worker.stop();
+      await options.reconciler?.stop();
+      started = false;
+      if (options.ownsDb) await db.close();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http';
+import type { AccessTokens } from '../auth/access-token.js';
+import type { RequestStart } from '../http/pipeline.js';
+import type { RateLimiter, RateLimitState } from '../ratelimit.js';
+import { RateLimitError, rateLimitHeaders } from '../ratelimit.js';
+
+/** The principal rate limit of `/v1`, `/mcp` and the OAuth routes (design §11). */
+export interface RateLimiting {
+  /**
+   * The principal policy for one request: counted by the token's subject when it verifies
+   * (signature only; the database check comes later), else by the client's address. Throws
+   * `RateLimitError` (429) when over.
+   */
+  limitRequest(request: Request, env: unknown): Promise<RateLimitState | undefined>;
+  /**
+   * The pipeline's `onRequest`: every request counts, early errors included; the `RateLimit` headers
+   * go on whatever the request answers, and a request over the limit is answered 429 here.
+   */
+  onRequest(start: RequestStart): Promise<Response | undefined>;
+}
+
+/**
+ * Builds the principal rate limit; with no limiter (`SVC_RATE_LIMITS=off`) nothing is counted.
+ *
+ * @example
+ * const { onRequest } = rateLimiting(deps.limiter, deps.tokens);
+ */
+export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTokens): RateLimiting {
+  const rateLimitKey = async (request: Request, env: unknown): Promise<string> => {
+    const authorization = request.headers.get('authorization');
+    const token = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
+    if (token) {
+      try {
+        return `principal:${(await tokens.verify(token)).sub}`;
+      } catch {
+        // not an access token (an assertion, or garbage): counted by address below
+      }
+    }
+    return `address:${clientAddress(env) ?? 'unknown'}`;
+  };
+  const limitRequest = async (request: Request, env: unknown): Promise<RateLimitState | undefined> =>
+    limiter?.take('principal', await rateLimitKey(request, env));
+
+  const onRequest = async (start: RequestStart): Promise<Response | undefined> => {
+    if (!limiter) return undefined;
+    try {
+      const state = await limitRequest(start.request, start.env);
+      start.state.rateLimits = [state];
+      Object.assign(start.headers, rateLimitHeaders([state]));
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof RateLimitError)) throw error;
+      return start.error(error.code, error.message, error.details, error.headers);
+    }
+  };
+  return { limitRequest, onRequest };
+}
+
+/** The client's address from the Node adapter's `env`, when there is one. */
+export function clientAddress(env: unknown): string | undefined {
+  return (env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress;
+}

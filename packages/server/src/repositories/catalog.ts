@@ -1,0 +1,44 @@
+import type { Schema } from '@svc/contract';
+import type { Queryable } from '../db/database.js';
+
+/** A catalogue row: the spec's shape with `created_at` as the database returns it. */
+export type CatalogRow<T> = Omit<T, 'created_at'> & { id: string; created_at: Date };
+
+/** Whether the size and the image are in the catalogues. */
+export async function catalogueHas(
+  db: Queryable,
+  size: string,
+  image: string,
+): Promise<{ size: boolean; image: boolean }> {
+  const { rows } = await db.query<{ size: boolean; image: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM sizes WHERE name = $1) AS size, EXISTS (SELECT 1 FROM images WHERE name = $2) AS image`,
+    [size, image],
+  );
+  return { size: rows[0]?.size === true, image: rows[0]?.image === true };
+}
+
+/** One page of sizes, newest first. */
+export async function listSizeRows(
+  db: Queryable,
+  page: { after: string | null; limit: number },
+): Promise<CatalogRow<Schema<'Size'>>[]> {
+  const { rows } = await db.query<CatalogRow<Schema<'Size'>>>(
+    `SELECT id, name, vcpus, memory_mib, disk_gib, description, created_at FROM sizes
+      WHERE ($1::text IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`,
+    [page.after, page.limit],
+  );
+  return rows;
+}
+
+/** One page of images, newest first. */
+export async function listImageRows(
+  db: Queryable,
+  page: { after: string | null; limit: number },
+): Promise<CatalogRow<Schema<'Image'>>[]> {
+  const { rows } = await db.query<CatalogRow<Schema<'Image'>>>(
+    `SELECT id, name, display_name, os, version, created_at FROM images
+      WHERE ($1::text IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`,
+    [page.after, page.limit],
+  );
+  return rows;
+}

@@ -1,0 +1,90 @@
+import type { Queryable } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
+import { isId } from '../ids.js';
+import type { ComputerRow } from '../operations/records.js';
+
+/** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
+const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
+
+/**
+ * A computer of the workspace by id (deleted ones for 7 days) or name (live ones); 404 `not_found`
+ * otherwise. `lock` locks its row.
+ *
+ * @example
+ * const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer, { lock: true });
+ */
+export async function computerIn(
+  db: Queryable,
+  workspaceId: string,
+  ref: string,
+  options: { lock?: boolean } = {},
+): Promise<ComputerRow> {
+  const where = isId(ref) ? `id = $2 AND ${VISIBLE}` : 'name = $2 AND deleted_at IS NULL';
+  const { rows } = await db.query<ComputerRow>(
+    `SELECT * FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
+    [workspaceId, ref],
+  );
+  if (!rows[0]) throw new ApiError('not_found', `computer ${ref} not found in this workspace`);
+  return rows[0];
+}
+
+/**
+ * One page of a workspace's visible computers, newest first: `limit` rows after the keyset `after`.
+ *
+ * @example
+ * const rows = await listComputerRows(ctx.db, { workspaceId, state: null, selector: null, includeDeleted: false, after: null, limit: 51 });
+ */
+export async function listComputerRows(
+  db: Queryable,
+  filter: {
+    workspaceId: string;
+    state: string | null;
+    /** A label selector `{key: value}` the computer's labels must contain. */
+    selector: Record<string, string> | null;
+    includeDeleted: boolean;
+    after: string | null;
+    limit: number;
+  },
+): Promise<ComputerRow[]> {
+  const { rows } = await db.query<ComputerRow>(
+    `SELECT * FROM computers
+      WHERE workspace_id = $1 AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
+        AND ($4 OR state <> 'deleted') AND ($5::text IS NULL OR id < $5)
+      ORDER BY id DESC LIMIT $6`,
+    [filter.workspaceId, filter.state, filter.selector, filter.includeDeleted, filter.after, filter.limit],
+  );
+  return rows;
+}
+
+/** How many computers of the workspace are not deleted (the live-computers quota, design §11). */
+export async function countLiveComputers(db: Queryable, workspaceId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM computers WHERE workspace_id = $1 AND state <> 'deleted'`,
+    [workspaceId],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Whether a live computer of the workspace already has `name`. */
+export async function computerNameTaken(db: Queryable, workspaceId: string, name: string): Promise<boolean> {
+  const taken = await db.query(
+    'SELECT 1 FROM computers WHERE workspace_id = $1 AND name = $2 AND deleted_at IS NULL',
+    [workspaceId, name],
+  );
+  return taken.rowCount > 0;
+}
+
+/** Sets a computer's name and labels (each left as it is when `null`); answers the updated row. */
+export async function updateComputerRow(
+  db: Queryable,
+  id: string,
+  change: { name: string | null; labels: Record<string, string> | null },
+): Promise<ComputerRow> {
+  const { rows } = await db.query<ComputerRow>(
+    `UPDATE computers SET name = coalesce($2, name), labels = coalesce($3, labels), updated_at = now()
+      WHERE id = $1 RETURNING *`,
+    [id, change.name, change.labels],
+  );
+  return rows[0] as ComputerRow;
+}
