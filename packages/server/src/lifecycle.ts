@@ -1,5 +1,23 @@
 import type { ServerResponse } from 'node:http';
 import type { FetchHandler } from './http/pipeline.js';
+import { newRequestId } from './http/request-id.js';
+import { responders } from './http/respond.js';
+
+/**
+ * The answer to a request that arrives after the port is bound but before the app is built: the
+ * published error envelope, 503 `unavailable` with `Retry-After: 1` (clients retry it like any 503).
+ *
+ * @example
+ * const fetch = (request) => (app ? app.fetch(request) : Promise.resolve(notYetServing()));
+ */
+export function notYetServing(): Response {
+  return responders(newRequestId(), {}, {}).error(
+    'unavailable',
+    'the server is starting; retry shortly',
+    {},
+    { 'retry-after': '1' },
+  );
+}
 
 /** Where a replica is in its life: not yet serving, serving, or draining before it exits. */
 export type Phase = 'starting' | 'ready' | 'draining';

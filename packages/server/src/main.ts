@@ -8,7 +8,7 @@ import { bootstrap, bootstrapMessage } from './bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './http/node-adapter.js';
-import { drainAndStop, Lifecycle } from './lifecycle.js';
+import { drainAndStop, Lifecycle, notYetServing } from './lifecycle.js';
 import { createLogger } from './observe/logger.js';
 import { Metrics } from './observe/metrics.js';
 import type { MetricsServer } from './observe/metrics-server.js';
@@ -35,13 +35,7 @@ async function serve(sandbox: boolean): Promise<void> {
   // base_url must name the real address. Requests that arrive before the app is ready get 503, and
   // `/ready` says `starting` until migrations ran and the worker is up.
   const running = await listen(
-    lifecycle.wrap((request, env) =>
-      app
-        ? app.fetch(request, env)
-        : Promise.resolve(
-            Response.json({ error: 'starting' }, { status: 503, headers: { 'retry-after': '1' } }),
-          ),
-    ),
+    lifecycle.wrap((request, env) => (app ? app.fetch(request, env) : Promise.resolve(notYetServing()))),
     { port: loaded.port, hostname: loaded.host },
   );
   const baseUrl = process.env.SVC_BASE_URL ? loaded.baseUrl : `${running.url}/v1`;

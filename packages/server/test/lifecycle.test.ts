@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, expect, test } from 'vitest';
 import { listen, type RunningServer } from '../src/http/node-adapter.js';
-import { drainAndStop, Lifecycle } from '../src/lifecycle.js';
+import { drainAndStop, Lifecycle, notYetServing } from '../src/lifecycle.js';
 
 const servers: RunningServer[] = [];
 afterAll(async () => {
@@ -88,4 +88,14 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
   });
   expect(forced).toBe(false);
   expect(order).toEqual(['cut', 'rest']);
+});
+
+test('a request before the app is built gets the published error envelope: 503 unavailable, Retry-After', async () => {
+  const response = notYetServing();
+  expect(response.status).toBe(503);
+  expect(response.headers.get('retry-after')).toBe('1');
+  const body = (await response.json()) as { error: Record<string, unknown> };
+  expect(body.error).toMatchObject({ code: 'unavailable', details: {} });
+  expect(body.error.request_id).toBe(response.headers.get('request-id'));
+  expect(typeof body.error.message).toBe('string');
 });
