@@ -49,25 +49,6 @@ export interface DriverContext {
   progress(percent: number): Promise<void>;
 }
 
-/** A command to run in a running computer (`exec`). */
-export interface ExecRequest {
-  argv: string[];
-  stdin?: Uint8Array;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  signal: AbortSignal;
-}
-
-/** What a command run in a computer returned. */
-export interface ExecResult {
-  exitCode: number;
-  stdout: Uint8Array;
-  stderr: Uint8Array;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  timedOut: boolean;
-}
-
 /**
  * A failure the driver reports: it becomes the operation's `error` (same shape as the API error
  * object, design §3) and leaves the computer `failed`.

@@ -7,12 +7,11 @@ import { createLoggerSync } from '../../src/observe/logger.js';
 import { Metrics } from '../../src/observe/metrics.js';
 import { startTracing } from '../../src/observe/tracing.js';
 import { setLocalAccount } from '../../src/signin/accounts.js';
-import { s256 } from '../../src/signin/pkce.js';
+import { postSignin, signinForm } from '../security/support/signin.js';
 import { ORIGIN, openTestApp, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 
 const PASSWORD = 'observe-me-not 7f3a91';
-const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 
 interface Line {
   level: string;
@@ -222,28 +221,8 @@ describeEngines('observability', (engine) => {
 
 /** Browser sign-in through the app: the form (CSRF cookie and fields), then the POST. */
 async function signIn(t: TestApp, email: string, password: string): Promise<Response> {
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: 'svc-cli',
-    redirect_uri: 'http://127.0.0.1:53682/callback',
-    code_challenge: s256(VERIFIER),
-    code_challenge_method: 'S256',
-    state: 'state-1',
-  });
-  const form = await t.app.fetch(new Request(`${ORIGIN}/signin/authorize?${query}`));
-  expect(form.status).toBe(200);
-  const html = await form.text();
-  const hidden = Object.fromEntries(
-    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
-  );
-  const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  return t.app.fetch(
-    new Request(`${ORIGIN}/signin/authorize`, {
-      method: 'POST',
-      body: new URLSearchParams({ ...hidden, email, password }),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN, cookie },
-    }),
-  );
+  const send = (request: Request) => t.app.fetch(request);
+  return postSignin(send, await signinForm(send, ORIGIN), { email, password });
 }
 
 test('tracing is off without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
