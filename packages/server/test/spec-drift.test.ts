@@ -8,6 +8,7 @@ import { atLeast, type Role } from '../src/access.js';
 import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
 import type { Database } from '../src/db/database.js';
 import { idempotencyKeyPattern } from '../src/idempotency.js';
+import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
 import {
   COMPUTER_ACTIONS,
   TERMINAL_OPERATION_STATES,
@@ -79,16 +80,20 @@ describe('lists in code match the spec', () => {
     for (const state of used) expect(specEnum('ComputerState')).toContain(state);
   });
 
-  test("driver actions are the spec's computer.* operation types", () => {
+  test("every spec operation type has a driver method; driver actions are the spec's lifecycle types", () => {
     const types = specEnum('OperationType');
     expect(types.every((type) => type.startsWith('computer.'))).toBe(true);
+    expect(drift('OPERATION_DRIVER_METHOD', Object.keys(OPERATION_DRIVER_METHOD), types)).toEqual([]);
+    // A command is not a lifecycle action: `run` never receives it, `exec` runs it (design §13).
+    expect(driverMethodOf('computer.exec')).toBe('exec');
     expect(
       drift(
         'DriverAction',
         Object.keys(COMPUTER_ACTIONS),
-        types.map((type) => type.slice('computer.'.length)),
+        types.filter((type) => driverMethodOf(type) === 'run').map((type) => type.slice('computer.'.length)),
       ),
     ).toEqual([]);
+    expect(Object.keys(COMPUTER_ACTIONS)).not.toContain('exec');
   });
 
   test("key algorithms are the spec's KeyAlgorithm", () => {

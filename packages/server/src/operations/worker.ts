@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
+import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
-import { DriverError } from './driver.js';
+import { DriverError, driverMethodOf } from './driver.js';
 import type { OperationEvents } from './events.js';
 import { OPERATION_DONE_CHANNEL, OPERATION_PENDING_CHANNEL } from './events.js';
 import type { ComputerRow, OperationRow } from './records.js';
@@ -34,7 +35,8 @@ class LeaseLost extends Error {}
  * claimed again once its lease expires, and the driver action is re-run (drivers must be idempotent).
  * Every write of a run is fenced by the claim token, so a replica that lost its lease cannot
  * complete, fail or move the computer of an operation someone else now owns: each operation ends
- * exactly once. Computer states follow design §4 (create: creating → starting → running).
+ * exactly once. Computer states follow design §4 (create: creating → starting → running). A
+ * `computer.exec` operation runs its command once and is never re-run after a takeover (design §13).
  *
  * @example
  * const worker = new OperationWorker({ db, driver: new SimulatedDriver({ stepMs: 500 }), events, leaseMs: 30_000 });
@@ -204,8 +206,13 @@ export class OperationWorker {
     try {
       if (operation.attempts > this.maxAttempts)
         throw new DriverError('internal', `the operation was abandoned after ${this.maxAttempts} attempts`);
-      await this.perform(operation, token, abort.signal);
-      await this.finish(operation, token, undefined);
+      if (driverMethodOf(operation.type) === 'exec') {
+        const result = await this.runCommand(operation, token, abort.signal);
+        await this.finish(operation, token, undefined, result);
+      } else {
+        await this.perform(operation, token, abort.signal);
+        await this.finish(operation, token, undefined);
+      }
     } catch (error) {
       if (abort.signal.aborted || error instanceof LeaseLost) return; // someone else owns it now, or we are "dead"
       const driverError =
@@ -222,11 +229,7 @@ export class OperationWorker {
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     if (!(action in COMPUTER_ACTIONS))
       throw new DriverError('internal', `unknown operation type ${operation.type}`);
-    const { rows } = await this.db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [
-      operation.target_id,
-    ]);
-    const computer = rows[0];
-    if (!computer) throw new DriverError('not_found', 'the computer of this operation no longer exists');
+    const computer = await this.computerOf(operation);
     const progress = (from: number, to: number) => async (percent: number) => {
       if (signal.aborted) throw new LeaseLost('lease lost');
       const value = Math.round(from + ((to - from) * Math.min(100, Math.max(0, percent))) / 100);
@@ -256,28 +259,122 @@ export class OperationWorker {
     await this.driver.run(action, computer, { signal, progress: progress(0, 100) });
   }
 
-  /** Ends the operation (and moves its computer) once, if this claim still owns it. */
+  /**
+   * A `computer.exec` operation (design §13): runs its command once through the driver's `exec` and
+   * returns what it returned. The computer's state is not changed; it must be `running` when the
+   * command starts, and the command is stopped and the operation failed if it leaves `running`. A
+   * command is not idempotent, so it is never run twice: a second claim (a takeover after the
+   * replica running it died or shut down) fails the operation instead of running it again.
+   */
+  private async runCommand(
+    operation: OperationRow,
+    token: string,
+    signal: AbortSignal,
+  ): Promise<NonNullable<OperationRow['result']>> {
+    if (operation.attempts > 1)
+      throw new DriverError(
+        'unavailable',
+        'the server running this command stopped before it ended; a command is never run twice, so it was not started again: run it again if that is safe',
+      );
+    const command = operation.command;
+    // stdin is kept at rest only until the command starts.
+    const owned = await this.fenced(
+      `UPDATE operations SET command = NULL, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
+      operation,
+      token,
+      [],
+    );
+    if (!owned) throw new LeaseLost('lease lost');
+    if (!command) throw new DriverError('internal', 'the operation has no command to run');
+    const computer = await this.computerOf(operation);
+    if (computer.state !== 'running')
+      throw new DriverError('invalid_state', `the computer is ${computer.state}; the command did not run`, {
+        current_state: computer.state,
+        allowed_from: ['running'],
+      });
+    const left = new AbortController();
+    const watch = setInterval(
+      () => {
+        this.computerOf(operation)
+          .then((now) => now.state === 'running' || left.abort(now.state))
+          .catch(() => {});
+      },
+      Math.min(1000, Math.max(10, Math.floor(this.leaseMs / 3))),
+    );
+    const started = performance.now();
+    try {
+      const result = await this.driver.exec(computer, {
+        argv: command.argv,
+        ...(command.stdin_base64 === undefined ? {} : { stdin: Buffer.from(command.stdin_base64, 'base64') }),
+        timeoutMs: command.timeout_ms,
+        maxOutputBytes: command.max_output_bytes,
+        signal: AbortSignal.any([
+          signal,
+          left.signal,
+          AbortSignal.timeout(command.timeout_ms + KILL_GRACE_MS),
+        ]),
+      });
+      if (left.signal.aborted) throw this.leftRunning(left.signal.reason);
+      return { execution: toExecution(result, Math.round(performance.now() - started)) };
+    } catch (error) {
+      if (signal.aborted) throw new LeaseLost('lease lost');
+      if (left.signal.aborted) throw this.leftRunning(left.signal.reason);
+      if (error instanceof DriverError) throw error;
+      throw new DriverError('internal', 'the command did not report back', { driver: this.driver.name });
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  private leftRunning(state: unknown): DriverError {
+    return new DriverError(
+      'invalid_state',
+      `the computer left running (it is ${String(state)}) while the command ran; the command was stopped`,
+      { current_state: String(state), allowed_from: ['running'] },
+    );
+  }
+
+  private async computerOf(operation: OperationRow): Promise<ComputerRow> {
+    const { rows } = await this.db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [
+      operation.target_id,
+    ]);
+    const computer = rows[0];
+    if (!computer) throw new DriverError('not_found', 'the computer of this operation no longer exists');
+    return computer;
+  }
+
+  /**
+   * Ends the operation once, if this claim still owns it, with the command's `result` for a
+   * `computer.exec`; a lifecycle action also moves its computer.
+   */
   private async finish(
     operation: OperationRow,
     token: string,
     failure: DriverError | undefined,
+    result: OperationRow['result'] = null,
   ): Promise<void> {
+    const lifecycle = driverMethodOf(operation.type) === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     const target = COMPUTER_ACTIONS[action]?.to;
     const ended = await this.db.transaction(async (tx) => {
       const { rowCount } = await tx.query(
         `UPDATE operations
             SET state = $3, progress = CASE WHEN $3 = 'succeeded' THEN 100 ELSE progress END, error = $4,
-                completed_at = now(), lease_until = NULL, updated_at = now()
+                result = $5, command = NULL, completed_at = now(), lease_until = NULL, updated_at = now()
           WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
         [
           operation.id,
           token,
           failure ? 'failed' : 'succeeded',
           failure ? { code: failure.code, message: failure.message, details: failure.details } : null,
+          failure ? null : result,
         ],
       );
       if (rowCount !== 1) return false;
+      if (!lifecycle) {
+        await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
+        return true;
+      }
       const state = failure || !target ? 'failed' : target;
       await tx.query(
         `UPDATE computers
