@@ -96,6 +96,21 @@ describe('lists in code match the spec', () => {
     expect(Object.keys(COMPUTER_ACTIONS)).not.toContain('exec');
   });
 
+  test('the long form of exec copies the short form’s schemas but for its longer time limits (design §13)', () => {
+    const properties = (name: string) =>
+      structuredClone((schemas(document)[name] as { properties: Record<string, unknown> }).properties);
+    const without = (record: Record<string, unknown>, key: string) => {
+      const { [key]: _, ...rest } = record;
+      return rest;
+    };
+    expect(without(properties('LongExecution'), 'duration_ms')).toEqual(
+      without(properties('Execution'), 'duration_ms'),
+    );
+    expect(without(properties('RunComputerRequest'), 'timeout_seconds')).toEqual(
+      without(properties('ExecComputerRequest'), 'timeout_seconds'),
+    );
+  });
+
   test("key algorithms are the spec's KeyAlgorithm", () => {
     expect(drift('KeyAlgorithm', KEY_ALGORITHMS, specEnum('KeyAlgorithm'))).toEqual([]);
   });
