@@ -48,7 +48,7 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'exec');
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
-  assertRunning(computer);
+  assertRunning(computer, 'exec');
   const { argv, stdin, stdin_encoding, timeout_seconds, max_output_bytes } = ctx.body;
   if (argv[0] === '') throw invalidArgument([{ field: 'argv[0]', description: 'must name a program' }]);
   const input = decodeStdin(stdin, stdin_encoding);

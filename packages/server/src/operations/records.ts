@@ -173,7 +173,7 @@ export async function requestComputerCommand(
   ]);
   const computer = rows[0];
   if (!computer) throw new ApiError('not_found', 'no such computer');
-  assertRunning(computer);
+  assertRunning(computer, 'run');
   return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
 }
 
@@ -181,7 +181,7 @@ export async function requestComputerCommand(
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
  * it is `running`: the rule for running a command in it (design §13).
  */
-export function assertRunning(computer: ComputerRow): void {
+export function assertRunning(computer: ComputerRow, action: 'exec' | 'run'): void {
   if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
     throw new ComputerStateError(
       'operation_in_progress',
@@ -191,7 +191,7 @@ export function assertRunning(computer: ComputerRow): void {
   if (computer.state !== 'running')
     throw new ComputerStateError(
       'invalid_state',
-      `computer ${computer.name} is ${computer.state}; running a command is allowed from running`,
+      `computer ${computer.name} is ${computer.state}; ${action} is allowed from running`,
       { details: { current_state: computer.state, allowed_from: ['running'] } },
     );
 }
