@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
-import { DriverError, driverMethodOf } from './driver.js';
+import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
 import { OPERATION_DONE_CHANNEL, OPERATION_PENDING_CHANNEL } from './events.js';
 import type { ComputerRow, OperationRow } from './records.js';
@@ -20,11 +20,19 @@ export interface WorkerOptions {
   leaseMs: number;
   /** How often to look for work when nothing wakes the worker. */
   pollMs?: number;
-  /** Operations run at once by this replica. */
+  /** Lifecycle operations run at once by this replica. */
   concurrency?: number;
+  /**
+   * `computer.exec` operations (commands, up to an hour each) run at once by this replica, on slots of
+   * their own so that long commands never hold up a start or a stop (default 16).
+   */
+  commandConcurrency?: number;
   /** After this many claims an operation fails instead of running again (a crash loop). */
   maxAttempts?: number;
 }
+
+/** The operation type that runs a command (design §13): it has slots of its own. */
+const COMMAND_TYPE = Object.entries(OPERATION_DRIVER_METHOD).find(([, method]) => method === 'exec')?.[0];
 
 /** Thrown inside a run when this replica no longer owns the operation. */
 class LeaseLost extends Error {}
@@ -52,10 +60,11 @@ export class OperationWorker {
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly concurrency: number;
+  private readonly commandConcurrency: number;
   private readonly maxAttempts: number;
   private readonly running = new Map<
     string,
-    { abort: AbortController; done: Promise<void>; token: string }
+    { abort: AbortController; done: Promise<void>; token: string; command: boolean }
   >();
   private stopped = true;
   private wakeUp: (() => void) | undefined;
@@ -70,6 +79,7 @@ export class OperationWorker {
     this.leaseMs = options.leaseMs;
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = options.concurrency ?? 4;
+    this.commandConcurrency = options.commandConcurrency ?? 16;
     this.maxAttempts = options.maxAttempts ?? 5;
   }
 
@@ -142,11 +152,24 @@ export class OperationWorker {
     return claimed.operation;
   }
 
+  /** Which kinds of operation this replica has a free slot for now. */
+  private freeSlots(): { lifecycle: boolean; command: boolean } {
+    const commands = [...this.running.values()].filter((run) => run.command).length;
+    return {
+      lifecycle: this.running.size - commands < this.concurrency,
+      command: commands < this.commandConcurrency,
+    };
+  }
+
   private async claimLoop(): Promise<void> {
     while (!this.stopped) {
       let claimedAny = false;
-      while (!this.stopped && this.running.size < this.concurrency) {
-        const claimed = await this.claim().catch(() => undefined);
+      for (
+        let free = this.freeSlots();
+        !this.stopped && (free.lifecycle || free.command);
+        free = this.freeSlots()
+      ) {
+        const claimed = await this.claim(free).catch(() => undefined);
         if (!claimed) break;
         claimedAny = true;
         const abort = new AbortController();
@@ -154,10 +177,12 @@ export class OperationWorker {
           this.running.delete(claimed.operation.id);
           this.wake();
         });
-        this.running.set(claimed.operation.id, { abort, done, token: claimed.token });
+        const command = driverMethodOf(claimed.operation.type) === 'exec';
+        this.running.set(claimed.operation.id, { abort, done, token: claimed.token, command });
       }
       if (this.stopped) break;
-      if (claimedAny && this.running.size < this.concurrency) continue;
+      const free = this.freeSlots();
+      if (claimedAny && (free.lifecycle || free.command)) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.pollMs);
         this.wakeUp = () => {
@@ -169,17 +194,20 @@ export class OperationWorker {
     }
   }
 
-  private async claim(): Promise<{ operation: OperationRow; token: string } | undefined> {
+  private async claim(
+    free: { lifecycle: boolean; command: boolean } = { lifecycle: true, command: true },
+  ): Promise<{ operation: OperationRow; token: string } | undefined> {
     const token = `${this.workerId}/${randomUUID()}`;
     const { rows } = await this.db.query<OperationRow>(
       `UPDATE operations
           SET state = 'running', claimed_by = $1, lease_until = now() + make_interval(secs => $2),
               attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = (SELECT id FROM operations
-                     WHERE state = 'pending' OR (state = 'running' AND lease_until < now())
+                     WHERE (state = 'pending' OR (state = 'running' AND lease_until < now()))
+                       AND (CASE WHEN type = $3 THEN $4::boolean ELSE $5::boolean END)
                      ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING *`,
-      [token, this.leaseMs / 1000],
+      [token, this.leaseMs / 1000, COMMAND_TYPE, free.command, free.lifecycle],
     );
     const operation = rows[0];
     return operation ? { operation, token } : undefined;

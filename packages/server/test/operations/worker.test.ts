@@ -423,6 +423,33 @@ describeEngines('operations', (engine) => {
       expect(aborted).toEqual(['stopping']);
     });
 
+    test('commands run on slots of their own: a long command never holds up a stop', async () => {
+      const { computer, operation } = await commandIn(['sleep', '3600']);
+      let started!: () => void;
+      const inExec = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const driver = execOnly(hanging(started));
+      const w = new OperationWorker({
+        db,
+        driver,
+        leaseMs: 5000,
+        pollMs: 50,
+        concurrency: 1,
+        commandConcurrency: 1,
+      });
+      workers.push(w);
+      await w.start();
+      await inExec;
+      // The one lifecycle slot is free although a command runs: the stop is claimed and finishes.
+      const stop = await db.transaction((tx) => requestComputerAction(tx, computer.id, 'stop', userId));
+      const stopped = await waitForOperation(db, new OperationEvents(), stop.id, 5000, { pollMs: 20 });
+      expect(stopped?.state).toBe('succeeded');
+      // …and the command, whose computer left running, fails.
+      const failed = await waitForOperation(db, new OperationEvents(), operation.id, 5000, { pollMs: 20 });
+      expect(failed).toMatchObject({ state: 'failed', error: { code: 'invalid_state' } });
+    });
+
     test('after a takeover the command is not run again: the operation fails saying so', async () => {
       const { computer, operation } = await commandIn(['make', 'release']);
       let started!: () => void;
