@@ -32,6 +32,25 @@ export type ApiPaths = paths;
 export type ErrorCode = components['schemas']['ErrorCode'] | (string & {});
 
 /**
+ * An operation state of the spec's `OperationState` schema, widened like {@link ErrorCode}: states
+ * added later (design §12) still type-check.
+ *
+ * @example
+ * import type { OperationState } from '@svc/client';
+ * const done = (state: OperationState) => state === 'succeeded' || state === 'failed';
+ */
+export type OperationState = components['schemas']['OperationState'];
+
+/**
+ * The known values of an open enum: its members that are not just any string.
+ *
+ * @example
+ * import type { KnownValues, OperationState } from '@svc/client';
+ * type Known = KnownValues<OperationState>; // 'pending' | 'running' | …
+ */
+export type KnownValues<T> = T extends unknown ? (string extends T ? never : T) : never;
+
+/**
  * What a call resolves to: openapi-fetch's `FetchResponse`, without its `Readable<>` wrapper. The
  * generated types carry no readOnly/writeOnly markers for `Readable<>` to strip, and it turns the
  * `string & {}` member of an open enum (`x-extensible-enum`) into an object of string methods

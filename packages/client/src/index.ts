@@ -7,7 +7,9 @@ export type {
   ApiPaths,
   ApiResponse,
   ErrorCode,
+  KnownValues,
   Operation,
+  OperationState,
   Token,
   WithOptionalIdempotencyKey,
 } from './contract.js';

@@ -1,11 +1,24 @@
 import type { SvcClient } from './client.js';
-import type { ApiPaths, Operation } from './contract.js';
+import type { ApiPaths, KnownValues, Operation, OperationState } from './contract.js';
 import { TimeoutError } from './errors.js';
 import { realSleep, type Sleep } from './retry.js';
 import { unwrap } from './unwrap.js';
 
-/** `canceled` is reserved by the spec; unknown states (design §12) are treated as still running. */
-const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'canceled']);
+// Every state of the spec's `OperationState`, final or not: keyed by the spec's enum, so a state added to
+// the spec does not compile until it is classified here. `canceled` is reserved by the spec; unknown
+// states (design §12) are treated as still running.
+const STATE_IS_FINAL: Readonly<Record<KnownValues<OperationState>, boolean>> = {
+  pending: false,
+  running: false,
+  succeeded: true,
+  failed: true,
+  canceled: true,
+};
+const FINAL_STATES: ReadonlySet<string> = new Set(
+  Object.entries(STATE_IS_FINAL)
+    .filter(([, final]) => final)
+    .map(([state]) => state),
+);
 
 /**
  * True when an operation will not change any more.

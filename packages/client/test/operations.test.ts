@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createClient, type Operation, TimeoutError, waitForOperations } from '../src/index.js';
+import {
+  createClient,
+  isOperationDone,
+  type Operation,
+  TimeoutError,
+  waitForOperations,
+} from '../src/index.js';
 import { BASE, errorBody, fakeFetch, json } from './helpers.js';
 
 const op = (id: string, state: string, progress: number) =>
@@ -155,5 +161,28 @@ describe('a value the spec does not list yet (open enums, x-extensible-enum)', (
     const { data } = await client.GET('/operations/{operation}', { params: { path: { operation: 'a' } } });
     expect(data?.operation.type).toBe('computer.resize');
     expect(data?.operation.target.type).toBe('disk');
+  });
+});
+
+describe("the final states are the spec's", () => {
+  it('isOperationDone is true exactly for succeeded, failed and canceled of the spec enum', async () => {
+    const { loadDocument } = await import('@svc/contract');
+    const schema = loadDocument().components?.schemas?.OperationState as { enum?: string[] } | undefined;
+    const states = schema?.enum ?? [];
+    expect(states).toContain('pending');
+    expect(states.filter((state) => isOperationDone({ state })).sort()).toEqual([
+      'canceled',
+      'failed',
+      'succeeded',
+    ]);
+  });
+
+  it('a computer.exec operation is waited for like any other and keeps its result', async () => {
+    const execution = { exit_code: 0, encoding: 'utf-8', stdout: 'ok\n', stderr: '', duration_ms: 5 };
+    const done = { ...op('x', 'succeeded', 100), type: 'computer.exec', result: { execution } } as Operation;
+    const server = scripted({ x: [op('x', 'running', 0), done] });
+    const client = createClient({ baseUrl: BASE, token: 't', fetch: server.fetch });
+    const [final] = await waitForOperations(client, ['x'], fast);
+    expect(final?.result?.execution).toMatchObject({ stdout: 'ok\n', exit_code: 0 });
   });
 });

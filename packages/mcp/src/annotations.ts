@@ -33,12 +33,14 @@ const METHOD_HINTS: Partial<Record<HttpMethod, Hints>> = {
  * - restart: destructive, and each call reboots again, so not idempotent.
  * - exec: runs an arbitrary command inside the computer, which may change or delete anything there,
  *   and each call runs it again: destructive, not idempotent (MCP's defaults, stated on purpose).
+ * - run: exec's long form (a `computer.exec` operation), the same judgment.
  */
 export const ACTION_HINTS: Readonly<Record<string, Hints>> = {
   startComputer: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   stopComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   restartComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   execComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  runComputer: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
 } satisfies Partial<Record<OperationId, Hints>>;
 
 /**

@@ -7,14 +7,18 @@ import type { ToolDefinition } from './tools.js';
 
 /**
  * Text the spec repeats across many operations, stated once in the server's instructions instead of
- * in every tool: whole sentences of operation descriptions (cited in a tool as `[N3]`), and long
- * parameter descriptions (a tool keeps their first sentence). Derived from the tools, never typed here.
+ * in every tool: whole sentences of operation descriptions (cited in a tool as `[N3]`), long
+ * parameter descriptions (a tool keeps their first sentence), and the descriptions of parameters most
+ * tools take (`workspace`, `idempotency_key`: a tool leaves them out). Derived from the tools, never
+ * typed here.
  */
 export interface Glossary {
   /** Sentence → its note id (`N1`, `N2`, …), in order of first appearance. */
   notes: Map<string, string>;
-  /** Long parameter description → the argument name it is listed under. */
+  /** Long or widely shared parameter description → the argument name it is listed under. */
   parameters: Map<string, string>;
+  /** The parameter descriptions of {@link parameters} that tools leave out altogether. */
+  omitted: Set<string>;
 }
 
 /** The value MCP gives a tool hint that is absent (the specification's `ToolAnnotations`). */
@@ -33,6 +37,8 @@ const PARAMETER_MIN_TOOLS = 2;
 const PARAMETER_MIN_LENGTH = 100;
 /** A tool keeps the first sentence of such a description when it is this short or shorter. */
 const FIRST_SENTENCE_MAX = 80;
+/** A parameter description this many tools or more repeat is listed once and left out of the tools. */
+const OMIT_MIN_TOOLS = 8;
 
 /** Sentences of a description, whitespace folded (YAML folds lines at 100 columns; that is not meaning). */
 export function sentences(text: string): string[] {
@@ -85,9 +91,13 @@ export function buildGlossary(tools: readonly ToolDefinition[]): Glossary {
         parameterCounts.set(text, { count: (seen?.count ?? 0) + 1, name: seen?.name ?? name });
       }
   const parameters = new Map<string, string>();
-  for (const [text, { count, name }] of parameterCounts)
-    if (count >= PARAMETER_MIN_TOOLS && text.length >= PARAMETER_MIN_LENGTH) parameters.set(text, name);
-  return { notes, parameters };
+  const omitted = new Set<string>();
+  for (const [text, { count, name }] of parameterCounts) {
+    if (count >= OMIT_MIN_TOOLS) omitted.add(text);
+    if (count >= OMIT_MIN_TOOLS || (count >= PARAMETER_MIN_TOOLS && text.length >= PARAMETER_MIN_LENGTH))
+      parameters.set(text, name);
+  }
+  return { notes, parameters, omitted };
 }
 
 /** What the spec's vendor extensions, left out of compact schemas, mean to a caller. */
@@ -106,14 +116,15 @@ export function glossaryText(glossary: Glossary): string {
     'Notes cited in tool descriptions as [N#]:',
     ...notes,
     '',
-    'Parameters shared by many tools, in full (a tool gives the first sentence):',
+    'Parameters shared by many tools, in full (a tool gives the first sentence, or nothing for those most tools take):',
     ...parameters,
   ].join('\n');
 }
 
 /**
  * A schema with `examples` dropped (the constraints stay, but for length bounds its `pattern` already
- * enforces), whitespace of descriptions folded, and glossary descriptions cut to their first sentence.
+ * enforces), whitespace of descriptions folded, and glossary descriptions cut to their first sentence
+ * (or left out, for the parameters most tools take).
  */
 function compactSchema(schema: unknown, glossary: Glossary): unknown {
   if (Array.isArray(schema)) return schema.map((item) => compactSchema(item, glossary));
@@ -128,6 +139,7 @@ function compactSchema(schema: unknown, glossary: Glossary): unknown {
     if (key.startsWith('x-')) continue;
     // `format` of an integer (int32, int64) only annotates in JSON Schema 2020-12, and the bounds beside it say more.
     if (key === 'format' && (schema as { type?: unknown }).type === 'integer') continue;
+    if (key === 'description' && typeof value === 'string' && glossary.omitted.has(value)) continue;
     if (key === 'description' && typeof value === 'string' && glossary.parameters.has(value)) {
       const first = sentences(value)[0] ?? '';
       out[key] = first.length <= FIRST_SENTENCE_MAX ? first : 'See the instructions.';
@@ -154,7 +166,8 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
 /**
  * The `tools/list` entry of a tool in the compact (default) mode: the same title, annotations and
  * input constraints as the full entry, the spec's description with shared sentences cited as notes,
- * parameter descriptions repeated across tools cut to their first sentence, no `examples`, and the
+ * parameter descriptions repeated across tools cut to their first sentence (left out when most tools
+ * repeat them), no `examples`, and the
  * shallow output schema (shared schemas by name). Everything cut is in the instructions or resources.
  *
  * @example

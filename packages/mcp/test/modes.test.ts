@@ -10,8 +10,12 @@ import { toolName } from '../src/names.js';
 import { impliedBounds } from '../src/pattern-length.js';
 import { serve } from './support/serve.js';
 
-/** Bytes of `tools/list` (its JSON result, as it travels) a mode may use. */
-const BUDGET = { compact: 40_000, full: 190_000, dynamic: 4_000 } as const;
+/**
+ * Bytes of `tools/list` (its JSON result, as it travels) a mode may use. The full mode inlines every
+ * schema: `Operation.result` (a command's execution, design §13) is inlined in the output of each
+ * long-running tool (and `run_computer` came with it), which took it from about 184,500 bytes to 216,000.
+ */
+const BUDGET = { compact: 40_000, full: 220_000, dynamic: 4_000 } as const;
 
 const document = loadDocument();
 const specTools = listOperations(document)
@@ -172,7 +176,8 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
       for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
         const cut = (schema as { description?: string }).description;
         const text = fold((whole[name] as { description?: string }).description ?? '');
-        if (cut !== undefined && fold(cut) !== text)
+        // Cut to a sentence, or left out (a parameter most tools take): in full in the instructions.
+        if (text !== '' && (cut === undefined || fold(cut) !== text))
           expect(instructions, `${tool.name}.${name}`).toContain(text);
       }
     }

@@ -62,6 +62,7 @@ describe('buildTools', () => {
       'start_computer',
       'stop_computer',
       'restart_computer',
+      'run_computer',
     ]);
     for (const tool of tools)
       expect('wait' in (tool.inputSchema.properties as object), tool.name).toBe(

@@ -22,6 +22,11 @@ const NEEDS: Readonly<Record<Permission, Role>> = {
   owner: 'owner',
 };
 
+/** Whether `role` has `permission` (design §8), for what a handler shows rather than refuses. */
+export function allows(role: Role, permission: Permission): boolean {
+  return atLeast(role, NEEDS[permission]);
+}
+
 /** A `workspaces` row. */
 export interface WorkspaceRow {
   id: string;

@@ -138,9 +138,11 @@ const DETAIL_KEYS = Object.keys({
 
 /**
  * An operation. A failed one carries `error` in the shape of an error response's body; its
- * `request_id` is the operation's id (the request that started it is not the one reading it).
+ * `request_id` is the operation's id (the request that started it is not the one reading it). A
+ * command's output (`result`) is shown only when `options.result` says the reader may run commands
+ * (the `exec` permission, design §8): a viewer reads the operation without it.
  */
-export function renderOperation(row: OperationRow): Schema<'Operation'> {
+export function renderOperation(row: OperationRow, options: { result: boolean }): Schema<'Operation'> {
   const details: Record<string, unknown> = {};
   for (const key of DETAIL_KEYS)
     if (row.error?.details?.[key] !== undefined) details[key] = row.error.details[key];
@@ -162,6 +164,7 @@ export function renderOperation(row: OperationRow): Schema<'Operation'> {
           },
         }
       : {}),
+    ...(row.result && options.result ? { result: row.result } : {}),
     ...(row.started_at ? { started_at: time(row.started_at) } : {}),
     ...(row.completed_at ? { completed_at: time(row.completed_at) } : {}),
     created_at: time(row.created_at),

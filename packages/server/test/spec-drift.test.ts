@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { atLeast, type Role } from '../src/access.js';
 import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
 import type { Database } from '../src/db/database.js';
+import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
 import {
   COMPUTER_ACTIONS,
   TERMINAL_OPERATION_STATES,
@@ -78,16 +79,35 @@ describe('lists in code match the spec', () => {
     for (const state of used) expect(specEnum('ComputerState')).toContain(state);
   });
 
-  test("driver actions are the spec's computer.* operation types", () => {
+  test("every spec operation type has a driver method; driver actions are the spec's lifecycle types", () => {
     const types = specEnum('OperationType');
     expect(types.every((type) => type.startsWith('computer.'))).toBe(true);
+    expect(drift('OPERATION_DRIVER_METHOD', Object.keys(OPERATION_DRIVER_METHOD), types)).toEqual([]);
+    // A command is not a lifecycle action: `run` never receives it, `exec` runs it (design §13).
+    expect(driverMethodOf('computer.exec')).toBe('exec');
     expect(
       drift(
         'DriverAction',
         Object.keys(COMPUTER_ACTIONS),
-        types.map((type) => type.slice('computer.'.length)),
+        types.filter((type) => driverMethodOf(type) === 'run').map((type) => type.slice('computer.'.length)),
       ),
     ).toEqual([]);
+    expect(Object.keys(COMPUTER_ACTIONS)).not.toContain('exec');
+  });
+
+  test('the long form of exec copies the short form’s schemas but for its longer time limits (design §13)', () => {
+    const properties = (name: string) =>
+      structuredClone((schemas(document)[name] as { properties: Record<string, unknown> }).properties);
+    const without = (record: Record<string, unknown>, key: string) => {
+      const { [key]: _, ...rest } = record;
+      return rest;
+    };
+    expect(without(properties('LongExecution'), 'duration_ms')).toEqual(
+      without(properties('Execution'), 'duration_ms'),
+    );
+    expect(without(properties('RunComputerRequest'), 'timeout_seconds')).toEqual(
+      without(properties('ExecComputerRequest'), 'timeout_seconds'),
+    );
   });
 
   test("key algorithms are the spec's KeyAlgorithm", () => {

@@ -13,11 +13,12 @@
 export const STANDARD_VERBS = Object.freeze(['list', 'get', 'create', 'update', 'delete']);
 
 /**
- * Custom actions: what a resource does beyond the standard methods. `start`, `stop`, `restart` and `exec`
- * (run a command) are action segments of computers; `exchange` is `POST /auth/token` (exchangeToken), which trades a
+ * Custom actions: what a resource does beyond the standard methods. `start`, `stop`, `restart`, `exec`
+ * (run a command and answer with its output) and `run` (run a long command as an operation) are action
+ * segments of computers; `exchange` is `POST /auth/token` (exchangeToken), which trades a
  * credential for an access token and has no action segment.
  */
-export const CUSTOM_VERBS = Object.freeze(['start', 'stop', 'restart', 'exec', 'exchange']);
+export const CUSTOM_VERBS = Object.freeze(['start', 'stop', 'restart', 'exec', 'run', 'exchange']);
 
 /** Every verb an operationId may start with. */
 export const OPERATION_VERBS = Object.freeze([...STANDARD_VERBS, ...CUSTOM_VERBS]);

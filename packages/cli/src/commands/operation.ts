@@ -157,7 +157,7 @@ export function addOperationCommand(
     command.option('--stdin', "send svc's own standard input to the command (read to its end first)");
     command.addHelpText(
       'after',
-      "\nThe command's stdout and stderr are printed to svc's, and svc exits with the command's exit code\n(with -o json, -o yaml or --query: the answer is printed instead, and svc exits 0).\n",
+      `\n${spec.longRunning ? 'With --wait, the' : 'The'} command's stdout and stderr are printed to svc's, and svc exits with the command's exit code\n(with -o json, -o yaml or --query: the answer is printed instead, and svc exits 0).\n`,
     );
   }
   if (spec.longRunning) {
@@ -220,9 +220,12 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
   if (spec.writesKeyFile && data)
     data = await saveKeyFile(context, data, (values.keyFile as string | undefined) ?? output.keyPath);
   const operations = data?.operations as Operation[] | undefined;
+  let execution = data?.execution as Execution | undefined;
   if (spec.longRunning && values.wait === true && operations && operations.length > 0) {
     const final = await waitForSuccess(context, client, operations, Number(values.timeout));
     data = { ...data, operations: final };
+    // A command run as an operation (`POST …/run`): its output is the operation's result.
+    execution ??= final[0]?.result?.execution as Execution | undefined;
     // The answer of a 202 is the resource as it was when the work began: show it as it is now.
     const resource = Object.entries(data).find(
       ([key, value]) => key !== 'operations' && value !== null && typeof value === 'object',
@@ -234,7 +237,6 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
       data = { ...fresh, operations: final };
     }
   }
-  const execution = data?.execution as Execution | undefined;
   if (spec.runsCommand && execution && output.format === 'table' && output.query === undefined)
     return printExecution(context, execution);
   await printResult(context, command, data, output);

@@ -46,9 +46,10 @@ export interface OperationCommand {
    */
   rest?: { name: string; description: string };
   /**
-   * It runs a command and answers with its exit code and output (the spec's `Execution`): the
-   * command prints them to stdout and stderr, exits with the exit code, and `--stdin` sends its own
-   * standard input.
+   * It runs a command and answers with its exit code and output (the spec's `Execution`), or, when
+   * long-running, starts one whose operation carries them (`result.execution`, read after `--wait`):
+   * the command prints them to stdout and stderr, exits with the exit code, and `--stdin` sends its
+   * own standard input.
    */
   runsCommand: boolean;
   options: OptionSpec[];
@@ -203,7 +204,8 @@ export function operationCommands(document: OpenApiDocument): OperationCommand[]
 /** The GET that reads a long-running operation's resource again: see {@link OperationCommand.refetch}. */
 function refetchOf(command: OperationCommand, gets: readonly string[]): OperationCommand['refetch'] {
   const { method, path } = command.operation;
-  if (!command.longRunning || method === 'delete') return undefined;
+  // A command's operation leaves its computer as it was: after --wait, the command's output is shown.
+  if (!command.longRunning || method === 'delete' || command.runsCommand) return undefined;
   if (method !== 'post' && gets.includes(path)) return { path }; // an update in place
   const item = gets.find(
     (get) => get.startsWith(`${path}/{`) && /^\/\{[^}/]+\}$/.test(get.slice(path.length)),
@@ -246,9 +248,13 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
   const declaredBody = requestBody(document, info);
   const body = deref(document, declaredBody?.schema ?? {});
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
-  const runsCommand = successResponses(document, info).some(({ response }) =>
-    /#\/components\/schemas\/Execution"/.test(JSON.stringify(response)),
-  );
+  const longRunning = successResponses(document, info).some(({ status }) => status === '202');
+  // A long-running operation whose body takes a command's stdin starts a command (`POST …/run`).
+  const runsCommand =
+    successResponses(document, info).some(({ response }) =>
+      /#\/components\/schemas\/Execution"/.test(JSON.stringify(response)),
+    ) ||
+    (longRunning && Object.keys((body.properties ?? {}) as object).some((name) => STDIN_FIELDS.has(name)));
   let rest: OperationCommand['rest'];
   for (const [name, raw] of Object.entries((body.properties ?? {}) as Record<string, unknown>)) {
     // A command's stdin comes from svc's own (`--stdin`, see runsCommand), not from an option's value.
@@ -285,7 +291,7 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     runsCommand,
     options,
     bodyRequired: declaredBody?.required === true,
-    longRunning: successResponses(document, info).some(({ status }) => status === '202'),
+    longRunning,
     auth,
     writesKeyFile: successResponses(document, info).some(({ response }) =>
       /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),

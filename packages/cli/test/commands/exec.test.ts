@@ -117,3 +117,100 @@ describe('svc computers exec', () => {
     expect(api.seen).toHaveLength(0);
   });
 });
+
+// `svc computers run … -- cmd`: the long form (design §13) answers 202 with a `computer.exec`
+// operation; with --wait the command's output, from the operation's `result`, is printed as exec's.
+describe('svc computers run', () => {
+  const RUN = 'POST /workspaces/dev/computers/box/run';
+  const operation = (fields: Record<string, unknown>) => ({
+    id: '01m6e5gr5mpj3ht9gw2s64n9f74',
+    workspace_id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+    type: 'computer.exec',
+    target: { type: 'computer', id: '01m6cnenctgek8472bc9m7jfnzd' },
+    created_by: '01m6b5cjm082dkpt9sxm0exnk3h',
+    created_at: '2026-11-09T18:00:00Z',
+    updated_at: '2026-11-09T18:00:00Z',
+    ...fields,
+  });
+  const accepted = () => ({
+    status: 202,
+    body: { operations: [operation({ state: 'pending', progress: 0 })] },
+  });
+  const finished = (fields: Record<string, unknown>) => ({
+    status: 200,
+    body: { operation: operation({ state: 'succeeded', progress: 100, ...fields }) },
+  });
+  const POLL = `GET /operations/${operation({}).id}`;
+
+  test("--wait prints the result's stdout and stderr and exits with its exit code", async () => {
+    const api = fakeApi({
+      [RUN]: accepted,
+      [POLL]: () => finished({ result: execution({ exit_code: 2, stdout: 'built\n', stderr: 'warning\n' }) }),
+    });
+    const outcome = await svcBytes(
+      ['computers', 'run', 'dev', 'box', '--timeout-seconds', '1800', '--wait', '--', 'make', 'test'],
+      { fetch: api.fetch },
+    );
+    expect(api.seen[0]?.body).toEqual({ argv: ['make', 'test'], timeout_seconds: 1800 });
+    expect(api.seen.map((s) => `${s.method} ${s.url.pathname}`)).toEqual([
+      'POST /v1/workspaces/dev/computers/box/run',
+      'GET /v1/operations/01m6e5gr5mpj3ht9gw2s64n9f74',
+    ]);
+    expect(outcome).toEqual({ code: 2, stdout: Buffer.from('built\n'), stderr: 'warning\n' });
+  });
+
+  test('--stdin sends svc’s standard input, as exec does', async () => {
+    const api = fakeApi({ [RUN]: accepted, [POLL]: () => finished({ result: execution({ stdout: 'x' }) }) });
+    async function* stdin() {
+      yield Buffer.from('input');
+    }
+    const outcome = await svcBytes(['computers', 'run', 'dev', 'box', '--stdin', '--wait', '--', 'cat'], {
+      fetch: api.fetch,
+      stdin: stdin(),
+    });
+    expect(api.seen[0]?.body).toEqual({
+      argv: ['cat'],
+      stdin: Buffer.from('input').toString('base64'),
+      stdin_encoding: 'base64',
+    });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout.toString()).toBe('x');
+  });
+
+  test('a failed operation is an error: its code and message on stderr, exit 1', async () => {
+    const api = fakeApi({
+      [RUN]: accepted,
+      [POLL]: () => ({
+        status: 200,
+        body: {
+          operation: operation({
+            state: 'failed',
+            progress: 0,
+            error: {
+              code: 'invalid_state',
+              message: 'the computer left running (it is stopping) while the command ran',
+              details: {},
+              request_id: operation({}).id,
+            },
+          }),
+        },
+      }),
+    });
+    const outcome = await svcBytes(['computers', 'run', 'dev', 'box', '--wait', '--', 'sleep', '600'], {
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('invalid_state');
+    expect(outcome.stderr).toContain('left running');
+  });
+
+  test('without --wait it prints the operation it started and exits 0', async () => {
+    const api = fakeApi({ [RUN]: accepted });
+    const outcome = await svcBytes(['computers', 'run', 'dev', 'box', '-o', 'json', '--', 'make'], {
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout.toString()).operations[0]).toMatchObject({ type: 'computer.exec' });
+    expect(api.seen).toHaveLength(1);
+  });
+});

@@ -79,18 +79,26 @@ describe('a command for every operation of the spec', () => {
     expect(program.commands.find((c) => c.name() === 'operations')?.aliases()).toContain('ops');
   });
 
-  test('argv of execComputer is the trailing argument, and only it runs a command', () => {
-    const exec = commands.find((c) => c.operation.operationId === 'execComputer');
-    expect(exec?.rest?.name).toBe('argv');
-    expect(exec?.options.map((o) => o.name)).toEqual([
-      'Idempotency-Key',
-      'timeout_seconds',
-      'max_output_bytes',
-    ]);
+  test('argv of execComputer and runComputer is the trailing argument, and only they run a command', () => {
+    for (const id of ['execComputer', 'runComputer']) {
+      const exec = commands.find((c) => c.operation.operationId === id);
+      expect(exec?.rest?.name).toBe('argv');
+      expect(exec?.options.map((o) => o.name)).toEqual([
+        'Idempotency-Key',
+        'timeout_seconds',
+        'max_output_bytes',
+      ]);
+    }
     expect(commands.filter((c) => c.runsCommand).map((c) => c.operation.operationId)).toEqual([
       'execComputer',
+      'runComputer',
     ]);
-    expect(commands.filter((c) => c.rest).map((c) => c.operation.operationId)).toEqual(['execComputer']);
+    expect(commands.filter((c) => c.rest).map((c) => c.operation.operationId)).toEqual([
+      'execComputer',
+      'runComputer',
+    ]);
+    // The long form's output comes from its operation after --wait, not from a resource read again.
+    expect(commands.find((c) => c.operation.operationId === 'runComputer')?.refetch).toBeUndefined();
   });
 
   test('command names are unique within each group', () => {

@@ -108,6 +108,42 @@ export function computersSuite(): void {
     },
   );
 
+  it('runComputer answers 202 with a computer.exec operation, which finishes', async () => {
+    const { operations } = await unwrap(
+      client().POST('/workspaces/{workspace}/computers/{computer}/run', {
+        params: { path: at(), header: { 'Idempotency-Key': key() } },
+        body: { argv: ['uname', '-a'], timeout_seconds: 600 },
+      }),
+    );
+    expect(operations[0]!.type).toBe('computer.exec');
+    const [done] = await waitForOperations(client(), operations, WAIT);
+    expect(done!.state).toBe('succeeded');
+  });
+
+  statefulIt(
+    'runComputer: the finished operation carries the execution; a timeout above an hour is 400',
+    async () => {
+      const { operations } = await unwrap(
+        client().POST('/workspaces/{workspace}/computers/{computer}/run', {
+          params: { path: at(), header: {} },
+          body: { argv: ['cat'], stdin: 'from stdin\n', timeout_seconds: 60 },
+        }),
+      );
+      const [done] = await waitForOperations(client(), operations, WAIT);
+      expect(done!.result?.execution).toMatchObject({ exit_code: 0, stdout: 'from stdin\n', stderr: '' });
+      const { computer } = await unwrap(
+        client().GET('/workspaces/{workspace}/computers/{computer}', { params: { path: at() } }),
+      );
+      expect(computer.state).toBe('running');
+      const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/run', {
+        params: { path: at(), header: {} },
+        body: { argv: ['true'], timeout_seconds: 3601 },
+      });
+      expect(response.status).toBe(400);
+      expect(error?.error.code).toBe('invalid_argument');
+    },
+  );
+
   it('startComputer of a running computer is 409 invalid_state with allowed_from', async () => {
     const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/start', {
       params: { path: at(), header: {} },

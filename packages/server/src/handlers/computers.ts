@@ -37,7 +37,7 @@ async function catalogued(db: Queryable, size: string, image: string): Promise<v
   if (violations.length > 0) throw invalidArgument(violations);
 }
 
-function accepted(operations: OperationRow[]): { location: string; 'retry-after': string } {
+export function accepted(operations: OperationRow[]): { location: string; 'retry-after': string } {
   return { location: `${API_PREFIX}/operations/${operations[0]?.id}`, 'retry-after': '1' };
 }
 
@@ -98,7 +98,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   );
   return {
     status: 202,
-    body: { computer: renderComputer(computer), operations: [renderOperation(operation)] },
+    body: { computer: renderComputer(computer), operations: [renderOperation(operation, { result: true })] },
     headers: accepted([operation]),
   };
 };
@@ -138,7 +138,7 @@ async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'del
   const operation = await requestComputerAction(ctx.db, computer.id, name, ctx.principal.id);
   return {
     status: 202 as const,
-    body: { operations: [renderOperation(operation)] },
+    body: { operations: [renderOperation(operation, { result: true })] },
     headers: accepted([operation]),
   };
 }

@@ -1,4 +1,4 @@
-import { workspaceAccess } from '../access.js';
+import { allows, type Role, workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { waitForOperation } from '../operations/events.js';
 import { pageRequest, toPage } from '../paging.js';
@@ -10,7 +10,7 @@ import type { Handler } from './types.js';
 export const MAX_WAIT_SECONDS = 60;
 
 export const listOperations: Handler<'listOperations'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
   const { state, target_id } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listOperations',
@@ -26,7 +26,14 @@ export const listOperations: Handler<'listOperations'> = async (ctx) => {
     limit: page.limit + 1,
   });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
-  return { status: 200, body: { operations: items.map(renderOperation), next_cursor, has_more } };
+  return {
+    status: 200,
+    body: {
+      operations: items.map((row) => renderOperation(row, { result: allows(role, 'exec') })),
+      next_cursor,
+      has_more,
+    },
+  };
 };
 
 /**
@@ -38,15 +45,16 @@ export const getOperation: Handler<'getOperation'> = async (ctx) => {
   const workspaceId = await operationWorkspace(ctx.db, id);
   const notFound = () => new ApiError('not_found', `operation ${id} not found`);
   if (!workspaceId) throw notFound();
+  let role: Role;
   try {
-    await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, 'read');
+    ({ role } = await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, 'read'));
   } catch (error) {
     throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
   }
   const waitMs = Math.min(ctx.query.wait ?? 0, MAX_WAIT_SECONDS) * 1000;
   const operation = await waitForOperation(ctx.db, ctx.deps.events, id, waitMs, { pollMs: 500 });
   if (!operation) throw notFound();
-  return { status: 200, body: { operation: renderOperation(operation) } };
+  return { status: 200, body: { operation: renderOperation(operation, { result: allows(role, 'exec') }) } };
 };
 
 export const operationHandlers = { listOperations, getOperation };

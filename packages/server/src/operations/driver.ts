@@ -2,16 +2,45 @@ import type { Schema } from '@svc/contract';
 import type { ErrorCode } from '../errors.js';
 
 /**
- * What a driver is asked to do: the spec's `computer.*` operation types without the prefix, so an
- * operation type added to the spec is an action every driver and `COMPUTER_ACTIONS` must handle.
- * `create` provisions only; the worker then runs `start`.
+ * Which driver method carries each of the spec's operation types: `run` for the lifecycle actions
+ * (they move the computer through design §4), `exec` for `computer.exec` (a command in a running
+ * computer; the state does not change). Keyed by the spec's enum, so a type added to the spec does
+ * not compile until someone says here which it is.
  */
-export type DriverAction =
-  Schema<'OperationType'> extends infer Type
-    ? Type extends `computer.${infer Action}`
-      ? Action
-      : never
+export const OPERATION_DRIVER_METHOD = {
+  'computer.create': 'run',
+  'computer.start': 'run',
+  'computer.stop': 'run',
+  'computer.restart': 'run',
+  'computer.delete': 'run',
+  'computer.exec': 'exec',
+} as const satisfies Readonly<Record<Schema<'OperationType'>, 'run' | 'exec'>>;
+
+/**
+ * The driver method of an operation type, or undefined for a type this server does not know.
+ *
+ * @example
+ * driverMethodOf('computer.exec'); // 'exec'
+ */
+export function driverMethodOf(type: string): 'run' | 'exec' | undefined {
+  return Object.hasOwn(OPERATION_DRIVER_METHOD, type)
+    ? OPERATION_DRIVER_METHOD[type as keyof typeof OPERATION_DRIVER_METHOD]
+    : undefined;
+}
+
+type RunOperationType = {
+  [Type in keyof typeof OPERATION_DRIVER_METHOD]: (typeof OPERATION_DRIVER_METHOD)[Type] extends 'run'
+    ? Type
     : never;
+}[keyof typeof OPERATION_DRIVER_METHOD];
+
+/**
+ * What a driver's `run` is asked to do: the spec's `computer.*` lifecycle operation types without the
+ * prefix, so a lifecycle type added to the spec is an action every driver and `COMPUTER_ACTIONS` must
+ * handle. `create` provisions only; the worker then runs `start`. `computer.exec` is not one: the
+ * worker hands it to `exec`.
+ */
+export type DriverAction = RunOperationType extends `computer.${infer Action}` ? Action : never;
 
 /** The computer as a driver sees it. */
 export interface DriverComputer {

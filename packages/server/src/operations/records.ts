@@ -67,6 +67,10 @@ export interface OperationRow {
   created_by: string;
   progress: number;
   error: { code: string; message: string; details: Record<string, unknown> } | null;
+  /** A `computer.exec` operation's request, kept only until the worker starts the command. */
+  command: StoredCommand | null;
+  /** What a `computer.exec` operation's command returned (the spec's `LongExecution`). */
+  result: { execution: Schema<'LongExecution'> } | null;
   claimed_by: string | null;
   lease_until: Date | null;
   attempts: number;
@@ -74,6 +78,14 @@ export interface OperationRow {
   completed_at: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A command as a `computer.exec` operation stores it until it starts (stdin in base64). */
+export interface StoredCommand {
+  argv: string[];
+  stdin_base64?: string;
+  timeout_ms: number;
+  max_output_bytes: number;
 }
 
 /** What each action may start from, the state it holds while it runs, and where it ends (design §4). */
@@ -133,12 +145,55 @@ export async function requestComputerAction(
       details: { current_state: computer.state, allowed_from: [...rule.from] },
     });
   }
-  const operation = await insertOperation(tx, computer, action, principalId);
+  const operation = await insertOperation(tx, computer, `computer.${action}`, principalId);
   await tx.query(
     'UPDATE computers SET state = $2, current_operation_id = $3, updated_at = now() WHERE id = $1',
     [computer.id, rule.during, operation.id],
   );
   return operation;
+}
+
+/**
+ * Records a pending `computer.exec` operation for a command in a running computer, in the caller's
+ * transaction (design §13). The computer's state is left alone: it must be `running` now, and the
+ * worker checks again when the command starts. Locks the computer row like an action, so a stop
+ * requested at the same time is ordered before or after this check.
+ *
+ * @example
+ * const operation = await requestComputerCommand(tx, computer.id, { argv: ['make'], timeout_ms: 600_000, max_output_bytes: 65_536 }, principal.id);
+ */
+export async function requestComputerCommand(
+  tx: Queryable,
+  computerId: string,
+  command: StoredCommand,
+  principalId: string,
+): Promise<OperationRow> {
+  const { rows } = await tx.query<ComputerRow>('SELECT * FROM computers WHERE id = $1 FOR UPDATE', [
+    computerId,
+  ]);
+  const computer = rows[0];
+  if (!computer) throw new ApiError('not_found', 'no such computer');
+  assertRunning(computer, 'run');
+  return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
+}
+
+/**
+ * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
+ * it is `running`: the rule for running a command in it (design §13).
+ */
+export function assertRunning(computer: ComputerRow, action: 'exec' | 'run'): void {
+  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
+    throw new ComputerStateError(
+      'operation_in_progress',
+      `the computer is ${computer.state}; wait for its operation to finish`,
+      { details: { operation_id: computer.current_operation_id } },
+    );
+  if (computer.state !== 'running')
+    throw new ComputerStateError(
+      'invalid_state',
+      `computer ${computer.name} is ${computer.state}; ${action} is allowed from running`,
+      { details: { current_state: computer.state, allowed_from: ['running'] } },
+    );
 }
 
 /** The fields a new computer is created with. */
@@ -171,21 +226,22 @@ export async function createComputerRecord(
     [id, input.workspace_id, input.name, input.size, input.image, input.labels, operationId, principalId],
   );
   const computer = rows[0] as ComputerRow;
-  const operation = await insertOperation(tx, computer, 'create', principalId, operationId);
+  const operation = await insertOperation(tx, computer, 'computer.create', principalId, operationId);
   return { computer, operation };
 }
 
 async function insertOperation(
   tx: Queryable,
   computer: ComputerRow,
-  action: DriverAction,
+  type: Schema<'OperationType'>,
   principalId: string,
   id = newId(),
+  command: StoredCommand | null = null,
 ): Promise<OperationRow> {
   const { rows } = await tx.query<OperationRow>(
-    `INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by)
-     VALUES ($1, $2, $3, 'computer', $4, $5) RETURNING *`,
-    [id, computer.workspace_id, `computer.${action}`, computer.id, principalId],
+    `INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command)
+     VALUES ($1, $2, $3, 'computer', $4, $5, $6) RETURNING *`,
+    [id, computer.workspace_id, type, computer.id, principalId, command],
   );
   await tx.query('SELECT pg_notify($1, $2)', [OPERATION_PENDING_CHANNEL, id]);
   return rows[0] as OperationRow;

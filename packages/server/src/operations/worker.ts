@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
+import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
-import { DriverError } from './driver.js';
+import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
 import { OPERATION_DONE_CHANNEL, OPERATION_PENDING_CHANNEL } from './events.js';
 import type { ComputerRow, OperationRow } from './records.js';
@@ -19,11 +20,19 @@ export interface WorkerOptions {
   leaseMs: number;
   /** How often to look for work when nothing wakes the worker. */
   pollMs?: number;
-  /** Operations run at once by this replica. */
+  /** Lifecycle operations run at once by this replica. */
   concurrency?: number;
+  /**
+   * `computer.exec` operations (commands, up to an hour each) run at once by this replica, on slots of
+   * their own so that long commands never hold up a start or a stop (default 16).
+   */
+  commandConcurrency?: number;
   /** After this many claims an operation fails instead of running again (a crash loop). */
   maxAttempts?: number;
 }
+
+/** The operation type that runs a command (design §13): it has slots of its own. */
+const COMMAND_TYPE = Object.entries(OPERATION_DRIVER_METHOD).find(([, method]) => method === 'exec')?.[0];
 
 /** Thrown inside a run when this replica no longer owns the operation. */
 class LeaseLost extends Error {}
@@ -34,7 +43,8 @@ class LeaseLost extends Error {}
  * claimed again once its lease expires, and the driver action is re-run (drivers must be idempotent).
  * Every write of a run is fenced by the claim token, so a replica that lost its lease cannot
  * complete, fail or move the computer of an operation someone else now owns: each operation ends
- * exactly once. Computer states follow design §4 (create: creating → starting → running).
+ * exactly once. Computer states follow design §4 (create: creating → starting → running). A
+ * `computer.exec` operation runs its command once and is never re-run after a takeover (design §13).
  *
  * @example
  * const worker = new OperationWorker({ db, driver: new SimulatedDriver({ stepMs: 500 }), events, leaseMs: 30_000 });
@@ -50,10 +60,11 @@ export class OperationWorker {
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly concurrency: number;
+  private readonly commandConcurrency: number;
   private readonly maxAttempts: number;
   private readonly running = new Map<
     string,
-    { abort: AbortController; done: Promise<void>; token: string }
+    { abort: AbortController; done: Promise<void>; token: string; command: boolean }
   >();
   private stopped = true;
   private wakeUp: (() => void) | undefined;
@@ -68,6 +79,7 @@ export class OperationWorker {
     this.leaseMs = options.leaseMs;
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = options.concurrency ?? 4;
+    this.commandConcurrency = options.commandConcurrency ?? 16;
     this.maxAttempts = options.maxAttempts ?? 5;
   }
 
@@ -140,11 +152,24 @@ export class OperationWorker {
     return claimed.operation;
   }
 
+  /** Which kinds of operation this replica has a free slot for now. */
+  private freeSlots(): { lifecycle: boolean; command: boolean } {
+    const commands = [...this.running.values()].filter((run) => run.command).length;
+    return {
+      lifecycle: this.running.size - commands < this.concurrency,
+      command: commands < this.commandConcurrency,
+    };
+  }
+
   private async claimLoop(): Promise<void> {
     while (!this.stopped) {
       let claimedAny = false;
-      while (!this.stopped && this.running.size < this.concurrency) {
-        const claimed = await this.claim().catch(() => undefined);
+      for (
+        let free = this.freeSlots();
+        !this.stopped && (free.lifecycle || free.command);
+        free = this.freeSlots()
+      ) {
+        const claimed = await this.claim(free).catch(() => undefined);
         if (!claimed) break;
         claimedAny = true;
         const abort = new AbortController();
@@ -152,10 +177,12 @@ export class OperationWorker {
           this.running.delete(claimed.operation.id);
           this.wake();
         });
-        this.running.set(claimed.operation.id, { abort, done, token: claimed.token });
+        const command = driverMethodOf(claimed.operation.type) === 'exec';
+        this.running.set(claimed.operation.id, { abort, done, token: claimed.token, command });
       }
       if (this.stopped) break;
-      if (claimedAny && this.running.size < this.concurrency) continue;
+      const free = this.freeSlots();
+      if (claimedAny && (free.lifecycle || free.command)) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.pollMs);
         this.wakeUp = () => {
@@ -167,17 +194,20 @@ export class OperationWorker {
     }
   }
 
-  private async claim(): Promise<{ operation: OperationRow; token: string } | undefined> {
+  private async claim(
+    free: { lifecycle: boolean; command: boolean } = { lifecycle: true, command: true },
+  ): Promise<{ operation: OperationRow; token: string } | undefined> {
     const token = `${this.workerId}/${randomUUID()}`;
     const { rows } = await this.db.query<OperationRow>(
       `UPDATE operations
           SET state = 'running', claimed_by = $1, lease_until = now() + make_interval(secs => $2),
               attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = (SELECT id FROM operations
-                     WHERE state = 'pending' OR (state = 'running' AND lease_until < now())
+                     WHERE (state = 'pending' OR (state = 'running' AND lease_until < now()))
+                       AND (CASE WHEN type = $3 THEN $4::boolean ELSE $5::boolean END)
                      ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING *`,
-      [token, this.leaseMs / 1000],
+      [token, this.leaseMs / 1000, COMMAND_TYPE, free.command, free.lifecycle],
     );
     const operation = rows[0];
     return operation ? { operation, token } : undefined;
@@ -204,8 +234,13 @@ export class OperationWorker {
     try {
       if (operation.attempts > this.maxAttempts)
         throw new DriverError('internal', `the operation was abandoned after ${this.maxAttempts} attempts`);
-      await this.perform(operation, token, abort.signal);
-      await this.finish(operation, token, undefined);
+      if (driverMethodOf(operation.type) === 'exec') {
+        const result = await this.runCommand(operation, token, abort.signal);
+        await this.finish(operation, token, undefined, result);
+      } else {
+        await this.perform(operation, token, abort.signal);
+        await this.finish(operation, token, undefined);
+      }
     } catch (error) {
       if (abort.signal.aborted || error instanceof LeaseLost) return; // someone else owns it now, or we are "dead"
       const driverError =
@@ -222,11 +257,7 @@ export class OperationWorker {
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     if (!(action in COMPUTER_ACTIONS))
       throw new DriverError('internal', `unknown operation type ${operation.type}`);
-    const { rows } = await this.db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [
-      operation.target_id,
-    ]);
-    const computer = rows[0];
-    if (!computer) throw new DriverError('not_found', 'the computer of this operation no longer exists');
+    const computer = await this.computerOf(operation);
     const progress = (from: number, to: number) => async (percent: number) => {
       if (signal.aborted) throw new LeaseLost('lease lost');
       const value = Math.round(from + ((to - from) * Math.min(100, Math.max(0, percent))) / 100);
@@ -256,28 +287,122 @@ export class OperationWorker {
     await this.driver.run(action, computer, { signal, progress: progress(0, 100) });
   }
 
-  /** Ends the operation (and moves its computer) once, if this claim still owns it. */
+  /**
+   * A `computer.exec` operation (design §13): runs its command once through the driver's `exec` and
+   * returns what it returned. The computer's state is not changed; it must be `running` when the
+   * command starts, and the command is stopped and the operation failed if it leaves `running`. A
+   * command is not idempotent, so it is never run twice: a second claim (a takeover after the
+   * replica running it died or shut down) fails the operation instead of running it again.
+   */
+  private async runCommand(
+    operation: OperationRow,
+    token: string,
+    signal: AbortSignal,
+  ): Promise<NonNullable<OperationRow['result']>> {
+    if (operation.attempts > 1)
+      throw new DriverError(
+        'unavailable',
+        'the server running this command stopped before it ended; a command is never run twice, so it was not started again: run it again if that is safe',
+      );
+    const command = operation.command;
+    // stdin is kept at rest only until the command starts.
+    const owned = await this.fenced(
+      `UPDATE operations SET command = NULL, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
+      operation,
+      token,
+      [],
+    );
+    if (!owned) throw new LeaseLost('lease lost');
+    if (!command) throw new DriverError('internal', 'the operation has no command to run');
+    const computer = await this.computerOf(operation);
+    if (computer.state !== 'running')
+      throw new DriverError('invalid_state', `the computer is ${computer.state}; the command did not run`, {
+        current_state: computer.state,
+        allowed_from: ['running'],
+      });
+    const left = new AbortController();
+    const watch = setInterval(
+      () => {
+        this.computerOf(operation)
+          .then((now) => now.state === 'running' || left.abort(now.state))
+          .catch(() => {});
+      },
+      Math.min(1000, Math.max(10, Math.floor(this.leaseMs / 3))),
+    );
+    const started = performance.now();
+    try {
+      const result = await this.driver.exec(computer, {
+        argv: command.argv,
+        ...(command.stdin_base64 === undefined ? {} : { stdin: Buffer.from(command.stdin_base64, 'base64') }),
+        timeoutMs: command.timeout_ms,
+        maxOutputBytes: command.max_output_bytes,
+        signal: AbortSignal.any([
+          signal,
+          left.signal,
+          AbortSignal.timeout(command.timeout_ms + KILL_GRACE_MS),
+        ]),
+      });
+      if (left.signal.aborted) throw this.leftRunning(left.signal.reason);
+      return { execution: toExecution(result, Math.round(performance.now() - started)) };
+    } catch (error) {
+      if (signal.aborted) throw new LeaseLost('lease lost');
+      if (left.signal.aborted) throw this.leftRunning(left.signal.reason);
+      if (error instanceof DriverError) throw error;
+      throw new DriverError('internal', 'the command did not report back', { driver: this.driver.name });
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  private leftRunning(state: unknown): DriverError {
+    return new DriverError(
+      'invalid_state',
+      `the computer left running (it is ${String(state)}) while the command ran; the command was stopped`,
+      { current_state: String(state), allowed_from: ['running'] },
+    );
+  }
+
+  private async computerOf(operation: OperationRow): Promise<ComputerRow> {
+    const { rows } = await this.db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [
+      operation.target_id,
+    ]);
+    const computer = rows[0];
+    if (!computer) throw new DriverError('not_found', 'the computer of this operation no longer exists');
+    return computer;
+  }
+
+  /**
+   * Ends the operation once, if this claim still owns it, with the command's `result` for a
+   * `computer.exec`; a lifecycle action also moves its computer.
+   */
   private async finish(
     operation: OperationRow,
     token: string,
     failure: DriverError | undefined,
+    result: OperationRow['result'] = null,
   ): Promise<void> {
+    const lifecycle = driverMethodOf(operation.type) === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     const target = COMPUTER_ACTIONS[action]?.to;
     const ended = await this.db.transaction(async (tx) => {
       const { rowCount } = await tx.query(
         `UPDATE operations
             SET state = $3, progress = CASE WHEN $3 = 'succeeded' THEN 100 ELSE progress END, error = $4,
-                completed_at = now(), lease_until = NULL, updated_at = now()
+                result = $5, command = NULL, completed_at = now(), lease_until = NULL, updated_at = now()
           WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
         [
           operation.id,
           token,
           failure ? 'failed' : 'succeeded',
           failure ? { code: failure.code, message: failure.message, details: failure.details } : null,
+          failure ? null : result,
         ],
       );
       if (rowCount !== 1) return false;
+      if (!lifecycle) {
+        await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
+        return true;
+      }
       const state = failure || !target ? 'failed' : target;
       await tx.query(
         `UPDATE computers

@@ -165,3 +165,195 @@ describeEngines('handlers: exec (run a command in a computer)', (engine) => {
     expect(JSON.stringify(line)).not.toContain('--secret-flag');
   });
 });
+
+// The long form (design §13): POST …/run answers 202 with a `computer.exec` operation; the worker
+// runs the command (SIMULATED by the default driver) and stores what it returned on the operation.
+describeEngines('handlers: run (a long command, as an operation)', (engine) => {
+  let t: TestApp;
+  let team: Team;
+  let running: string;
+  const logs: { message: string; fields: Record<string, unknown> }[] = [];
+  beforeAll(async () => {
+    t = await openTestApp(engine, {
+      app: { log: (message, fields) => logs.push({ message, fields: fields ?? {} }) },
+    });
+    team = await t.team();
+    running = await computer();
+  });
+  afterAll(() => t.close());
+  const ws = () => `/v1/workspaces/${team.workspace.id}`;
+
+  const operation = async (id: string, token = team.editor.token, wait = 10) =>
+    (await t.call('GET', `/v1/operations/${id}?wait=${wait}`, { token })).body.operation;
+  async function computer(): Promise<string> {
+    const created = await t.call('POST', `${ws()}/computers`, {
+      token: team.editor.token,
+      body: { name: unique('box'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(created.status).toBe(202);
+    expect((await operation(created.body.operations[0].id)).state).toBe('succeeded');
+    return created.body.computer.id;
+  }
+  const run = (body: unknown, options: { id?: string; token?: string; key?: string } = {}) =>
+    t.call('POST', `${ws()}/computers/${options.id ?? running}/run`, {
+      token: options.token ?? team.editor.token,
+      body,
+      ...(options.key ? { key: options.key } : {}),
+    });
+
+  test('202 with a computer.exec operation that ends with the execution as its result; the computer stays running', async () => {
+    const answer = await run({ argv: ['cat'], stdin: 'hello\n', timeout_seconds: 600 });
+    expect(answer.status).toBe(202);
+    const [pending] = answer.body.operations;
+    expect(pending).toMatchObject({ type: 'computer.exec', target: { type: 'computer', id: running } });
+    expect(pending.result).toBeUndefined();
+    expect(answer.headers.get('location')).toBe(`/v1/operations/${pending.id}`);
+    const done = await operation(pending.id);
+    expect(done).toMatchObject({ state: 'succeeded', progress: 100 });
+    expect(done.error).toBeUndefined();
+    expect(done.result).toEqual({
+      execution: {
+        exit_code: 0,
+        encoding: 'utf-8',
+        stdout: 'hello\n',
+        stderr: '',
+        stdout_truncated: false,
+        stderr_truncated: false,
+        timed_out: false,
+        duration_ms: expect.any(Number),
+      },
+    });
+    const box = await t.call('GET', `${ws()}/computers/${running}`, { token: team.viewer.token });
+    expect(box.body.computer.state).toBe('running');
+    expect(box.body.computer.current_operation_id).toBeUndefined();
+  });
+
+  test('a failing command still succeeds as an operation (read exit_code); a killed one says timed_out', async () => {
+    const failing = await run({ argv: ['false'] });
+    expect((await operation(failing.body.operations[0].id)).result.execution).toMatchObject({ exit_code: 1 });
+    const slow = await run({ argv: ['sleep', '5'], timeout_seconds: 1 });
+    const killed = await operation(slow.body.operations[0].id);
+    expect(killed.state).toBe('succeeded');
+    expect(killed.result.execution).toMatchObject({ timed_out: true, exit_code: 124 });
+  });
+
+  test('stdin is kept only until the command starts', async () => {
+    const answer = await run({ argv: ['cat'], stdin: 'hunter2' });
+    const id = answer.body.operations[0].id;
+    await operation(id);
+    const { rows } = await t.db.query<{ command: unknown }>('SELECT command FROM operations WHERE id = $1', [
+      id,
+    ]);
+    expect(rows[0]?.command).toBeNull();
+  });
+
+  test('the result is shown to callers who may run commands; a viewer sees the operation without it', async () => {
+    const answer = await run({ argv: ['echo', 'private'] });
+    const id = answer.body.operations[0].id;
+    expect((await operation(id)).result.execution.stdout).toBe('private\n');
+    const seen = await operation(id, team.viewer.token);
+    expect(seen.state).toBe('succeeded');
+    expect(seen.result).toBeUndefined();
+    const listed = await t.call('GET', `${ws()}/operations?target_id=${running}`, {
+      token: team.viewer.token,
+    });
+    expect(listed.body.operations.find((op: { id: string }) => op.id === id)?.result).toBeUndefined();
+    const editorList = await t.call('GET', `${ws()}/operations?target_id=${running}`, {
+      token: team.editor.token,
+    });
+    expect(editorList.body.operations.find((op: { id: string }) => op.id === id)?.result).toBeDefined();
+  });
+
+  test('the operation fails when the computer stops while the command runs', async () => {
+    const id = await computer();
+    const answer = await run({ argv: ['sleep', '20'], timeout_seconds: 60 }, { id });
+    const opId = answer.body.operations[0].id;
+    for (let i = 0; i < 100 && (await operation(opId, team.editor.token, 0)).state === 'pending'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const stop = await t.call('POST', `${ws()}/computers/${id}/stop`, { token: team.editor.token });
+    expect(stop.status).toBe(202);
+    const failed = await operation(opId);
+    expect(failed.state).toBe('failed');
+    expect(failed.error).toMatchObject({ code: 'invalid_state', details: { allowed_from: ['running'] } });
+    expect(failed.error.message).toMatch(/left running .* the command was stopped/);
+    expect(failed.result).toBeUndefined();
+  });
+
+  test.each([
+    ['a timeout above an hour', { argv: ['true'], timeout_seconds: 3601 }, 'timeout_seconds'],
+    ['a timeout of 0', { argv: ['true'], timeout_seconds: 0 }, 'timeout_seconds'],
+    ['an empty program', { argv: [''] }, 'argv[0]'],
+    ['stdin that is not base64', { argv: ['cat'], stdin: 'not base64!', stdin_encoding: 'base64' }, 'stdin'],
+    ['an unknown field', { argv: ['true'], async: true }, 'async'],
+  ])('400 invalid_argument for %s', async (_, body, field) => {
+    const answer = await run(body);
+    expect(answer.status).toBe(400);
+    const error = errorOf(answer);
+    expect(error.code).toBe('invalid_argument');
+    expect(error.details.field_violations.map((v: { field: string }) => v.field)).toContain(field);
+  });
+
+  test('a timeout the short form refuses is accepted here', async () => {
+    const short = await t.call('POST', `${ws()}/computers/${running}/exec`, {
+      token: team.editor.token,
+      body: { argv: ['true'], timeout_seconds: 3600 },
+    });
+    expect(errorOf(short).code).toBe('invalid_argument');
+    const long = await run({ argv: ['true'], timeout_seconds: 3600 });
+    expect(long.status).toBe(202);
+    expect((await operation(long.body.operations[0].id)).state).toBe('succeeded');
+  });
+
+  test('409 invalid_state unless running; 409 operation_in_progress while an operation holds it', async () => {
+    const id = await computer();
+    const stop = await t.call('POST', `${ws()}/computers/${id}/stop`, { token: team.editor.token });
+    expect(errorOf(await run({ argv: ['true'] }, { id }))).toMatchObject({
+      code: 'operation_in_progress',
+      details: { operation_id: stop.body.operations[0].id },
+    });
+    await operation(stop.body.operations[0].id);
+    expect(errorOf(await run({ argv: ['true'] }, { id }))).toMatchObject({
+      code: 'invalid_state',
+      details: { current_state: 'stopped', allowed_from: ['running'] },
+    });
+  });
+
+  test('a viewer may not run commands (403); a non-member learns nothing (404)', async () => {
+    expect(errorOf(await run({ argv: ['true'] }, { token: team.viewer.token })).code).toBe(
+      'permission_denied',
+    );
+    expect(errorOf(await run({ argv: ['true'] }, { token: team.outsider.token })).code).toBe('not_found');
+    expect(errorOf(await run({ argv: ['true'] }, { id: unique('nope') })).code).toBe('not_found');
+  });
+
+  test('a retry with the same Idempotency-Key replays the 202 and starts no second command', async () => {
+    const key = newId();
+    const first = await run({ argv: ['echo', 'once'] }, { key });
+    const again = await run({ argv: ['echo', 'once'] }, { key });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.operations[0].id).toBe(first.body.operations[0].id);
+    const { rows } = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM operations WHERE type = 'computer.exec' AND id = $1`,
+      [first.body.operations[0].id],
+    );
+    expect(rows[0]?.n).toBe(1);
+  });
+
+  test('the request log names the caller, the computer and argv[0], never stdin or arguments', async () => {
+    const answer = await run({ argv: ['cat', '--secret-flag'], stdin: 'hunter2' });
+    const requestId = answer.headers.get('request-id');
+    const line = logs.find((l) => l.message === 'command requested' && l.fields.request_id === requestId);
+    expect(line?.fields).toEqual({
+      request_id: requestId,
+      operation_id: 'runComputer',
+      operation: answer.body.operations[0].id,
+      principal_id: team.editor.id,
+      workspace_id: team.workspace.id,
+      computer_id: running,
+      program: 'cat',
+    });
+    expect(JSON.stringify(line)).not.toContain('hunter2');
+    expect(JSON.stringify(line)).not.toContain('--secret-flag');
+  });
+});

@@ -1,11 +1,14 @@
-import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
-import type {
-  ComputerDriver,
-  DriverAction,
-  DriverComputer,
-  DriverContext,
+import {
+  type ComputerDriver,
+  type DriverAction,
+  type DriverComputer,
+  type DriverContext,
+  DriverError,
+  type ExecRequest,
+  type ExecResult,
 } from '../../src/operations/driver.js';
 import { OperationEvents, waitForOperation } from '../../src/operations/events.js';
 import type { ComputerRow, OperationRow } from '../../src/operations/records.js';
@@ -13,6 +16,7 @@ import {
   ComputerStateError,
   createComputerRecord,
   requestComputerAction,
+  requestComputerCommand,
 } from '../../src/operations/records.js';
 import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
 import { OperationWorker } from '../../src/operations/worker.js';
@@ -69,7 +73,7 @@ async function read(db: Database, computerId: string, operationId: string) {
   return { computer, operation };
 }
 
-/** The worker never runs commands (`exec` is answered by its handler): these test drivers refuse them. */
+/** Lifecycle tests never run commands (`computer.exec` has tests of its own below): these drivers refuse them. */
 const noExec: ComputerDriver['exec'] = () => Promise.reject(new Error('the worker does not run commands'));
 
 /** Records every driver call, and the computer state the worker had written when it was made. */
@@ -267,6 +271,216 @@ describeEngines('operations', (engine) => {
     expect(after.operation.claimed_by).toMatch(/^replica-b\//);
     expect(after.computer.state).toBe('running');
     expect(calls).toEqual(['a:create']);
+  });
+  describe('computer.exec operations (design §13)', () => {
+    /** A computer in `running`, and a pending `computer.exec` operation for `argv` in it. */
+    async function commandIn(argv: string[], stdin?: string) {
+      const { computer, operation: create } = await newComputer(db, workspaceId, userId);
+      await db.query(`UPDATE operations SET state = 'succeeded' WHERE id = $1`, [create.id]);
+      await db.query(`UPDATE computers SET state = 'running', current_operation_id = NULL WHERE id = $1`, [
+        computer.id,
+      ]);
+      const operation = await db.transaction((tx) =>
+        requestComputerCommand(
+          tx,
+          computer.id,
+          {
+            argv,
+            ...(stdin === undefined ? {} : { stdin_base64: Buffer.from(stdin).toString('base64') }),
+            timeout_ms: 60_000,
+            max_output_bytes: 1024,
+          },
+          userId,
+        ),
+      );
+      return { computer, operation };
+    }
+    const output = (text: string): ExecResult => ({
+      exitCode: 3,
+      stdout: new TextEncoder().encode(text),
+      stderr: new Uint8Array(),
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+    });
+    /** A driver whose `exec` is `exec`, and whose `run` must never be called. */
+    const execOnly = (exec: ComputerDriver['exec'], runs: string[] = []): ComputerDriver => ({
+      name: 'exec-only',
+      exec,
+      run: async (action) => {
+        runs.push(action);
+      },
+    });
+    /** An `exec` that never ends by itself: it rejects when its signal aborts. */
+    const hanging =
+      (started: () => void, aborted: unknown[] = []): ComputerDriver['exec'] =>
+      (_computer, request) => {
+        started();
+        return new Promise((_resolve, reject) =>
+          request.signal.addEventListener('abort', () => {
+            aborted.push(request.signal.reason);
+            reject(request.signal.reason);
+          }),
+        );
+      };
+
+    test('runs the command once through exec, stores what it returned, and leaves the computer alone', async () => {
+      const { computer, operation } = await commandIn(['cat'], 'secret input');
+      expect(operation).toMatchObject({ type: 'computer.exec', state: 'pending' });
+      const requests: ExecRequest[] = [];
+      const runs: string[] = [];
+      const w = worker(
+        db,
+        execOnly(async (_computer, request) => {
+          requests.push(request);
+          return output(new TextDecoder().decode(request.stdin));
+        }, runs),
+      );
+      expect((await w.runOnce())?.id).toBe(operation.id);
+      const after = await read(db, computer.id, operation.id);
+      expect(after.operation).toMatchObject({
+        state: 'succeeded',
+        progress: 100,
+        error: null,
+        command: null,
+      });
+      expect(after.operation.result).toEqual({
+        execution: {
+          exit_code: 3,
+          encoding: 'utf-8',
+          stdout: 'secret input',
+          stderr: '',
+          stdout_truncated: false,
+          stderr_truncated: false,
+          timed_out: false,
+          duration_ms: expect.any(Number),
+        },
+      });
+      expect(after.computer).toMatchObject({ state: 'running', current_operation_id: null });
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatchObject({ argv: ['cat'], timeoutMs: 60_000, maxOutputBytes: 1024 });
+      expect(runs).toEqual([]);
+    });
+
+    test('a driver failure fails the operation with its error; the computer is not marked failed', async () => {
+      const { computer, operation } = await commandIn(['true']);
+      const w = worker(
+        db,
+        execOnly(() => Promise.reject(new DriverError('internal', 'the engine refused the command'))),
+      );
+      await w.runOnce();
+      const after = await read(db, computer.id, operation.id);
+      expect(after.operation).toMatchObject({
+        state: 'failed',
+        result: null,
+        command: null,
+        error: { code: 'internal', message: 'the engine refused the command' },
+      });
+      expect(after.computer.state).toBe('running');
+    });
+
+    test('a computer that is no longer running when the command is to start: failed, the command never ran', async () => {
+      const { computer, operation } = await commandIn(['true']);
+      await db.query(`UPDATE computers SET state = 'stopped' WHERE id = $1`, [computer.id]);
+      const requests: unknown[] = [];
+      const w = worker(
+        db,
+        execOnly(async (_c, request) => {
+          requests.push(request);
+          return output('');
+        }),
+      );
+      await w.runOnce();
+      const after = await read(db, computer.id, operation.id);
+      expect(after.operation.state).toBe('failed');
+      expect(after.operation.error).toMatchObject({
+        code: 'invalid_state',
+        details: { current_state: 'stopped', allowed_from: ['running'] },
+      });
+      expect(after.operation.error?.message).toMatch(/did not run/);
+      expect(requests).toEqual([]);
+      expect(after.computer.state).toBe('stopped');
+    });
+
+    test('a computer that stops while the command runs: the command is aborted and the operation fails', async () => {
+      const { computer, operation } = await commandIn(['sleep', '3600']);
+      let started!: () => void;
+      const inExec = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const aborted: unknown[] = [];
+      const w = worker(db, execOnly(hanging(started, aborted)), { leaseMs: 300 });
+      const done = w.runOnce();
+      await inExec;
+      await db.query(`UPDATE computers SET state = 'stopping' WHERE id = $1`, [computer.id]);
+      await done;
+      const after = await read(db, computer.id, operation.id);
+      expect(after.operation.state).toBe('failed');
+      expect(after.operation.error).toMatchObject({
+        code: 'invalid_state',
+        details: { current_state: 'stopping', allowed_from: ['running'] },
+      });
+      expect(aborted).toEqual(['stopping']);
+    });
+
+    test('commands run on slots of their own: a long command never holds up a stop', async () => {
+      const { computer, operation } = await commandIn(['sleep', '3600']);
+      let started!: () => void;
+      const inExec = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const driver = execOnly(hanging(started));
+      const w = new OperationWorker({
+        db,
+        driver,
+        leaseMs: 5000,
+        pollMs: 50,
+        concurrency: 1,
+        commandConcurrency: 1,
+      });
+      workers.push(w);
+      await w.start();
+      await inExec;
+      // The one lifecycle slot is free although a command runs: the stop is claimed and finishes.
+      const stop = await db.transaction((tx) => requestComputerAction(tx, computer.id, 'stop', userId));
+      const stopped = await waitForOperation(db, new OperationEvents(), stop.id, 5000, { pollMs: 20 });
+      expect(stopped?.state).toBe('succeeded');
+      // …and the command, whose computer left running, fails.
+      const failed = await waitForOperation(db, new OperationEvents(), operation.id, 5000, { pollMs: 20 });
+      expect(failed).toMatchObject({ state: 'failed', error: { code: 'invalid_state' } });
+    });
+
+    test('after a takeover the command is not run again: the operation fails saying so', async () => {
+      const { computer, operation } = await commandIn(['make', 'release']);
+      let started!: () => void;
+      const inExec = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const a = worker(db, execOnly(hanging(started)), { leaseMs: 300, workerId: 'replica-a' });
+      await a.start();
+      await inExec;
+      await a.crash();
+      const again: unknown[] = [];
+      const b = worker(
+        db,
+        execOnly(async (_c, request) => {
+          again.push(request);
+          return output('');
+        }),
+        {
+          leaseMs: 300,
+          workerId: 'replica-b',
+        },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect((await b.runOnce())?.id).toBe(operation.id);
+      const after = await read(db, computer.id, operation.id);
+      expect(after.operation).toMatchObject({ state: 'failed', attempts: 2, command: null, result: null });
+      expect(after.operation.error).toMatchObject({ code: 'unavailable' });
+      expect(after.operation.error?.message).toMatch(/never run twice/);
+      expect(again).toEqual([]);
+      expect(after.computer.state).toBe('running');
+    });
   });
 });
 

@@ -63,6 +63,7 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   stopComputer: 'computers',
   restartComputer: 'computers',
   execComputer: 'exec',
+  runComputer: 'exec',
   createMember: 'manage',
   updateMember: 'manage',
   deleteMember: 'manage',
