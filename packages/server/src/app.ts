@@ -84,7 +84,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     !options.driver && config.driver === 'docker' ? await openDockerDriver(config, db, log) : undefined;
   const driver = options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
   const { metrics } = observe;
-  const { deps, counters } = await createDeps({ config, db, document, clock, driver, audit: log, metrics });
+  // Audit lines (who ran which command) belong to the request log at info, not with the problems.
+  const audit: AppDeps['audit'] = options.log ?? ((message, fields) => observe.logger.info(fields, message));
+  const { deps, counters } = await createDeps({ config, db, document, clock, driver, audit, metrics });
   const worker = new OperationWorker({
     db,
     driver,

@@ -96,6 +96,31 @@ describeEngines('observability', (engine) => {
     }
   });
 
+  test('a command run is audited in the request log at info, never with its stdin or output', async () => {
+    const team = await t.team();
+    secrets.push(team.editor.token);
+    const ws = `/v1/workspaces/${team.workspace.id}`;
+    const created = await t.call('POST', `${ws}/computers`, {
+      token: team.editor.token,
+      body: { name: unique('box'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(created.status).toBe(202);
+    const done = await t.call('GET', `/v1/operations/${created.body.operations[0].id}?wait=10`, {
+      token: team.editor.token,
+    });
+    expect(done.body.operation.state).toBe('succeeded');
+    const ran = await t.call('POST', `${ws}/computers/${created.body.computer.id}/exec`, {
+      token: team.editor.token,
+      body: { argv: ['cat'], stdin: 'stdin-never-logged 42' },
+    });
+    expect(ran.status).toBe(200);
+    const audit = lines.find(
+      (l) => l.message === 'command run' && l.request_id === ran.headers.get('request-id'),
+    );
+    expect(audit).toMatchObject({ level: 'info', program: 'cat', exit_code: 0 });
+    expect(raw).not.toContain('stdin-never-logged');
+  });
+
   test('a refused request and an unrouted one are logged and counted too', async () => {
     const user = await t.user();
     secrets.push(user.token);
