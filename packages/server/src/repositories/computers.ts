@@ -57,13 +57,37 @@ export async function listComputerRows(
   return rows;
 }
 
-/** How many computers of the workspace are not deleted (the live-computers quota, design §11). */
+/** How many computers of the workspace are not deleted, counted row by row (deleting a workspace). */
 export async function countLiveComputers(db: Queryable, workspaceId: string): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM computers WHERE workspace_id = $1 AND state <> 'deleted'`,
     [workspaceId],
   );
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Counts one more live computer against the workspace's quota (design §11), if it has fewer than
+ * `limit`: answers whether it did. One conditional `UPDATE` of the workspace's counter (migration
+ * 008), so concurrent creates in one workspace run side by side until here and then wait only for
+ * each other's commit; call it as the create's last statement. The counter is exact: every create
+ * adds one here, in the transaction that inserts the computer, and {@link releaseComputerSlot}
+ * takes one off in the transaction that marks a computer `deleted`.
+ *
+ * @example
+ * if (!(await takeComputerSlot(tx, workspace.id, limit))) throw quotaExceeded(…);
+ */
+export async function takeComputerSlot(db: Queryable, workspaceId: string, limit: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE workspaces SET live_computers = live_computers + 1 WHERE id = $1 AND live_computers < $2',
+    [workspaceId, limit],
+  );
+  return rowCount === 1;
+}
+
+/** Gives back a computer's place in the live-computers quota, when it reaches `deleted`. */
+export async function releaseComputerSlot(db: Queryable, workspaceId: string): Promise<void> {
+  await db.query('UPDATE workspaces SET live_computers = live_computers - 1 WHERE id = $1', [workspaceId]);
 }
 
 /** Whether a live computer of the workspace already has `name`. */
