@@ -109,7 +109,7 @@ describeEngines('round trips of an authenticated read', (engine) => {
   });
 });
 
-describeEngines('round trips of a create', (engine) => {
+describeEngines('round trips of a create and of a key list', (engine) => {
   const counting = countingDatabase();
   let t: TestApp;
   let team: Team;
@@ -144,5 +144,20 @@ describeEngines('round trips of a create', (engine) => {
     // Moving the counter announces nothing (migration 008): the members' cached access stays warm.
     const after = await counting.measure(() => t.call('GET', '/v1/me', { token: team.editor.token }));
     expect(after.statements).toEqual([]);
+  });
+
+  test('a key list: two round trips once warm (the account with its reach, then the page)', async () => {
+    const created = await t.call('POST', `/v1/workspaces/${team.workspace.id}/service-accounts`, {
+      token: team.admin.token,
+      body: { name: unique('ci'), role: 'viewer' },
+    });
+    expect(created.status).toBe(201);
+    const path = `/v1/workspaces/${team.workspace.id}/service-accounts/${created.body.service_account.id}/keys`;
+    await t.call('GET', path, { token: team.admin.token });
+    const { result, statements } = await counting.measure(() =>
+      t.call('GET', path, { token: team.admin.token }),
+    );
+    expect(result.status).toBe(200);
+    expect(statements, statements.join('\n')).toHaveLength(2);
   });
 });
