@@ -3,9 +3,17 @@ import { ApiError } from '../errors.js';
 import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
 import type { ComputerRow } from '../operations/records.js';
+import type { ComputerView } from '../render.js';
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
+
+/** `column` as RFC 3339 text in UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
+const rfc3339 = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+
+/** The columns of a {@link ComputerView}: what `renderComputer` shows, nothing more. */
+const VIEW = `id, workspace_id, name, state, size, image, labels, current_operation_id, ${['started_at', 'stopped_at', 'created_at', 'updated_at'].map(rfc3339).join(', ')}`;
 
 /**
  * A computer of the workspace by id (deleted ones for 7 days) or name (live ones); 404 `not_found`
@@ -19,10 +27,10 @@ export async function computerIn(
   workspaceId: string,
   ref: string,
   options: { lock?: boolean } = {},
-): Promise<ComputerRow> {
+): Promise<ComputerView> {
   const where = isId(ref) ? `id = $2 AND ${VISIBLE}` : 'name = $2 AND deleted_at IS NULL';
-  const { rows } = await db.query<ComputerRow>(
-    `SELECT * FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
+  const { rows } = await db.query<ComputerView>(
+    `SELECT ${VIEW} FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
     [workspaceId, ref],
   );
   if (!rows[0]) throw new ApiError('not_found', `computer ${ref} not found in this workspace`);
@@ -46,9 +54,9 @@ export async function listComputerRows(
     after: string | null;
     limit: number;
   },
-): Promise<ComputerRow[]> {
-  const { rows } = await db.query<ComputerRow>(
-    `SELECT * FROM computers
+): Promise<ComputerView[]> {
+  const { rows } = await db.query<ComputerView>(
+    `SELECT ${VIEW} FROM computers
       WHERE workspace_id = $1 AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
         AND ($4 OR state <> 'deleted') AND ($5::text IS NULL OR id < $5)
       ORDER BY id DESC LIMIT $6`,

@@ -45,6 +45,8 @@ describeEngines('handlers: computers and operations', (engine) => {
       token: team.viewer.token,
     });
     expect(read.body.computer).toMatchObject({ state: 'running', started_at: expect.any(String) });
+    // The create's answer renders a Date, a read the database's text: the same instant, the same text.
+    expect(read.body.computer.created_at).toBe(answer.body.computer.created_at);
   });
 
   test('the state machine: 409 invalid_state with details, 409 operation_in_progress while one runs', async () => {
