@@ -119,7 +119,7 @@ describeEngines('round trips of a create and of a key list', (engine) => {
   });
   afterAll(() => t.close());
 
-  test('a create: six statements in its transaction, the workspace locked only from the fifth', async () => {
+  test('a create: six statements in its transaction, the workspace locked only by the last', async () => {
     await t.call('GET', '/v1/me', { token: team.editor.token }); // warms the principal cache
     const { result, statements } = await counting.measure(() =>
       t.call('POST', `/v1/workspaces/${team.workspace.id}/computers`, {
@@ -130,7 +130,7 @@ describeEngines('round trips of a create and of a key list', (engine) => {
     expect(result.status).toBe(202);
     const trace = statements.join('\n');
     // The Idempotency-Key's claim, then the transaction: membership, catalogue, the computer, its
-    // operation (with the worker's wake-up), the quota's counter, the key's record.
+    // operation (with the worker's wake-up), the key's record, the quota's counter (`ctx.lastly`).
     expect(statements, trace).toHaveLength(8);
     expect(statements[0], trace).toContain('INSERT INTO idempotency_keys');
     expect(statements[1]).toBe('BEGIN … COMMIT');
@@ -139,8 +139,8 @@ describeEngines('round trips of a create and of a key list', (engine) => {
       trace,
     ).toEqual([]);
     const locking = statements.findIndex((sql) => /UPDATE workspaces/.test(sql));
-    expect(locking, trace).toBe(statements.length - 2);
-    expect(statements.at(-1), trace).toContain('UPDATE idempotency_keys');
+    expect(locking, trace).toBe(statements.length - 1);
+    expect(statements.at(-2), trace).toContain('UPDATE idempotency_keys');
     // Moving the counter announces nothing (migration 008): the members' cached access stays warm.
     const after = await counting.measure(() => t.call('GET', '/v1/me', { token: team.editor.token }));
     expect(after.statements).toEqual([]);
