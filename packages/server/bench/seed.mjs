@@ -33,6 +33,8 @@ export async function seedWorkspaces(db, principalId, sizes) {
          FROM generate_series(1, $4::int) AS g`,
       [prefix, workspaceId, principalId, count],
     );
+    // The live-computers counter the quota reads (migration 009), as the API would have left it.
+    await db.query('UPDATE workspaces SET live_computers = $2 WHERE id = $1', [workspaceId, count]);
     seeded[name] = { id: workspaceId, computer: `${prefix}${(1).toString(16).padStart(16, '0')}` };
   }
   await db.query('ANALYZE computers');

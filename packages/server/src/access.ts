@@ -128,14 +128,22 @@ function allowed(access: WorkspaceAccess, permission: Permission): WorkspaceAcce
  */
 export type ReachNeed = 'read' | 'match';
 
+/** One workspace where a principal holds a role, with the caller's role there (`null`: no member). */
+export interface ReachRow {
+  name: string;
+  role: Role;
+  caller_role: Role | null;
+}
+
 /**
  * Refuses (403 `permission_denied`) when the caller does not cover the principal's roles: for each
  * workspace where `principalId` is a member, the caller must be a member too (`read`) and, for
  * `match`, hold at least the principal's role there. A workspace where the caller is no member is
- * never named, so nothing about it leaks.
+ * never named, so nothing about it leaks. A service account's route loads the same rows with the
+ * account in one statement (`serviceAccountWithReach`) and judges them with {@link judgeReach}.
  *
  * @example
- * await checkReach(ctx.db, ctx.principal.id, account.id, 'match'); // before createKey
+ * await checkReach(ctx.db, ctx.principal.id, account.id, 'match'); // before deleting it
  */
 export async function checkReach(
   db: Queryable,
@@ -143,18 +151,23 @@ export async function checkReach(
   principalId: string,
   need: ReachNeed,
 ): Promise<void> {
-  const { rows } = await db.query<{
-    workspace_id: string;
-    name: string;
-    role: Role;
-    caller_role: Role | null;
-  }>(
-    `SELECT m.workspace_id, w.name, m.role, c.role AS caller_role
+  const { rows } = await db.query<ReachRow>(
+    `SELECT w.name, m.role, c.role AS caller_role
        FROM members m JOIN workspaces w ON w.id = m.workspace_id
        LEFT JOIN members c ON c.workspace_id = m.workspace_id AND c.principal_id = $2
       WHERE m.principal_id = $1`,
     [principalId, callerId],
   );
+  judgeReach(rows, need);
+}
+
+/**
+ * The judgement of {@link checkReach} over rows already loaded.
+ *
+ * @example
+ * judgeReach(reach, 'read'); // throws 403 permission_denied when the caller falls short
+ */
+export function judgeReach(rows: readonly ReachRow[], need: ReachNeed): void {
   for (const row of rows) {
     if (row.caller_role === null)
       throw new ApiError(

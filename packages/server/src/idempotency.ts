@@ -119,13 +119,29 @@ export async function runIdempotent(
   db: Database,
   scope: IdempotencyScope | undefined,
   effect: (tx: Queryable) => Promise<StoredResponse>,
-  options: { transaction?: boolean } = {},
+  options: {
+    transaction?: boolean;
+    /** Filled by `effect` as it runs: statements to run after the record is written, before the commit. */
+    last?: ((tx: Queryable) => Promise<void>)[];
+  } = {},
 ): Promise<IdempotentOutcome> {
   // Without a transaction the effect must write nothing (it only reads and waits): the record is
   // still claimed first and completed after, so a retry replays instead of running it twice.
   const within = <T>(fn: (tx: Queryable) => Promise<T>) =>
     options.transaction === false ? fn(db) : db.transaction(fn);
-  if (!scope) return { ...(await within(effect)), replayed: false };
+  const last = options.last ?? [];
+  const finish = async (tx: Queryable) => {
+    for (const step of last) await step(tx);
+  };
+  if (!scope)
+    return {
+      ...(await within(async (tx) => {
+        const response = await effect(tx);
+        await finish(tx);
+        return response;
+      })),
+      replayed: false,
+    };
   const owner = randomUUID();
   const existing = await claim(db, scope, owner);
   if (existing) return existing;
@@ -133,6 +149,7 @@ export async function runIdempotent(
     return await within(async (tx) => {
       const response = await effect(tx);
       await complete(tx, scope, owner, response);
+      await finish(tx);
       return { ...response, replayed: false };
     });
   } catch (thrown) {

@@ -7,7 +7,17 @@ import type { ComputerRow, OperationRow } from './operations/records.js';
 // Rows → the spec's resource shapes (design §3). Optional fields are left out, never null: the spec's
 // types are not nullable. Timestamps are RFC 3339 in UTC.
 
-const time = (value: Date): string => value.toISOString();
+const time = (value: Date | string): string => (typeof value === 'string' ? value : value.toISOString());
+
+/**
+ * A computer as read for an answer (`GET` one, a list page): only the rendered columns, its timestamps
+ * already RFC 3339 text in UTC with milliseconds, formatted by the database (`toISOString`'s shape, and
+ * the same truncation of microseconds), so a page of 50 parses and formats no dates in JavaScript.
+ */
+export type ComputerView = Omit<
+  ComputerRow,
+  'created_by' | 'deleted_at' | 'started_at' | 'stopped_at' | 'created_at' | 'updated_at'
+> & { started_at: string | null; stopped_at: string | null; created_at: string; updated_at: string };
 
 /** @example renderWorkspace(row) // { id, name, display_name, created_at, updated_at } */
 export function renderWorkspace(row: WorkspaceRow): Schema<'Workspace'> {
@@ -106,7 +116,7 @@ export function renderKey(row: KeyRow): Schema<'Key'> {
 }
 
 /** @example renderComputer(row) */
-export function renderComputer(row: ComputerRow): Schema<'Computer'> {
+export function renderComputer(row: ComputerRow | ComputerView): Schema<'Computer'> {
   return {
     id: row.id,
     workspace_id: row.workspace_id,

@@ -68,6 +68,10 @@ export async function seedSandbox(db: Database, ownerId: string): Promise<Sandbo
         [newId(), ids.demo, name, state, size, image, labels, ownerId],
       );
     }
+    await tx.query(
+      `UPDATE workspaces SET live_computers = (SELECT count(*) FROM computers WHERE workspace_id = $1 AND state <> 'deleted') WHERE id = $1`,
+      [ids.demo],
+    );
     return { workspaces: workspaces.map((w) => w.name), viewer: { email, password } };
   });
 }

@@ -9,8 +9,8 @@ import { catalogueHas } from '../repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
-  countLiveComputers,
   listComputerRows,
+  takeComputerSlot,
   updateComputerRow,
 } from '../repositories/computers.js';
 import { API_PREFIX, checkName, quotaExceeded } from './common.js';
@@ -72,30 +72,33 @@ export const getComputer: Handler<'getComputer'> = async (ctx) => {
   };
 };
 
-/** Creates a computer and starts it: 202 with the computer (`creating`) and its `computer.create` operation. */
+/**
+ * Creates a computer and starts it: 202 with the computer (`creating`) and its `computer.create` operation.
+ * Nothing locks the workspace until the quota's counter moves, the transaction's last statement
+ * (`ctx.lastly`, after the idempotency record): a name clash is the unique index's to find, so
+ * concurrent creates in one workspace overlap until then and wait only for each other's commit.
+ */
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers', {
-    lock: true,
-  });
+  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
   await ctx.countMutation(workspace.id);
   const { name, size, image, labels } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
   await catalogued(ctx.db, size, image);
-  const limit = ctx.deps.config.quotas.computersPerWorkspace;
-  if ((await countLiveComputers(ctx.db, workspace.id)) >= limit)
-    throw quotaExceeded(
-      'computers_per_workspace',
-      limit,
-      `workspace ${workspace.name} already has ${limit} live computers`,
-    );
-  if (await computerNameTaken(ctx.db, workspace.id, name))
-    throw new ApiError('already_exists', `a computer named ${name} already exists in this workspace`);
   const { computer, operation } = await createComputerRecord(
     ctx.db,
     { workspace_id: workspace.id, name, size, image, labels: labels ?? {} },
     ctx.principal.id,
   );
+  const limit = ctx.deps.config.quotas.computersPerWorkspace;
+  ctx.lastly(async (tx) => {
+    if (!(await takeComputerSlot(tx, workspace.id, limit)))
+      throw quotaExceeded(
+        'computers_per_workspace',
+        limit,
+        `workspace ${workspace.name} already has ${limit} live computers`,
+      );
+  });
   return {
     status: 202,
     body: { computer: renderComputer(computer), operations: [renderOperation(operation, { result: true })] },

@@ -1,4 +1,4 @@
-import { checkReach, workspaceAccess } from '../access.js';
+import { judgeReach, workspaceAccess } from '../access.js';
 import type { KeyAlgorithm } from '../auth/keypair.js';
 import { generateServiceAccountKey, keyFile } from '../auth/keypair.js';
 import { invalidArgument } from '../errors.js';
@@ -7,7 +7,7 @@ import { pageRequest, toPage } from '../paging.js';
 import type { ServiceAccountRow } from '../render.js';
 import { renderKey } from '../render.js';
 import { countActiveKeys, insertKey, keyOf, listKeyRows, revokeKey } from '../repositories/keys.js';
-import { serviceAccountIn } from '../repositories/service-accounts.js';
+import { serviceAccountWithReach } from '../repositories/service-accounts.js';
 import { API_PREFIX, quotaExceeded } from './common.js';
 import type { Ctx, Handler } from './types.js';
 
@@ -15,23 +15,34 @@ import type { Ctx, Handler } from './types.js';
  * The workspace and service account of a keys route, checked for `manage`. A key acts with every role
  * the service account holds, in any workspace, so managing its keys needs at least that role in each
  * of them (an `owner` service account needs an owner; one that is owner of another workspace needs an
- * owner there): see {@link checkReach}.
+ * owner there): see {@link judgeReach}.
  */
 async function manageable(
   ctx: Ctx<'createKey'> | Ctx<'deleteKey'>,
 ): Promise<{ workspaceId: string; account: ServiceAccountRow }> {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
-  const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
-  await checkReach(ctx.db, ctx.principal.id, account.id, 'match');
+  const { account, reach } = await serviceAccountWithReach(
+    ctx.db,
+    workspace.id,
+    ctx.path.service_account,
+    ctx.principal.id,
+    { lock: true },
+  );
+  judgeReach(reach, 'match');
   await ctx.countMutation(workspace.id);
   return { workspaceId: workspace.id, account };
 }
 
 export const listKeys: Handler<'listKeys'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
-  const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account);
   // Its keys (and when they were last used) concern every workspace it acts in.
-  await checkReach(ctx.db, ctx.principal.id, account.id, 'read');
+  const { account, reach } = await serviceAccountWithReach(
+    ctx.db,
+    workspace.id,
+    ctx.path.service_account,
+    ctx.principal.id,
+  );
+  judgeReach(reach, 'read');
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listKeys', service_account: account.id });
   const rows = await listKeyRows(ctx.db, account.id, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);

@@ -181,7 +181,10 @@ export async function requestComputerCommand(
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
  * it is `running`: the rule for running a command in it (design §13).
  */
-export function assertRunning(computer: ComputerRow, action: 'exec' | 'run'): void {
+export function assertRunning(
+  computer: Pick<ComputerRow, 'name' | 'state' | 'current_operation_id'>,
+  action: 'exec' | 'run',
+): void {
   if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
     throw new ComputerStateError(
       'operation_in_progress',
@@ -207,8 +210,9 @@ export interface NewComputer {
 
 /**
  * Inserts a computer in state `creating` with its pending `computer.create` operation, in the
- * caller's transaction. A live computer of the same name makes the insert fail with SQLSTATE 23505,
- * which `toApiError` turns into 409 `already_exists`.
+ * caller's transaction: two statements. A live computer of the same name makes the insert fail
+ * (the unique index `computers_live_name`, exact under concurrency): 409 `already_exists`. A workspace
+ * deleted meanwhile fails its foreign key: 404 `not_found`, as it would have been a moment later.
  *
  * @example
  * const { computer, operation } = await createComputerRecord(tx, input, principal.id);
@@ -220,11 +224,26 @@ export async function createComputerRecord(
 ): Promise<{ computer: ComputerRow; operation: OperationRow }> {
   const id = newId();
   const operationId = newId();
-  const { rows } = await tx.query<ComputerRow>(
-    `INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
-     VALUES ($1, $2, $3, 'creating', $4, $5, $6, $7, $8) RETURNING *`,
-    [id, input.workspace_id, input.name, input.size, input.image, input.labels, operationId, principalId],
-  );
+  const { rows } = await tx
+    .query<ComputerRow>(
+      `INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
+       VALUES ($1, $2, $3, 'creating', $4, $5, $6, $7, $8) RETURNING *`,
+      [id, input.workspace_id, input.name, input.size, input.image, input.labels, operationId, principalId],
+    )
+    .catch((error: unknown) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === '23505')
+        throw new ApiError(
+          'already_exists',
+          `a computer named ${input.name} already exists in this workspace`,
+          {
+            cause: error,
+          },
+        );
+      if (code === '23503')
+        throw new ApiError('not_found', `workspace ${input.workspace_id} not found`, { cause: error });
+      throw error;
+    });
   const computer = rows[0] as ComputerRow;
   const operation = await insertOperation(tx, computer, 'computer.create', principalId, operationId);
   return { computer, operation };
@@ -238,11 +257,14 @@ async function insertOperation(
   id = newId(),
   command: StoredCommand | null = null,
 ): Promise<OperationRow> {
+  // The row and the worker's wake-up in one round trip; the notification is delivered at commit.
   const { rows } = await tx.query<OperationRow>(
-    `INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command)
-     VALUES ($1, $2, $3, 'computer', $4, $5, $6) RETURNING *`,
-    [id, computer.workspace_id, type, computer.id, principalId, command],
+    `WITH operation AS (
+       INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command)
+       VALUES ($1, $2, $3, 'computer', $4, $5, $6) RETURNING *
+     ), wake AS (SELECT pg_notify($7, $1))
+     SELECT operation.* FROM operation, wake`,
+    [id, computer.workspace_id, type, computer.id, principalId, command, OPERATION_PENDING_CHANNEL],
   );
-  await tx.query('SELECT pg_notify($1, $2)', [OPERATION_PENDING_CHANNEL, id]);
   return rows[0] as OperationRow;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
+import { releaseComputerSlot } from '../repositories/computers.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
@@ -404,7 +405,7 @@ export class OperationWorker {
         return true;
       }
       const state = failure || !target ? 'failed' : target;
-      await tx.query(
+      const moved = await tx.query(
         `UPDATE computers
             SET state = $2, current_operation_id = NULL, updated_at = now(),
                 started_at = CASE WHEN $2 = 'running' THEN now() ELSE started_at END,
@@ -413,6 +414,8 @@ export class OperationWorker {
           WHERE id = $1 AND current_operation_id = $3`,
         [operation.target_id, state, operation.id],
       );
+      // Only here does a computer become `deleted`: its place in the quota is free again.
+      if (state === 'deleted' && moved.rowCount === 1) await releaseComputerSlot(tx, operation.workspace_id);
       await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
       return true;
     });

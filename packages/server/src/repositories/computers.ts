@@ -3,9 +3,17 @@ import { ApiError } from '../errors.js';
 import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
 import type { ComputerRow } from '../operations/records.js';
+import type { ComputerView } from '../render.js';
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
+
+/** `column` as RFC 3339 text in UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
+const rfc3339 = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+
+/** The columns of a {@link ComputerView}: what `renderComputer` shows, nothing more. */
+const VIEW = `id, workspace_id, name, state, size, image, labels, current_operation_id, ${['started_at', 'stopped_at', 'created_at', 'updated_at'].map(rfc3339).join(', ')}`;
 
 /**
  * A computer of the workspace by id (deleted ones for 7 days) or name (live ones); 404 `not_found`
@@ -19,10 +27,10 @@ export async function computerIn(
   workspaceId: string,
   ref: string,
   options: { lock?: boolean } = {},
-): Promise<ComputerRow> {
+): Promise<ComputerView> {
   const where = isId(ref) ? `id = $2 AND ${VISIBLE}` : 'name = $2 AND deleted_at IS NULL';
-  const { rows } = await db.query<ComputerRow>(
-    `SELECT * FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
+  const { rows } = await db.query<ComputerView>(
+    `SELECT ${VIEW} FROM computers WHERE workspace_id = $1 AND ${where}${options.lock ? ' FOR UPDATE' : ''}`,
     [workspaceId, ref],
   );
   if (!rows[0]) throw new ApiError('not_found', `computer ${ref} not found in this workspace`);
@@ -46,9 +54,9 @@ export async function listComputerRows(
     after: string | null;
     limit: number;
   },
-): Promise<ComputerRow[]> {
-  const { rows } = await db.query<ComputerRow>(
-    `SELECT * FROM computers
+): Promise<ComputerView[]> {
+  const { rows } = await db.query<ComputerView>(
+    `SELECT ${VIEW} FROM computers
       WHERE workspace_id = $1 AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
         AND ($4 OR state <> 'deleted') AND ($5::text IS NULL OR id < $5)
       ORDER BY id DESC LIMIT $6`,
@@ -57,13 +65,37 @@ export async function listComputerRows(
   return rows;
 }
 
-/** How many computers of the workspace are not deleted (the live-computers quota, design §11). */
+/** How many computers of the workspace are not deleted, counted row by row (deleting a workspace). */
 export async function countLiveComputers(db: Queryable, workspaceId: string): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM computers WHERE workspace_id = $1 AND state <> 'deleted'`,
     [workspaceId],
   );
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Counts one more live computer against the workspace's quota (design §11), if it has fewer than
+ * `limit`: answers whether it did. One conditional `UPDATE` of the workspace's counter (migration
+ * 009), so concurrent creates in one workspace run side by side until here and then wait only for
+ * each other's commit; call it as the create's last statement. The counter is exact: every create
+ * adds one here, in the transaction that inserts the computer, and {@link releaseComputerSlot}
+ * takes one off in the transaction that marks a computer `deleted`.
+ *
+ * @example
+ * if (!(await takeComputerSlot(tx, workspace.id, limit))) throw quotaExceeded(…);
+ */
+export async function takeComputerSlot(db: Queryable, workspaceId: string, limit: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE workspaces SET live_computers = live_computers + 1 WHERE id = $1 AND live_computers < $2',
+    [workspaceId, limit],
+  );
+  return rowCount === 1;
+}
+
+/** Gives back a computer's place in the live-computers quota, when it reaches `deleted`. */
+export async function releaseComputerSlot(db: Queryable, workspaceId: string): Promise<void> {
+  await db.query('UPDATE workspaces SET live_computers = live_computers - 1 WHERE id = $1', [workspaceId]);
 }
 
 /** Whether a live computer of the workspace already has `name`. */

@@ -1,3 +1,4 @@
+import type { ReachRow } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { isId } from '../ids.js';
@@ -30,6 +31,38 @@ export async function serviceAccountIn(
   const row = rows[0];
   if (!row) throw new ApiError('not_found', `service account ${ref} not found in this workspace`);
   return row;
+}
+
+/**
+ * {@link serviceAccountIn}, and in the same statement every workspace where the account holds a role
+ * with the caller's role there: what `judgeReach` (access.ts) needs before its keys may be listed or
+ * changed. One round trip instead of two.
+ *
+ * @example
+ * const { account, reach } = await serviceAccountWithReach(ctx.db, workspace.id, ref, ctx.principal.id);
+ * judgeReach(reach, 'read');
+ */
+export async function serviceAccountWithReach(
+  db: Queryable,
+  workspaceId: string,
+  ref: string,
+  callerId: string,
+  options: { lock?: boolean } = {},
+): Promise<{ account: ServiceAccountRow; reach: ReachRow[] }> {
+  const { rows } = await db.query<ServiceAccountRow & { reach: ReachRow[] }>(
+    `SELECT ${COLUMNS},
+            (SELECT coalesce(json_agg(json_build_object('name', rw.name, 'role', rm.role, 'caller_role', rc.role)), '[]')
+               FROM members rm JOIN workspaces rw ON rw.id = rm.workspace_id
+               LEFT JOIN members rc ON rc.workspace_id = rm.workspace_id AND rc.principal_id = $3
+              WHERE rm.principal_id = s.id) AS reach
+       FROM ${FROM}
+      WHERE s.workspace_id = $1 AND ${isId(ref) ? 's.id' : 's.name'} = $2${options.lock ? ' FOR UPDATE OF s' : ''}`,
+    [workspaceId, ref, callerId],
+  );
+  const row = rows[0];
+  if (!row) throw new ApiError('not_found', `service account ${ref} not found in this workspace`);
+  const { reach, ...account } = row;
+  return { account, reach };
 }
 
 /** One page of a workspace's service accounts, newest first. */

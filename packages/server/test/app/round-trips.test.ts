@@ -1,10 +1,11 @@
-// How many database round trips an authenticated read costs (issue: fast reads). The app's database is
-// wrapped in a counting decorator; AsyncLocalStorage attributes each statement to the request that ran
-// it, so the operation worker's own queries in the background are not counted. Rate limits are off:
-// on PostgreSQL the shared rate-limit counter is one more statement per request, by design.
+// How many database round trips an authenticated read costs (issue: fast reads), and what a create
+// runs and in which order. The app's database is wrapped in a counting decorator (statements inside a
+// transaction too); AsyncLocalStorage attributes each statement to the request that ran it, so the
+// operation worker's own queries in the background are not counted. Rate limits are off: on PostgreSQL
+// the shared rate-limit counter is one more statement per request, by design.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
+import type { Database, Queryable } from '../../src/db/database.js';
 import type { Team, TestApp } from '../support/app.js';
 import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
@@ -12,15 +13,18 @@ import { describeEngines } from '../support/databases.js';
 /** Counts the statements (and transactions) run inside `measure`, per call. */
 function countingDatabase() {
   const scope = new AsyncLocalStorage<string[]>();
-  const wrap = (db: Database): Database => ({
+  const counted = <Q extends Queryable>(db: Q): Q => ({
     ...db,
-    query: (sql, params) => {
+    query: (sql: string, params?: unknown[]) => {
       scope.getStore()?.push(sql);
       return db.query(sql, params);
     },
+  });
+  const wrap = (db: Database): Database => ({
+    ...counted(db),
     transaction: (fn) => {
       scope.getStore()?.push('BEGIN … COMMIT');
-      return db.transaction(fn);
+      return db.transaction((tx) => fn(counted(tx)));
     },
   });
   const measure = async <T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> => {
@@ -102,5 +106,58 @@ describeEngines('round trips of an authenticated read', (engine) => {
     );
     expect(result.status).toBe(200);
     expect(statements).toHaveLength(1);
+  });
+});
+
+describeEngines('round trips of a create and of a key list', (engine) => {
+  const counting = countingDatabase();
+  let t: TestApp;
+  let team: Team;
+  beforeAll(async () => {
+    t = await openTestApp(engine, { env: { SVC_RATE_LIMITS: 'off' }, wrapDb: counting.wrap });
+    team = await t.team();
+  });
+  afterAll(() => t.close());
+
+  test('a create: six statements in its transaction, the workspace locked only by the last', async () => {
+    await t.call('GET', '/v1/me', { token: team.editor.token }); // warms the principal cache
+    const { result, statements } = await counting.measure(() =>
+      t.call('POST', `/v1/workspaces/${team.workspace.id}/computers`, {
+        token: team.editor.token,
+        body: { name: unique('box'), size: 'small', image: 'ubuntu-2404' },
+      }),
+    );
+    expect(result.status).toBe(202);
+    const trace = statements.join('\n');
+    // The Idempotency-Key's claim, then the transaction: membership, catalogue, the computer, its
+    // operation (with the worker's wake-up), the key's record, the quota's counter (`ctx.lastly`).
+    expect(statements, trace).toHaveLength(8);
+    expect(statements[0], trace).toContain('INSERT INTO idempotency_keys');
+    expect(statements[1]).toBe('BEGIN … COMMIT');
+    expect(
+      statements.filter((sql) => /FOR UPDATE|count\(/.test(sql)),
+      trace,
+    ).toEqual([]);
+    const locking = statements.findIndex((sql) => /UPDATE workspaces/.test(sql));
+    expect(locking, trace).toBe(statements.length - 1);
+    expect(statements.at(-2), trace).toContain('UPDATE idempotency_keys');
+    // Moving the counter announces nothing (migration 009): the members' cached access stays warm.
+    const after = await counting.measure(() => t.call('GET', '/v1/me', { token: team.editor.token }));
+    expect(after.statements).toEqual([]);
+  });
+
+  test('a key list: two round trips once warm (the account with its reach, then the page)', async () => {
+    const created = await t.call('POST', `/v1/workspaces/${team.workspace.id}/service-accounts`, {
+      token: team.admin.token,
+      body: { name: unique('ci'), role: 'viewer' },
+    });
+    expect(created.status).toBe(201);
+    const path = `/v1/workspaces/${team.workspace.id}/service-accounts/${created.body.service_account.id}/keys`;
+    await t.call('GET', path, { token: team.admin.token });
+    const { result, statements } = await counting.measure(() =>
+      t.call('GET', path, { token: team.admin.token }),
+    );
+    expect(result.status).toBe(200);
+    expect(statements, statements.join('\n')).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
-import { describeEngines } from '../support/databases.js';
+import { describeEngines, describePostgres } from '../support/databases.js';
 
 describeEngines('handlers: computers and operations', (engine) => {
   let t: TestApp;
@@ -45,6 +45,8 @@ describeEngines('handlers: computers and operations', (engine) => {
       token: team.viewer.token,
     });
     expect(read.body.computer).toMatchObject({ state: 'running', started_at: expect.any(String) });
+    // The create's answer renders a Date, a read the database's text: the same instant, the same text.
+    expect(read.body.computer.created_at).toBe(answer.body.computer.created_at);
   });
 
   test('the state machine: 409 invalid_state with details, 409 operation_in_progress while one runs', async () => {
@@ -241,5 +243,79 @@ describeEngines('handlers: computers and operations', (engine) => {
     const done = await settle(created.body.operations[0].id);
     expect(done.state).toBe('succeeded');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+// The quota's counter (migration 009) is taken by the create's last statement, without a lock held
+// from the start: concurrent creates must still never exceed it, nor a deletion leak a place.
+describePostgres('handlers: computers — the live-computers quota under concurrency', (engine) => {
+  const N = 12;
+  let t: TestApp;
+  let team: Team;
+  beforeAll(async () => {
+    t = await openTestApp(engine, {
+      env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: String(N - 1), SVC_RATE_LIMITS: 'off' },
+    });
+    team = await t.team();
+  });
+  afterAll(() => t.close());
+  const path = () => `/v1/workspaces/${team.workspace.id}/computers`;
+  const live = async () => {
+    const { rows } = await t.db.query<{ counter: number; counted: number }>(
+      `SELECT w.live_computers AS counter,
+              (SELECT count(*)::int FROM computers c WHERE c.workspace_id = w.id AND c.state <> 'deleted') AS counted
+         FROM workspaces w WHERE w.id = $1`,
+      [team.workspace.id],
+    );
+    return rows[0]!;
+  };
+
+  test(`${N} creates racing for ${N - 1} places: exactly ${N - 1} succeed, the rest 403 quota_exceeded`, async () => {
+    const answers = await Promise.all(
+      Array.from({ length: N }, () =>
+        t.call('POST', path(), {
+          token: team.editor.token,
+          body: { name: unique('race'), size: 'small', image: 'debian-13' },
+        }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(N - 1);
+    const refused = answers.filter((a) => a.status !== 202);
+    expect(refused.map((a) => errorOf(a))).toEqual([
+      expect.objectContaining({
+        code: 'quota_exceeded',
+        details: { quota: 'computers_per_workspace', limit: N - 1 },
+      }),
+    ]);
+    expect(await live()).toEqual({ counter: N - 1, counted: N - 1 });
+    for (const answer of answers.filter((a) => a.status === 202))
+      await t.call('GET', `/v1/operations/${answer.body.operations[0].id}?wait=10`, {
+        token: team.editor.token,
+      });
+  });
+
+  test('a deleted computer frees its place; two creates of one name: one 202, one 409 already_exists', async () => {
+    const list = await t.call('GET', `${path()}?limit=1`, { token: team.editor.token });
+    const victim = list.body.computers[0].id;
+    const deletion = await t.call('DELETE', `${path()}/${victim}`, { token: team.editor.token });
+    expect(deletion.status).toBe(202);
+    const done = await t.call('GET', `/v1/operations/${deletion.body.operations[0].id}?wait=10`, {
+      token: team.editor.token,
+    });
+    expect(done.body.operation.state).toBe('succeeded');
+    expect(await live()).toEqual({ counter: N - 2, counted: N - 2 });
+    const name = unique('twin');
+    const twins = await Promise.all(
+      [0, 1].map(() =>
+        t.call('POST', path(), {
+          token: team.editor.token,
+          body: { name, size: 'small', image: 'debian-13' },
+        }),
+      ),
+    );
+    expect(twins.map((a) => a.status).sort()).toEqual([202, 409]);
+    expect(errorOf(twins.find((a) => a.status === 409)!).code).toBe('already_exists');
+    expect(await live()).toEqual({ counter: N - 1, counted: N - 1 });
   });
 });
