@@ -52,7 +52,9 @@ svc:x:1000:
 nogroup:x:65534:
 GROUP
 chmod 1777 "$root/tmp"
-version="$("$busybox" 2>&1 | head -n 1 | sed -n 's/^BusyBox v\([0-9.]*\).*/\1/p')"
+# sed reads the whole banner: `head` would close the pipe early, and busybox's SIGPIPE fails the
+# pipeline under pipefail (exit 141).
+version="$("$busybox" 2>&1 | sed -n '1s/^BusyBox v\([0-9.]*\).*/\1/p')"
 
 # Everything belongs to root: computers run as `svc` on a read-only root, writing only to /tmp.
 tar --numeric-owner --owner=0 --group=0 -C "$root" -cf "$root.tar" .
