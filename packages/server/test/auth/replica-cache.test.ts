@@ -7,7 +7,7 @@ import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
-import { ORIGIN, unique } from '../support/app.js';
+import { type Answer, ORIGIN, unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 
 const config = loadConfig(
@@ -15,7 +15,13 @@ const config = loadConfig(
   { sandbox: true },
 );
 
-async function call(app: App, method: string, path: string, token: string, body?: unknown) {
+async function call(
+  app: App,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<Pick<Answer, 'status' | 'body'>> {
   const response = await app.fetch(
     new Request(`${ORIGIN}${path}`, {
       method,
@@ -28,8 +34,7 @@ async function call(app: App, method: string, path: string, token: string, body?
     }),
   );
   const text = await response.text();
-  // biome-ignore lint/suspicious/noExplicitAny: answers are read loosely; the app validated them
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Calls until the answer's status is `status`; resolves to the milliseconds it took (or fails at 3 s). */

@@ -4,6 +4,20 @@ import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 
+type Send = (
+  body: unknown,
+  options?: { id?: string; token?: string },
+) => Promise<Parameters<typeof errorOf>[0]>;
+
+/** `exec` and `run` alike: a viewer is refused (403), a non-member and an unknown computer get 404. */
+async function refusesOutsiders(send: Send, team: Team): Promise<void> {
+  expect(errorOf(await send({ argv: ['true'] }, { token: team.viewer.token })).code).toBe(
+    'permission_denied',
+  );
+  expect(errorOf(await send({ argv: ['true'] }, { token: team.outsider.token })).code).toBe('not_found');
+  expect(errorOf(await send({ argv: ['true'] }, { id: unique('nope') })).code).toBe('not_found');
+}
+
 // The simulated driver's commands are SIMULATED (design §13): these tests check the handler around
 // them (validation, states, permission, encoding, truncation, idempotency, the audit line).
 describeEngines('handlers: exec (run a command in a computer)', (engine) => {
@@ -127,13 +141,8 @@ describeEngines('handlers: exec (run a command in a computer)', (engine) => {
     });
   });
 
-  test('a viewer may not run commands (403); a non-member learns nothing (404)', async () => {
-    expect(errorOf(await exec({ argv: ['true'] }, { token: team.viewer.token })).code).toBe(
-      'permission_denied',
-    );
-    expect(errorOf(await exec({ argv: ['true'] }, { token: team.outsider.token })).code).toBe('not_found');
-    expect(errorOf(await exec({ argv: ['true'] }, { id: unique('nope') })).code).toBe('not_found');
-  });
+  test('a viewer may not run commands (403); a non-member learns nothing (404)', () =>
+    refusesOutsiders(exec, team));
 
   test('a retry with the same Idempotency-Key replays the answer without running the command again', async () => {
     const key = newId();
@@ -318,13 +327,8 @@ describeEngines('handlers: run (a long command, as an operation)', (engine) => {
     });
   });
 
-  test('a viewer may not run commands (403); a non-member learns nothing (404)', async () => {
-    expect(errorOf(await run({ argv: ['true'] }, { token: team.viewer.token })).code).toBe(
-      'permission_denied',
-    );
-    expect(errorOf(await run({ argv: ['true'] }, { token: team.outsider.token })).code).toBe('not_found');
-    expect(errorOf(await run({ argv: ['true'] }, { id: unique('nope') })).code).toBe('not_found');
-  });
+  test('a viewer may not run commands (403); a non-member learns nothing (404)', () =>
+    refusesOutsiders(run, team));
 
   test('a retry with the same Idempotency-Key replays the 202 and starts no second command', async () => {
     const key = newId();
