@@ -86,7 +86,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { metrics } = observe;
   // Audit lines (who ran which command) belong to the request log at info, not with the problems.
   const audit: AppDeps['audit'] = options.log ?? ((message, fields) => observe.logger.info(fields, message));
-  const { deps, counters } = await createDeps({ config, db, document, clock, driver, audit, metrics });
+  const { deps, counters, unlisten } = await createDeps({
+    config,
+    db,
+    document,
+    clock,
+    driver,
+    audit,
+    metrics,
+  });
   const worker = new OperationWorker({
     db,
     driver,
@@ -128,7 +136,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     log,
     housekeepingMs: options.housekeepingMs,
     reconciler: docker?.reconciler,
-    beforeClose: auth.unlisten,
+    beforeClose: async () => {
+      await auth.unlisten();
+      await unlisten();
+    },
   });
   return { fetch: observeRequests(fetch, observe), db, deps, worker, start, close };
 }

@@ -11,6 +11,7 @@ import { OperationEvents } from '../operations/events.js';
 import { Cursors, loadCursorSecret } from '../paging.js';
 import { POLICY_WIRE_NAMES, RateLimiter } from '../ratelimit.js';
 import { type CounterStore, counterStore } from '../ratelimit-store.js';
+import { COMPUTERS_CHANNEL, ReadCache } from '../repositories/read-cache.js';
 
 /**
  * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.
@@ -32,7 +33,7 @@ export async function createDeps(options: {
   audit: AppDeps['audit'];
   /** Counts rate-limit refusals when metrics are on. */
   metrics?: Metrics | undefined;
-}): Promise<{ deps: AppDeps; counters: CounterStore }> {
+}): Promise<{ deps: AppDeps; counters: CounterStore; unlisten: () => Promise<void> }> {
   const { config, db } = options;
   const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
   const serverKeys = new ServerKeys(db, persistent || config.secretKey ? loadSecretKey(config) : undefined);
@@ -41,6 +42,11 @@ export async function createDeps(options: {
   const tokens = new AccessTokens(serverKeys, { baseUrl: config.baseUrl, now: options.clock });
   // Counters every replica shares (PostgreSQL), or in memory on PGlite: rate limits and sign-in throttles.
   const counters = counterStore(db);
+  // Computers' rows cached per replica, dropped by the database's notifications of what changed.
+  const reads = new ReadCache(() => db.notificationBarrier(), { now: options.clock });
+  const unlisten = await db.listen(COMPUTERS_CHANNEL, (workspaceId) => reads.invalidate(workspaceId), {
+    onGap: () => reads.clear(),
+  });
   const deps: AppDeps = {
     db,
     config,
@@ -55,7 +61,8 @@ export async function createDeps(options: {
     driver: options.driver,
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),
+    reads,
     version: options.document.info.version,
   };
-  return { deps, counters };
+  return { deps, counters, unlisten };
 }

@@ -9,7 +9,8 @@ import { catalogueHas } from '../repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
-  listComputerRows,
+  readComputer,
+  readComputerPage,
   takeComputerSlot,
   updateComputerRow,
 } from '../repositories/computers.js';
@@ -52,7 +53,7 @@ export const listComputers: Handler<'listComputers'> = async (ctx) => {
     include_deleted: include_deleted === true,
   });
   const selector = label === undefined ? null : Object.fromEntries([label.split('=') as [string, string]]);
-  const rows = await listComputerRows(ctx.db, {
+  const rows = await readComputerPage(ctx.deps.reads, ctx.db, {
     workspaceId: workspace.id,
     state: state ?? null,
     selector,
@@ -68,7 +69,9 @@ export const getComputer: Handler<'getComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
   return {
     status: 200,
-    body: { computer: renderComputer(await computerIn(ctx.db, workspace.id, ctx.path.computer)) },
+    body: {
+      computer: renderComputer(await readComputer(ctx.deps.reads, ctx.db, workspace.id, ctx.path.computer)),
+    },
   };
 };
 

@@ -9,6 +9,7 @@ import type { ComputerDriver } from '../operations/driver.js';
 import type { OperationEvents } from '../operations/events.js';
 import type { Cursors } from '../paging.js';
 import type { RateLimiter, RateLimitState } from '../ratelimit.js';
+import type { ReadCache } from '../repositories/read-cache.js';
 
 type Op<K extends OperationId> = operations[K];
 type Params<K extends OperationId> = Op<K>['parameters'];
@@ -58,6 +59,8 @@ export interface AppDeps {
   /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */
   audit(message: string, fields: Record<string, unknown>): void;
   cursors: Cursors;
+  /** Computers read through this replica's cache (never older than the database; see ReadCache). */
+  reads: ReadCache;
   /** The version `GET /health` reports: the spec's `info.version`. */
   version: string;
 }

@@ -4,6 +4,7 @@ import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
 import type { ComputerRow } from '../operations/records.js';
 import type { ComputerView } from '../render.js';
+import type { ReadCache } from './read-cache.js';
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
@@ -63,6 +64,43 @@ export async function listComputerRows(
     [filter.workspaceId, filter.state, filter.selector, filter.includeDeleted, filter.after, filter.limit],
   );
   return rows;
+}
+
+/**
+ * {@link computerIn} for a read (no lock), through this replica's {@link ReadCache}: a repeated read
+ * costs no statement, and never answers from before a change committed ahead of it.
+ *
+ * @example
+ * const computer = await readComputer(ctx.deps.reads, ctx.db, workspace.id, ctx.path.computer);
+ */
+export function readComputer(
+  reads: ReadCache,
+  db: Queryable,
+  workspaceId: string,
+  ref: string,
+): Promise<ComputerView> {
+  return reads.get(workspaceId, `computer:${ref}`, () => computerIn(db, workspaceId, ref));
+}
+
+/**
+ * {@link listComputerRows} through this replica's {@link ReadCache} (a page weighs its rows).
+ *
+ * @example
+ * const rows = await readComputerPage(ctx.deps.reads, ctx.db, filter);
+ */
+export function readComputerPage(
+  reads: ReadCache,
+  db: Queryable,
+  filter: Parameters<typeof listComputerRows>[1],
+): Promise<ComputerView[]> {
+  const { workspaceId, state, selector, includeDeleted, after, limit } = filter;
+  const key = `page:${JSON.stringify([state, selector, includeDeleted, after, limit])}`;
+  return reads.get(
+    workspaceId,
+    key,
+    () => listComputerRows(db, filter),
+    (rows) => Math.max(rows.length, 1),
+  );
 }
 
 /** How many computers of the workspace are not deleted, counted row by row (deleting a workspace). */

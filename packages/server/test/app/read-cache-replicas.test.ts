@@ -1,0 +1,148 @@
+// The computers' read cache across replicas: two server instances (each its own pool and listening
+// connection) on one throwaway PostgreSQL database. A read served from a replica's cache is never
+// older than the database: whatever another replica — or any writer in SQL — committed before the
+// read began is seen by it, with no wait in the test. A replica that cannot hear notifications reads
+// the database instead.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type App, createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/database.js';
+import { newId } from '../../src/ids.js';
+import { type Answer, ORIGIN, unique } from '../support/app.js';
+import { describePostgres } from '../support/databases.js';
+
+const config = loadConfig(
+  { SVC_BASE_URL: `${ORIGIN}/v1`, SVC_RATE_LIMITS: 'off', SVC_SIM_STEP_MS: '10' },
+  { sandbox: true },
+);
+
+async function call(
+  app: App,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<Pick<Answer, 'status' | 'body'>> {
+  const response = await app.fetch(
+    new Request(`${ORIGIN}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(method === 'POST' ? { 'idempotency-key': newId() } : {}),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }),
+  );
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describePostgres('computers read cache on two replicas', (engine) => {
+  let one: App;
+  let two: App;
+  let deaf: App;
+  let writer: Database;
+  let token: string;
+  let ws: string;
+  let computer: string;
+  beforeAll(async () => {
+    const first = await engine.open();
+    const second = await engine.replica(first);
+    const third = await engine.replica(first);
+    writer = await engine.replica(first);
+    one = await createApp({ config, db: first, responseValidation: 'throw' });
+    two = await createApp({ config, db: second, responseValidation: 'throw' });
+    // A replica whose notifications never arrive: its barrier fails, so it must read the database.
+    deaf = await createApp({
+      config,
+      db: {
+        ...third,
+        listen: async () => async () => {},
+        notificationBarrier: () => Promise.reject(new Error('not listening')),
+      },
+      responseValidation: 'throw',
+    });
+    await one.start();
+    const ownerId = newId();
+    await first.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $2)`, [
+      ownerId,
+      unique('o'),
+    ]);
+    token = (await one.deps.tokens.issue(ownerId)).access_token;
+    const created = await call(one, 'POST', '/v1/workspaces', token, { name: unique('ws') });
+    expect(created.status).toBe(201);
+    ws = `/v1/workspaces/${created.body.workspace.id}`;
+    const box = await call(one, 'POST', `${ws}/computers`, token, {
+      name: unique('box'),
+      size: 'small',
+      image: 'ubuntu-2404',
+    });
+    expect(box.status).toBe(202);
+    computer = box.body.computer.id;
+    const settled = await call(one, 'GET', `/v1/operations/${box.body.operations[0].id}?wait=10`, token);
+    expect(settled.body.operation.state).toBe('succeeded');
+  });
+  afterAll(async () => {
+    for (const app of [one, two, deaf]) await app?.close();
+  });
+
+  test('a rename on one replica is seen by the very next read on the other, every time', async () => {
+    const path = `${ws}/computers/${computer}`;
+    for (let round = 0; round < 20; round++) {
+      // Cached on replica two (read twice: the second is a hit).
+      await call(two, 'GET', path, token);
+      await call(two, 'GET', `${ws}/computers`, token);
+      const name = unique(`r${round}`);
+      const renamed = await call(one, 'PATCH', path, token, { name });
+      expect(renamed.status).toBe(200);
+      expect((await call(two, 'GET', path, token)).body.computer.name).toBe(name);
+      const page = await call(two, 'GET', `${ws}/computers`, token);
+      expect(page.body.computers.map((c: { name: string }) => c.name)).toContain(name);
+    }
+  });
+
+  test('a change written straight in SQL by another connection is seen by the next read', async () => {
+    const path = `${ws}/computers/${computer}`;
+    for (const value of ['a', 'b', 'c']) {
+      await call(two, 'GET', path, token);
+      await writer.query(`UPDATE computers SET labels = jsonb_build_object('v', $2::text) WHERE id = $1`, [
+        computer,
+        value,
+      ]);
+      expect((await call(two, 'GET', path, token)).body.computer.labels).toEqual({ v: value });
+    }
+  });
+
+  test("a create and a delete on one replica show in the other replica's list at once", async () => {
+    const list = `${ws}/computers`;
+    await call(two, 'GET', list, token);
+    const box = await call(one, 'POST', list, token, {
+      name: unique('new'),
+      size: 'small',
+      image: 'ubuntu-2404',
+    });
+    expect(box.status).toBe(202);
+    const ids = (await call(two, 'GET', list, token)).body.computers.map((c: { id: string }) => c.id);
+    expect(ids).toContain(box.body.computer.id);
+    const settled = await call(one, 'GET', `/v1/operations/${box.body.operations[0].id}?wait=10`, token);
+    expect(settled.body.operation.state).toBe('succeeded');
+    await call(two, 'GET', `${list}/${box.body.computer.id}`, token);
+    const deleted = await call(one, 'DELETE', `${list}/${box.body.computer.id}`, token);
+    expect(deleted.status).toBe(202);
+    const state = (await call(two, 'GET', `${list}/${box.body.computer.id}`, token)).body.computer.state;
+    expect(['deleting', 'deleted']).toContain(state);
+  });
+
+  test('a replica that cannot hear notifications reads the database, never its cache', async () => {
+    const path = `${ws}/computers/${computer}`;
+    for (const value of ['x', 'y']) {
+      await call(deaf, 'GET', path, token);
+      await writer.query(`UPDATE computers SET labels = jsonb_build_object('v', $2::text) WHERE id = $1`, [
+        computer,
+        value,
+      ]);
+      expect((await call(deaf, 'GET', path, token)).body.computer.labels).toEqual({ v: value });
+    }
+  });
+});

@@ -1,0 +1,168 @@
+// The per-replica cache of computers' rows, on its own: what it keeps, what drops it, and that a hit
+// is served only after the notification barrier.
+import { describe, expect, test } from 'vitest';
+import { ReadCache } from '../../src/repositories/read-cache.js';
+
+const WS = 'wsp_1';
+
+/** A loader that counts its calls and answers the current value of `source`. */
+function loader(source: { value: string }) {
+  const calls = { n: 0 };
+  return {
+    calls,
+    load: async () => {
+      calls.n++;
+      return source.value;
+    },
+  };
+}
+
+describe('ReadCache', () => {
+  test('a repeated read is served from the cache; an invalidation of its workspace drops it', async () => {
+    const cache = new ReadCache(async () => {});
+    const source = { value: 'a' };
+    const { calls, load } = loader(source);
+    expect(await cache.get(WS, 'k', load)).toBe('a');
+    expect(await cache.get(WS, 'k', load)).toBe('a');
+    expect(calls.n).toBe(1);
+    source.value = 'b';
+    cache.invalidate('wsp_other');
+    expect(await cache.get(WS, 'k', load)).toBe('a');
+    cache.invalidate(WS);
+    expect(await cache.get(WS, 'k', load)).toBe('b');
+    expect(calls.n).toBe(2);
+  });
+
+  test('a hit waits for the barrier, and a change heard during it is not answered from the cache', async () => {
+    let barrierCalls = 0;
+    let onBarrier: () => void = () => {};
+    const cache = new ReadCache(async () => {
+      barrierCalls++;
+      onBarrier();
+    });
+    const source = { value: 'old' };
+    const { calls, load } = loader(source);
+    await cache.get(WS, 'k', load);
+    expect(barrierCalls).toBe(0); // a miss needs none: the database answers
+    // A change committed before this read: its notification arrives while the barrier runs.
+    onBarrier = () => {
+      source.value = 'new';
+      cache.invalidate(WS);
+    };
+    expect(await cache.get(WS, 'k', load)).toBe('new');
+    expect(barrierCalls).toBe(1);
+    expect(calls.n).toBe(2);
+  });
+
+  test('a barrier that fails (no listening connection) clears the cache and reads the database', async () => {
+    let listening = true;
+    const cache = new ReadCache(async () => {
+      if (!listening) throw new Error('not listening');
+    });
+    const source = { value: 'a' };
+    const { calls, load } = loader(source);
+    await cache.get(WS, 'k', load);
+    await cache.get('wsp_2', 'k', load);
+    expect(cache.rows).toBe(2);
+    listening = false;
+    source.value = 'b';
+    expect(await cache.get(WS, 'k', load)).toBe('b');
+    expect(calls.n).toBe(3);
+    // Cleared, then only this read's answer is stored again.
+    expect(cache.rows).toBe(1);
+  });
+
+  test('a load that raced a change of its workspace is answered but not stored', async () => {
+    const cache = new ReadCache(async () => {});
+    let calls = 0;
+    const racing = async () => {
+      calls++;
+      cache.invalidate(WS); // the change commits while the row is on its way
+      return 'stale';
+    };
+    expect(await cache.get(WS, 'k', racing)).toBe('stale');
+    expect(cache.rows).toBe(0);
+    // Another workspace's change does not stop a load from being stored.
+    await cache.get(WS, 'k', async () => {
+      calls++;
+      cache.invalidate('wsp_other');
+      return 'fresh';
+    });
+    expect(cache.rows).toBe(1);
+    expect(await cache.get(WS, 'k', racing)).toBe('fresh');
+    expect(calls).toBe(2);
+  });
+
+  test('a cleared cache does not store loads that began before the clear', async () => {
+    const cache = new ReadCache(async () => {});
+    await cache.get(WS, 'k', async () => {
+      cache.clear();
+      return 'x';
+    });
+    expect(cache.rows).toBe(0);
+  });
+
+  test('entries expire after the TTL', async () => {
+    let now = 1_000;
+    const cache = new ReadCache(async () => {}, { ttlMs: 1000, now: () => now });
+    const source = { value: 'a' };
+    const { calls, load } = loader(source);
+    await cache.get(WS, 'k', load);
+    now += 999;
+    await cache.get(WS, 'k', load);
+    expect(calls.n).toBe(1);
+    now += 2;
+    source.value = 'b';
+    expect(await cache.get(WS, 'k', load)).toBe('b');
+    expect(calls.n).toBe(2);
+  });
+
+  test('an error is never cached', async () => {
+    const cache = new ReadCache(async () => {});
+    await expect(
+      cache.get(WS, 'k', async () => {
+        throw new Error('not found');
+      }),
+    ).rejects.toThrow('not found');
+    expect(cache.rows).toBe(0);
+    expect(await cache.get(WS, 'k', async () => 'there')).toBe('there');
+  });
+
+  test('holds at most maxRows rows, weighing a page by its rows', async () => {
+    const cache = new ReadCache(async () => {}, { maxRows: 100 });
+    const page = Array.from({ length: 60 }, (_, i) => i);
+    await cache.get(
+      WS,
+      'p1',
+      async () => page,
+      (rows) => rows.length,
+    );
+    expect(cache.rows).toBe(60);
+    await cache.get(
+      WS,
+      'p1',
+      async () => page,
+      (rows) => rows.length,
+    );
+    expect(cache.rows).toBe(60);
+    // A second page would pass the bound: the cache starts again from empty.
+    await cache.get(
+      'wsp_2',
+      'p2',
+      async () => page,
+      (rows) => rows.length,
+    );
+    expect(cache.rows).toBe(60);
+    let reloaded = false;
+    await cache.get(
+      WS,
+      'p1',
+      async () => {
+        reloaded = true;
+        return page;
+      },
+      (rows) => rows.length,
+    );
+    expect(reloaded).toBe(true);
+  });
+});
