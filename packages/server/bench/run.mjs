@@ -2,11 +2,13 @@
 //   bare node:http hello (the ceiling), then on PGlite and on PostgreSQL: GET /v1/health,
 //   authenticated GET /v1/me, a computer read, a list page over 1,000 and over 100,000 computers,
 //   computer creation (a unique Idempotency-Key each); and Prism's mock answering GET /me.
-// Each server is its own child process (node dist/main.js, rate limits off); autocannon runs here.
+// Each server is its own child process (node dist/main.js, rate limits off unless asked); autocannon runs here.
 // Prints requests/s, p99 and the ratios the targets are stated in (BENCHMARKS.md at the repo root);
 // bare node:http is measured again right after every endpoint, and each ratio uses that neighbour.
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
-//        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>]
+//        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>] [--rate-limits <spec>]
+// `--rate-limits` sets the servers' SVC_RATE_LIMITS (default `off`): with budgets too large to refuse,
+// e.g. `principal=1000000000/60,workspace_mutations=1000000000/60`, it measures what counting costs.
 // `--only` measures just the matching endpoints; `--cpu-prof` runs the measured server under
 // `node --cpu-prof` (one .cpuprofile per engine in <dir>; summarise with bench/profile-summary.mjs).
 import { spawn } from 'node:child_process';
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     engines: { type: 'string', default: 'pglite,postgres' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'rate-limits': { type: 'string', default: 'off' },
   },
 });
 const DURATION = Number(values.duration);
@@ -136,7 +139,7 @@ async function benchEngine(engine) {
     PORT: '0',
     SVC_DATA_DIR: join(dir, 'data'),
     SVC_BOOTSTRAP_KEY_FILE: keyFile,
-    SVC_RATE_LIMITS: 'off',
+    SVC_RATE_LIMITS: values['rate-limits'],
     // The create bench makes thousands of computers in one workspace; operations are claimed but their
     // simulated steps never end during the run, so the worker does not compete for the CPU.
     SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '1000000',

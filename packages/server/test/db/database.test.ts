@@ -126,6 +126,14 @@ describeEngines('migrate', (engine) => {
     expect(rows.map((row) => row.version)).toEqual(all);
   });
 
+  test('the rate-limit counters skip the WAL (an upsert per request must not wait for a flush)', async () => {
+    await migrate(db);
+    const { rows } = await db.query<{ relpersistence: string }>(
+      `SELECT relpersistence FROM pg_class WHERE relname = 'rate_limits'`,
+    );
+    expect(rows).toEqual([{ relpersistence: 'u' }]);
+  });
+
   test('refuses a migration edited after it was applied', async () => {
     const migrations = loadMigrations();
     await migrate(db, migrations);
