@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from './db/database.js';
 import { serverSecret } from './db/secrets.js';
 import { invalidArgument } from './errors.js';
@@ -25,7 +25,12 @@ const SECRET_NAME = 'cursor_hmac';
  * cursors.verify(next, { op: 'listComputers', workspace: id, state: 'running' }); // '01jc…'
  */
 export class Cursors {
-  constructor(private readonly secret: Uint8Array) {}
+  /** Imported once: an HMAC keyed by raw bytes imports them on every call (4–5× slower per cursor). */
+  private readonly key: KeyObject;
+
+  constructor(secret: Uint8Array) {
+    this.key = createSecretKey(secret);
+  }
 
   /** The cursor that continues after `lastId` for the request described by `binding`. */
   sign(lastId: string, binding: Record<string, unknown>): string {
@@ -56,7 +61,7 @@ export class Cursors {
   }
 
   private mac(payload: string, binding: Record<string, unknown>): string {
-    return createHmac('sha256', this.secret)
+    return createHmac('sha256', this.key)
       .update(`${canonicalJson(binding)}\n${payload}`)
       .digest()
       .subarray(0, 16)
