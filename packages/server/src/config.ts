@@ -29,6 +29,11 @@ export interface Config {
   dataDir: string | undefined;
   /** Connections in the PostgreSQL pool (`SVC_DB_POOL_SIZE`, default 10); one more listens for NOTIFY. */
   poolSize: number;
+  /**
+   * `SVC_READ_CACHE` (`on`, default, or `off`): computers and their list pages are cached per replica
+   * (never older than the database; see `ReadCache`). `off` reads the database every time.
+   */
+  readCache: boolean;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -154,6 +159,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     databaseUrl,
     dataDir,
     poolSize: int(env, 'SVC_DB_POOL_SIZE', 10, 1, 1000),
+    readCache: oneOf(env, 'SVC_READ_CACHE', ['on', 'off'] as const) === 'on',
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,

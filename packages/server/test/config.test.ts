@@ -47,6 +47,8 @@ describe('loadConfig', () => {
     ['IPv6 host', { HOST: '::1' }, { baseUrl: 'http://[::1]:8080/v1' }],
     ['sandbox keeps data in memory', { SVC_SANDBOX: '1' }, { sandbox: true, dataDir: undefined }],
     ['rate limits off', { SVC_RATE_LIMITS: 'off' }, { rateLimits: undefined }],
+    ['the read cache, on by default', {}, { readCache: true }],
+    ['the read cache off', { SVC_READ_CACHE: 'off' }, { readCache: false }],
     [
       'a quota',
       { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '3' },
@@ -78,6 +80,7 @@ describe('loadConfig', () => {
     ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
     ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
     ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
+    ['a read cache neither on nor off', { SVC_READ_CACHE: 'yes' }, /SVC_READ_CACHE must be one of on, off/],
   ])('refuses %s', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -43,10 +43,15 @@ export async function createDeps(options: {
   // Counters every replica shares (PostgreSQL), or in memory on PGlite: rate limits and sign-in throttles.
   const counters = counterStore(db);
   // Computers' rows cached per replica, dropped by the database's notifications of what changed.
-  const reads = new ReadCache(() => db.notificationBarrier(), { now: options.clock });
-  const unlisten = await db.listen(COMPUTERS_CHANNEL, (workspaceId) => reads.invalidate(workspaceId), {
-    onGap: () => reads.clear(),
+  const reads = new ReadCache(() => db.notificationBarrier(), {
+    now: options.clock,
+    enabled: config.readCache,
   });
+  const unlisten = config.readCache
+    ? await db.listen(COMPUTERS_CHANNEL, (workspaceId) => reads.invalidate(workspaceId), {
+        onGap: () => reads.clear(),
+      })
+    : async () => {};
   const deps: AppDeps = {
     db,
     config,

@@ -51,9 +51,15 @@ export class ReadCache {
   readonly #ttlMs: number;
   readonly #maxRows: number;
   readonly #now: () => number;
+  readonly #enabled: boolean;
 
-  constructor(barrier: Barrier, options: { ttlMs?: number; maxRows?: number; now?: () => number } = {}) {
+  /** `enabled: false` (`SVC_READ_CACHE=off`): every read goes to the database, nothing is kept. */
+  constructor(
+    barrier: Barrier,
+    options: { ttlMs?: number; maxRows?: number; now?: () => number; enabled?: boolean } = {},
+  ) {
     this.#barrier = barrier;
+    this.#enabled = options.enabled ?? true;
     this.#ttlMs = options.ttlMs ?? 1000;
     this.#maxRows = options.maxRows ?? 20_000;
     this.#now = options.now ?? Date.now;
@@ -75,6 +81,7 @@ export class ReadCache {
     load: () => Promise<T>,
     weight: (value: T) => number = () => 1,
   ): Promise<T> {
+    if (!this.#enabled) return load();
     const hit = this.#entries.get(workspaceId)?.get(key);
     if (hit && hit.until > this.#now()) {
       let heard = true;

@@ -165,4 +165,14 @@ describe('ReadCache', () => {
     );
     expect(reloaded).toBe(true);
   });
+
+  test('switched off (SVC_READ_CACHE=off), every read loads and nothing is kept', async () => {
+    const cache = new ReadCache(async () => {}, { enabled: false });
+    const source = { value: 'a' };
+    const { calls, load } = loader(source);
+    await cache.get(WS, 'k', load);
+    await cache.get(WS, 'k', load);
+    expect(calls.n).toBe(2);
+    expect(cache.rows).toBe(0);
+  });
 });
