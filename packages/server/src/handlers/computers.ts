@@ -10,7 +10,7 @@ import {
   computerIn,
   computerNameTaken,
   listComputerRows,
-  takeComputerSlot,
+  takeComputerPlace,
   updateComputerRow,
 } from '../repositories/computers.js';
 import { API_PREFIX, checkName, quotaExceeded } from './common.js';
@@ -74,9 +74,9 @@ export const getComputer: Handler<'getComputer'> = async (ctx) => {
 
 /**
  * Creates a computer and starts it: 202 with the computer (`creating`) and its `computer.create` operation.
- * Nothing locks the workspace until the quota's counter moves, the transaction's last statement
- * (`ctx.lastly`, after the idempotency record): a name clash is the unique index's to find, so
- * concurrent creates in one workspace overlap until then and wait only for each other's commit.
+ * Nothing locks the workspace until the quota's counter moves, the transaction's last statement, sent
+ * with its COMMIT (`commitWith`, after the idempotency record): a name clash is the unique index's to
+ * find, so concurrent creates in one workspace overlap until then and wait only for each other's commit.
  */
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
@@ -91,14 +91,13 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
     ctx.principal.id,
   );
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
-  ctx.lastly(async (tx) => {
-    if (!(await takeComputerSlot(tx, workspace.id, limit)))
-      throw quotaExceeded(
-        'computers_per_workspace',
-        limit,
-        `workspace ${workspace.name} already has ${limit} live computers`,
-      );
-  });
+  await takeComputerPlace(ctx.db, workspace.id, limit, () =>
+    quotaExceeded(
+      'computers_per_workspace',
+      limit,
+      `workspace ${workspace.name} already has ${limit} live computers`,
+    ),
+  );
   return {
     status: 202,
     body: { computer: renderComputer(computer), operations: [renderOperation(operation, { result: true })] },
