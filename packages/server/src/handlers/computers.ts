@@ -1,11 +1,9 @@
 import { workspaceAccess } from '../access.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError, invalidArgument } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { OperationRow } from '../operations/records.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
-import { catalogueHas } from '../repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
@@ -26,15 +24,6 @@ function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined):
     checkName(key, `labels.${key}`);
     checkName(value, `labels.${key}`);
   }
-}
-
-async function catalogued(db: Queryable, size: string, image: string): Promise<void> {
-  const found = await catalogueHas(db, size, image);
-  const violations = [
-    ...(found.size ? [] : [{ field: 'size', description: `no size named ${size}; see GET /sizes` }]),
-    ...(found.image ? [] : [{ field: 'image', description: `no image named ${image}; see GET /images` }]),
-  ];
-  if (violations.length > 0) throw invalidArgument(violations);
 }
 
 export function accepted(operations: OperationRow[]): { location: string; 'retry-after': string } {
@@ -84,7 +73,6 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { name, size, image, labels } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
-  await catalogued(ctx.db, size, image);
   const { computer, operation } = await createComputerRecord(
     ctx.db,
     { workspace_id: workspace.id, name, size, image, labels: labels ?? {} },

@@ -131,7 +131,7 @@ describeEngines('round trips of a create and of a key list', (engine) => {
   });
   afterAll(() => t.close());
 
-  test('a create: six statements in its transaction, the workspace locked only by the last, sent with the COMMIT', async () => {
+  test('a create: four statements in its transaction, the workspace locked only by the last, sent with the COMMIT', async () => {
     await t.call('GET', '/v1/me', { token: team.editor.token }); // warms the principal cache
     const { result, statements } = await counting.measure(() =>
       t.call('POST', `/v1/workspaces/${team.workspace.id}/computers`, {
@@ -141,9 +141,13 @@ describeEngines('round trips of a create and of a key list', (engine) => {
     );
     expect(result.status).toBe(202);
     const trace = statements.join('\n');
-    // The Idempotency-Key's claim, then the transaction: membership, catalogue, the computer, its
-    // operation (with the worker's wake-up), the key's record, the quota's counter (`commitWith`).
-    expect(statements, trace).toHaveLength(8);
+    // The Idempotency-Key's claim, then the transaction: membership; the computer with its operation
+    // (and the worker's wake-up), checked against the catalogue, in one statement; the key's record;
+    // the quota's counter (`commitWith`, sent with the COMMIT).
+    expect(statements, trace).toHaveLength(6);
+    expect(statements[3], trace).toMatch(
+      /INSERT INTO computers[\s\S]*FROM sizes[\s\S]*INSERT INTO operations[\s\S]*pg_notify/,
+    );
     expect(statements[0], trace).toContain('INSERT INTO idempotency_keys');
     expect(statements[1]).toBe('BEGIN … COMMIT');
     expect(
@@ -200,7 +204,7 @@ describePostgres('messages of a create on PostgreSQL', (engine) => {
     await t.close();
   });
 
-  test('the claim, BEGIN, five statements, then the counter and the COMMIT in one message', async () => {
+  test('the claim, BEGIN, three statements, then the counter and the COMMIT in one message', async () => {
     await t.call('GET', '/v1/me', { token: team.editor.token }); // warms the principal cache
     const messages: string[] = [];
     const result = await scope.run(messages, () =>
@@ -216,13 +220,13 @@ describePostgres('messages of a create on PostgreSQL', (engine) => {
     expect(harness, trace).toBe('SELECT 1');
     expect(create[0], trace).toContain('INSERT INTO idempotency_keys');
     expect(create[1], trace).toBe('BEGIN');
-    expect(create[7], trace).toBe(`SELECT svc_take_computer_place('${team.workspace.id}', 20);\nCOMMIT`);
+    expect(create[5], trace).toBe(`SELECT svc_take_computer_place('${team.workspace.id}', 20);\nCOMMIT`);
     // Nothing else commits or touches the counter; after the commit, only the notification barrier
     // (`SELECT 1` on the listening connection, so this replica's caches have seen the change).
     expect(
       create.filter((sql) => /COMMIT|live_computers/.test(sql)),
       trace,
-    ).toEqual([create[7]]);
-    expect(create.slice(8), trace).toEqual(['SELECT 1']);
+    ).toEqual([create[5]]);
+    expect(create.slice(6), trace).toEqual(['SELECT 1']);
   });
 });

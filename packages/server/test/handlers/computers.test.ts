@@ -138,6 +138,19 @@ describeEngines('handlers: computers and operations', (engine) => {
       body: { name: first.body.computer.name, size: 'small', image: 'debian-13' },
     });
     expect(errorOf(taken).code).toBe('already_exists');
+    // The catalogue is checked by the insert itself: both unknowns are named, a taken name with an
+    // unknown size is still a bad value (the insert inserted nothing), and nothing is written.
+    const before = await t.db.query('SELECT id FROM computers WHERE workspace_id = $1', [team.workspace.id]);
+    const both = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: first.body.computer.name, size: 'huge', image: 'windows-95' },
+    });
+    expect(errorOf(both)).toMatchObject({
+      code: 'invalid_argument',
+      details: { field_violations: [{ field: 'size' }, { field: 'image' }] },
+    });
+    const after = await t.db.query('SELECT id FROM computers WHERE workspace_id = $1', [team.workspace.id]);
+    expect(after.rows).toEqual(before.rows);
     await settle(first.body.operations[0].id);
   });
 
