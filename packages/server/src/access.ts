@@ -73,6 +73,7 @@ export function withMemberships(db: Queryable, principal: Principal | undefined)
   const view: Queryable & { [KNOWN]: Principal } = {
     query: (sql, params) => db.query(sql, params),
     exec: (sql) => db.exec(sql),
+    commitWith: (statement) => db.commitWith(statement),
     [KNOWN]: principal,
   };
   return view;

@@ -102,7 +102,8 @@ interface Row {
  *    still in flight → 409 `idempotency_key_in_use` with `Retry-After`. Expired records (24 h) and
  *    in-flight records whose request died (lock older than 60 s) are taken over.
  * 3. Won: run `effect` in a transaction that also marks the record done, fenced by an owner token so
- *    a request that outlived its lock cannot commit a second effect.
+ *    a request that outlived its lock cannot commit a second effect. What `effect` hands to
+ *    `tx.commitWith` runs after the record, with the COMMIT; its refusal is thrown as `effect`'s own.
  *    With `transaction: false` (an effect that only reads and waits, e.g. a command run in a computer)
  *    the effect runs on `db` and the record is marked done after it.
  * 4. `effect` threw: its transaction rolled back. A 404/409 `ApiError` is stored as the answer; any
@@ -119,29 +120,13 @@ export async function runIdempotent(
   db: Database,
   scope: IdempotencyScope | undefined,
   effect: (tx: Queryable) => Promise<StoredResponse>,
-  options: {
-    transaction?: boolean;
-    /** Filled by `effect` as it runs: statements to run after the record is written, before the commit. */
-    last?: ((tx: Queryable) => Promise<void>)[];
-  } = {},
+  options: { transaction?: boolean } = {},
 ): Promise<IdempotentOutcome> {
   // Without a transaction the effect must write nothing (it only reads and waits): the record is
   // still claimed first and completed after, so a retry replays instead of running it twice.
   const within = <T>(fn: (tx: Queryable) => Promise<T>) =>
     options.transaction === false ? fn(db) : db.transaction(fn);
-  const last = options.last ?? [];
-  const finish = async (tx: Queryable) => {
-    for (const step of last) await step(tx);
-  };
-  if (!scope)
-    return {
-      ...(await within(async (tx) => {
-        const response = await effect(tx);
-        await finish(tx);
-        return response;
-      })),
-      replayed: false,
-    };
+  if (!scope) return { ...(await within(effect)), replayed: false };
   const owner = randomUUID();
   const existing = await claim(db, scope, owner);
   if (existing) return existing;
@@ -149,7 +134,6 @@ export async function runIdempotent(
     return await within(async (tx) => {
       const response = await effect(tx);
       await complete(tx, scope, owner, response);
-      await finish(tx);
       return { ...response, replayed: false };
     });
   } catch (thrown) {

@@ -4,7 +4,6 @@ import { withMemberships } from '../access.js';
 import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
-import type { Queryable } from '../db/database.js';
 import type { AppDeps } from '../handlers/types.js';
 import type { HandlerContext } from '../http/pipeline.js';
 import type { Validator } from '../http/validation.js';
@@ -40,7 +39,6 @@ export function dispatcher(options: {
 
   const run = async (ctx: HandlerContext, principal: Principal | undefined): Promise<Response> => {
     const operationId = ctx.operationId;
-    const last: ((tx: Queryable) => Promise<void>)[] = [];
     const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
     const base = {
       operationId,
@@ -57,9 +55,6 @@ export function dispatcher(options: {
         Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
         return state;
       },
-      lastly(step: (tx: Queryable) => Promise<void>) {
-        last.push(step);
-      },
     };
     // Each handler was checked against its own operation's types; here they are dispatched alike.
     const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
@@ -67,7 +62,6 @@ export function dispatcher(options: {
       // A read: permission checks use the memberships the principal was authenticated with.
       const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
       const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
-      for (const step of last) await step(db);
       return ctx.json(reply.status, reply.body, reply.headers);
     }
     // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when
@@ -105,7 +99,7 @@ export function dispatcher(options: {
           throw error;
         }
       },
-      { transaction: !OUTSIDE_TRANSACTION.has(operationId), last },
+      { transaction: !OUTSIDE_TRANSACTION.has(operationId) },
     );
     if (outcome.status === 401 && scope && !outcome.replayed) await forgetIdempotencyKey(db, scope);
     let body = outcome.body;

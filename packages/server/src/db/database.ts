@@ -1,3 +1,5 @@
+import pg from 'pg';
+
 /** What every engine returns from a query, normalised (pg and PGlite differ in the details). */
 export interface QueryResult<Row> {
   rows: Row[];
@@ -14,6 +16,57 @@ export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>>;
   /** Several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Runs `statement` as the transaction's last statement, after everything else the transaction
+   * does: resolves at once, and the statement runs when the transaction commits. On PostgreSQL it
+   * travels in one message with the COMMIT (simple query protocol, hence no parameters), so a row
+   * lock it takes is held for its execution and the commit only, with no round trip to this process
+   * in between; when it fails PostgreSQL skips the COMMIT and the transaction rolls back. Outside a
+   * transaction it runs now. Either way its error goes through `statement.refused`.
+   *
+   * @example
+   * await tx.commitWith({ sql: `SELECT svc_take_computer_place(${sqlLiteral(id)}, 10)`, refused: mapError });
+   */
+  commitWith(statement: FinalStatement): Promise<void>;
+}
+
+/**
+ * A statement sent with a transaction's COMMIT ({@link Queryable.commitWith}). One statement, no
+ * parameters: values are inlined, text only through {@link sqlLiteral}, numbers checked as integers.
+ */
+export interface FinalStatement {
+  sql: string;
+  /**
+   * What to throw instead of the statement's error (e.g. an ApiError for a refusal it RAISEd), or
+   * `undefined` to throw the error as it is (a failed COMMIT, a lost connection).
+   */
+  refused?: (error: unknown) => Error | undefined;
+}
+
+/**
+ * The error to throw when a transaction's final statements (or its COMMIT) failed: the first
+ * translation one of them offers, else the error itself.
+ *
+ * @example
+ * throw finalError(statements, error);
+ */
+export function finalError(statements: readonly FinalStatement[], error: unknown): unknown {
+  for (const statement of statements) {
+    const translated = statement.refused?.(error);
+    if (translated) return translated;
+  }
+  return error;
+}
+
+/**
+ * `value` as a quoted SQL string literal, for the one place SQL is sent without parameters
+ * ({@link FinalStatement}): doubled quotes, and backslashes in an `E''` literal, as `pg` escapes them.
+ *
+ * @example
+ * sqlLiteral("it's"); // 'it''s'
+ */
+export function sqlLiteral(value: string): string {
+  return pg.escapeLiteral(value);
 }
 
 /** Called with the payload of a `NOTIFY` on a channel this process listens to. */
@@ -37,7 +90,8 @@ export interface Database extends Queryable {
   /**
    * Runs `fn` in a transaction on one connection: committed when `fn` resolves, rolled back when it
    * throws (the error is rethrown). Do not use `this` inside `fn`, only `tx`: on PGlite the outer
-   * handle waits for the transaction to end, so using it inside would deadlock.
+   * handle waits for the transaction to end, so using it inside would deadlock. What `fn` hands to
+   * `tx.commitWith` runs last, with the COMMIT.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**

@@ -13,6 +13,8 @@ export function nestedDatabase(tx: Queryable, engine: Database['engine']): Datab
     engine,
     query: (sql, params) => tx.query(sql, params),
     exec: (sql) => tx.exec(sql),
+    // The enclosing transaction's: the statement runs with its COMMIT.
+    commitWith: (statement) => tx.commitWith(statement),
     transaction: (fn) => fn(tx),
     listen: () => Promise.reject(new Error('LISTEN is not available inside a transaction')),
     notificationBarrier: () => Promise.reject(new Error('not available inside a transaction')),

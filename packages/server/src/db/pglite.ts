@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { secureDataDir, tightenDataDir } from './data-dir.js';
-import type { Database, Queryable, QueryResult } from './database.js';
+import type { Database, FinalStatement, Queryable, QueryResult } from './database.js';
+import { finalError } from './database.js';
 
 interface PgliteLike {
   query<Row>(
@@ -12,7 +13,11 @@ interface PgliteLike {
 
 const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
-function wrap(target: PgliteLike): Queryable {
+/**
+ * The `Queryable` view of PGlite or of an open transaction. `finals` is the transaction's list of
+ * statements for its end; without one `commitWith` runs the statement now.
+ */
+function wrap(target: PgliteLike, finals?: FinalStatement[]): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
       const result = await target.query<Row>(sql, params as unknown[]);
@@ -22,7 +27,22 @@ function wrap(target: PgliteLike): Queryable {
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
     },
+    async commitWith(final: FinalStatement): Promise<void> {
+      if (finals) {
+        finals.push(final);
+        return;
+      }
+      await runFinal(target, final);
+    },
   };
+}
+
+async function runFinal(target: PgliteLike, final: FinalStatement): Promise<void> {
+  try {
+    await target.query(final.sql);
+  } catch (error) {
+    throw finalError([final], error);
+  }
 }
 
 /**
@@ -61,7 +81,16 @@ export function wrapPglite(pg: PGlite): Database {
     engine: 'pglite',
     query: outer.query,
     exec: outer.exec,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    commitWith: outer.commitWith,
+    // One connection in this process: the final statements run after `fn`, then PGlite commits
+    // (there is no round trip to save); a throw rolls everything back.
+    transaction: (fn) =>
+      pg.transaction(async (tx) => {
+        const finals: FinalStatement[] = [];
+        const result = await fn(wrap(tx, finals));
+        for (const final of finals) await runFinal(tx, final);
+        return result;
+      }),
     // One connection in this process: nothing is lost, and a commit's notifications reach the
     // listeners before the commit resolves.
     listen: async (channel, listener) => {

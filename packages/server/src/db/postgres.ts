@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { Database, NotificationListener, Queryable, QueryResult } from './database.js';
+import type { Database, FinalStatement, NotificationListener, Queryable, QueryResult } from './database.js';
+import { finalError } from './database.js';
 
 // Both engines hand back numbers for integer columns: counts are int8, and none of ours exceed 2^53.
 const INT8 = 20;
@@ -42,7 +43,11 @@ function statement(sql: string, params: readonly unknown[]): string | pg.QueryCo
   return { name, text: sql, values: [...params] };
 }
 
-function wrap(target: PgLike): Queryable {
+/**
+ * The `Queryable` view of the pool or of a transaction's client. `finals` is the transaction's list
+ * of statements for its COMMIT; without one (the pool) `commitWith` runs the statement now.
+ */
+function wrap(target: PgLike, finals?: FinalStatement[]): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
       const query = statement(sql, params);
@@ -52,6 +57,17 @@ function wrap(target: PgLike): Queryable {
     async exec(sql: string): Promise<void> {
       // No parameters: pg uses the simple protocol, which runs several statements.
       await target.query(sql);
+    },
+    async commitWith(final: FinalStatement): Promise<void> {
+      if (finals) {
+        finals.push(final);
+        return;
+      }
+      try {
+        await target.query(final.sql);
+      } catch (error) {
+        throw finalError([final], error);
+      }
     },
   };
 }
@@ -123,19 +139,25 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     engine: 'postgres',
     query: outer.query,
     exec: outer.exec,
+    commitWith: outer.commitWith,
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      const finals: FinalStatement[] = [];
+      let committing = false;
       try {
         await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
+        const result = await fn(wrap(client, finals));
+        // The final statements and the COMMIT in one simple-protocol message: PostgreSQL runs them in
+        // order and stops at the first error, so a refusal leaves the transaction aborted, uncommitted.
+        committing = true;
+        await client.query([...finals.map((final) => final.sql), 'COMMIT'].join(';\n'));
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: Error) => {
           broken = rollbackError;
         });
-        throw error;
+        throw committing ? finalError(finals, error) : error;
       } finally {
         client.release(broken);
       }

@@ -1,17 +1,15 @@
 import { workspaceAccess } from '../access.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError, invalidArgument } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { OperationRow } from '../operations/records.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
-import { catalogueHas } from '../repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
   readComputer,
   readComputerPage,
-  takeComputerSlot,
+  takeComputerPlace,
   updateComputerRow,
 } from '../repositories/computers.js';
 import { API_PREFIX, checkName, quotaExceeded } from './common.js';
@@ -27,15 +25,6 @@ function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined):
     checkName(key, `labels.${key}`);
     checkName(value, `labels.${key}`);
   }
-}
-
-async function catalogued(db: Queryable, size: string, image: string): Promise<void> {
-  const found = await catalogueHas(db, size, image);
-  const violations = [
-    ...(found.size ? [] : [{ field: 'size', description: `no size named ${size}; see GET /sizes` }]),
-    ...(found.image ? [] : [{ field: 'image', description: `no image named ${image}; see GET /images` }]),
-  ];
-  if (violations.length > 0) throw invalidArgument(violations);
 }
 
 export function accepted(operations: OperationRow[]): { location: string; 'retry-after': string } {
@@ -77,9 +66,9 @@ export const getComputer: Handler<'getComputer'> = async (ctx) => {
 
 /**
  * Creates a computer and starts it: 202 with the computer (`creating`) and its `computer.create` operation.
- * Nothing locks the workspace until the quota's counter moves, the transaction's last statement
- * (`ctx.lastly`, after the idempotency record): a name clash is the unique index's to find, so
- * concurrent creates in one workspace overlap until then and wait only for each other's commit.
+ * Nothing locks the workspace until the quota's counter moves, the transaction's last statement, sent
+ * with its COMMIT (`commitWith`, after the idempotency record): a name clash is the unique index's to
+ * find, so concurrent creates in one workspace overlap until then and wait only for each other's commit.
  */
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
@@ -87,21 +76,19 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { name, size, image, labels } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
-  await catalogued(ctx.db, size, image);
   const { computer, operation } = await createComputerRecord(
     ctx.db,
     { workspace_id: workspace.id, name, size, image, labels: labels ?? {} },
     ctx.principal.id,
   );
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
-  ctx.lastly(async (tx) => {
-    if (!(await takeComputerSlot(tx, workspace.id, limit)))
-      throw quotaExceeded(
-        'computers_per_workspace',
-        limit,
-        `workspace ${workspace.name} already has ${limit} live computers`,
-      );
-  });
+  await takeComputerPlace(ctx.db, workspace.id, limit, () =>
+    quotaExceeded(
+      'computers_per_workspace',
+      limit,
+      `workspace ${workspace.name} already has ${limit} live computers`,
+    ),
+  );
   return {
     status: 202,
     body: { computer: renderComputer(computer), operations: [renderOperation(operation, { result: true })] },

@@ -86,13 +86,6 @@ export interface Ctx<K extends OperationId> {
   deps: AppDeps;
   /** Counts a mutation against its workspace's rate limit (design §11); throws `RateLimitError`. */
   countMutation(workspaceId: string): Promise<RateLimitState | undefined>;
-  /**
-   * Runs `step` as the mutation's last statement: after its idempotency record is written, just
-   * before the commit. For the one write every request of a workspace contends for (the quota's
-   * counter), so its row lock is held only for that statement and the commit. A throw rolls back the
-   * whole transaction, as a throw in the handler does.
-   */
-  lastly(step: (db: Queryable) => Promise<void>): void;
   /** The client's address when the adapter knows it (rate limits of anonymous calls). */
   clientAddress: string | undefined;
 }

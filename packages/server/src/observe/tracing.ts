@@ -89,6 +89,9 @@ export async function startTracing(options: TracingOptions = {}): Promise<Tracin
         target.exec(sql),
       );
     },
+    // In a transaction this only registers the statement; its time is the COMMIT's, in the
+    // transaction's span.
+    commitWith: (statement) => target.commitWith(statement),
   });
 
   return {
@@ -127,6 +130,7 @@ export async function startTracing(options: TracingOptions = {}): Promise<Tracin
       return Object.assign(Object.create(db) as Database, {
         query: traced.query,
         exec: traced.exec,
+        commitWith: traced.commitWith,
         transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
           const parent = active.getStore();
           if (!parent) return db.transaction(fn);

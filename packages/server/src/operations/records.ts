@@ -1,7 +1,8 @@
 import type { components, Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
-import { ApiError } from '../errors.js';
+import { ApiError, invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
+import { catalogueHas } from '../repositories/catalog.js';
 import type { DriverAction } from './driver.js';
 import { OPERATION_PENDING_CHANNEL } from './events.js';
 
@@ -209,10 +210,12 @@ export interface NewComputer {
 }
 
 /**
- * Inserts a computer in state `creating` with its pending `computer.create` operation, in the
- * caller's transaction: two statements. A live computer of the same name makes the insert fail
- * (the unique index `computers_live_name`, exact under concurrency): 409 `already_exists`. A workspace
- * deleted meanwhile fails its foreign key: 404 `not_found`, as it would have been a moment later.
+ * Inserts a computer in state `creating` with its pending `computer.create` operation (and the
+ * worker's wake-up), in the caller's transaction: one statement, which also checks the catalogue. A
+ * size or an image the catalogue lacks inserts nothing: 400 `invalid_argument` naming each (a second
+ * query, on that path only). A live computer of the same name makes the insert fail (the unique index
+ * `computers_live_name`, exact under concurrency): 409 `already_exists`. A workspace deleted
+ * meanwhile fails its foreign key: 404 `not_found`, as it would have been a moment later.
  *
  * @example
  * const { computer, operation } = await createComputerRecord(tx, input, principal.id);
@@ -222,13 +225,54 @@ export async function createComputerRecord(
   input: NewComputer,
   principalId: string,
 ): Promise<{ computer: ComputerRow; operation: OperationRow }> {
-  const id = newId();
-  const operationId = newId();
+  // A size or image added to the catalogue between the insert and the check: insert again, once.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const created = await insertComputer(tx, input, principalId);
+    if (created) return created;
+    const found = await catalogueHas(tx, input.size, input.image);
+    const violations = [
+      ...(found.size ? [] : [{ field: 'size', description: `no size named ${input.size}; see GET /sizes` }]),
+      ...(found.image
+        ? []
+        : [{ field: 'image', description: `no image named ${input.image}; see GET /images` }]),
+    ];
+    if (violations.length > 0) throw invalidArgument(violations);
+  }
+  throw new Error('the catalogue kept changing during a create');
+}
+
+/** The insert of {@link createComputerRecord}; `undefined` when the catalogue lacks the size or image. */
+async function insertComputer(
+  tx: Queryable,
+  input: NewComputer,
+  principalId: string,
+): Promise<{ computer: ComputerRow; operation: OperationRow } | undefined> {
+  // The operation comes back as JSON beside the computer's columns (rows of two tables in one
+  // answer); its timestamps are read back into Dates.
   const { rows } = await tx
-    .query<ComputerRow>(
-      `INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
-       VALUES ($1, $2, $3, 'creating', $4, $5, $6, $7, $8) RETURNING *`,
-      [id, input.workspace_id, input.name, input.size, input.image, input.labels, operationId, principalId],
+    .query<ComputerRow & { operation: Record<string, unknown> }>(
+      `WITH computer AS (
+         INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
+         SELECT $1::text, $2::text, $3::text, 'creating', $4::text, $5::text, $6::jsonb, $7::text, $8::text
+          WHERE EXISTS (SELECT 1 FROM sizes WHERE name = $4) AND EXISTS (SELECT 1 FROM images WHERE name = $5)
+         RETURNING *
+       ), operation AS (
+         INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by)
+         SELECT current_operation_id, workspace_id, 'computer.create', 'computer', id, created_by FROM computer
+         RETURNING *
+       ), wake AS (SELECT pg_notify($9, id) FROM operation)
+       SELECT computer.*, to_jsonb(operation) AS operation FROM computer, operation, wake`,
+      [
+        newId(),
+        input.workspace_id,
+        input.name,
+        input.size,
+        input.image,
+        input.labels,
+        newId(),
+        principalId,
+        OPERATION_PENDING_CHANNEL,
+      ],
     )
     .catch((error: unknown) => {
       const code = (error as { code?: unknown } | null)?.code;
@@ -244,9 +288,22 @@ export async function createComputerRecord(
         throw new ApiError('not_found', `workspace ${input.workspace_id} not found`, { cause: error });
       throw error;
     });
-  const computer = rows[0] as ComputerRow;
-  const operation = await insertOperation(tx, computer, 'computer.create', principalId, operationId);
-  return { computer, operation };
+  const row = rows[0];
+  if (!row) return undefined;
+  const { operation, ...computer } = row;
+  return { computer, operation: operationFromJson(operation) };
+}
+
+const OPERATION_TIMES = ['lease_until', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const;
+
+/** An operations row read back from `to_jsonb`: timestamps as Dates, as a plain query returns them. */
+function operationFromJson(json: Record<string, unknown>): OperationRow {
+  const row = { ...json };
+  for (const column of OPERATION_TIMES) {
+    const value = row[column];
+    row[column] = typeof value === 'string' ? new Date(value) : null;
+  }
+  return row as unknown as OperationRow;
 }
 
 async function insertOperation(

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { sqlLiteral } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
@@ -112,23 +113,38 @@ export async function countLiveComputers(db: Queryable, workspaceId: string): Pr
   return rows[0]?.n ?? 0;
 }
 
+/** The SQLSTATE `svc_take_computer_place` raises when the workspace has no place left (migration 012). */
+export const NO_COMPUTER_PLACE = 'P0Q01';
+
+/** The largest `integer` PostgreSQL takes: the quota is inlined into SQL as one. */
+const INT4_MAX = 2_147_483_647;
+
 /**
  * Counts one more live computer against the workspace's quota (design §11), if it has fewer than
- * `limit`: answers whether it did. One conditional `UPDATE` of the workspace's counter (migration
- * 009), so concurrent creates in one workspace run side by side until here and then wait only for
- * each other's commit; call it as the create's last statement. The counter is exact: every create
- * adds one here, in the transaction that inserts the computer, and {@link releaseComputerSlot}
- * takes one off in the transaction that marks a computer `deleted`.
+ * `limit`; else the transaction fails with `refusal()`. One conditional `UPDATE` of the workspace's
+ * counter (migrations 009 and 010), sent with the COMMIT (`commitWith`): concurrent creates in one
+ * workspace run side by side until then, and each holds the workspace's row only for that UPDATE and
+ * its commit. The counter is exact: every create adds one here, in the transaction that inserts the
+ * computer, and {@link releaseComputerSlot} takes one off in the transaction that marks a computer
+ * `deleted`. The statement goes without parameters, so its values are checked, then inlined.
  *
  * @example
- * if (!(await takeComputerSlot(tx, workspace.id, limit))) throw quotaExceeded(…);
+ * await takeComputerPlace(tx, workspace.id, limit, () => quotaExceeded(…));
  */
-export async function takeComputerSlot(db: Queryable, workspaceId: string, limit: number): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE workspaces SET live_computers = live_computers + 1 WHERE id = $1 AND live_computers < $2',
-    [workspaceId, limit],
-  );
-  return rowCount === 1;
+export async function takeComputerPlace(
+  db: Queryable,
+  workspaceId: string,
+  limit: number,
+  refusal: () => Error,
+): Promise<void> {
+  if (!isId(workspaceId)) throw new Error('takeComputerPlace: the workspace must be given by id');
+  if (!Number.isSafeInteger(limit) || limit < 0 || limit > INT4_MAX)
+    throw new Error('takeComputerPlace: the limit must be an integer from 0 to 2^31 - 1');
+  await db.commitWith({
+    sql: `SELECT svc_take_computer_place(${sqlLiteral(workspaceId)}, ${limit})`,
+    refused: (error) =>
+      (error as { code?: unknown } | null)?.code === NO_COMPUTER_PLACE ? refusal() : undefined,
+  });
 }
 
 /** Gives back a computer's place in the live-computers quota, when it reaches `deleted`. */

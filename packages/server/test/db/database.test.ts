@@ -1,7 +1,11 @@
+import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.js';
+import { sqlLiteral } from '../../src/db/database.js';
 import { loadMigrations, MigrationError, migrate } from '../../src/db/migrate.js';
 import { newId } from '../../src/ids.js';
+import { takeComputerPlace } from '../../src/repositories/computers.js';
+
 import { describeEngines, describePostgres } from '../support/databases.js';
 
 describeEngines('database', (engine) => {
@@ -95,6 +99,96 @@ describeEngines('database', (engine) => {
     expect((await db.query(`SELECT 1 FROM principals WHERE id = $1`, [id])).rowCount).toBe(0);
   });
 
+  describe('commitWith: a final statement sent with the COMMIT', () => {
+    class Refused extends Error {}
+    const refusal = () => new Refused('no place');
+    /** A principal and a workspace whose counter stands at `live`. */
+    const workspaceWith = async (live: number) => {
+      const owner = newId();
+      const id = newId();
+      await db.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [owner]);
+      await db.query(
+        `INSERT INTO workspaces (id, name, created_by, live_computers) VALUES ($1, $1, $2, $3)`,
+        [id, owner, live],
+      );
+      return id;
+    };
+    const counter = async (id: string) =>
+      (await db.query<{ n: number }>('SELECT live_computers AS n FROM workspaces WHERE id = $1', [id]))
+        .rows[0]?.n;
+    const principalExists = async (id: string) =>
+      (await db.query('SELECT 1 FROM principals WHERE id = $1', [id])).rowCount === 1;
+
+    test('runs after everything the transaction did, even what came after it was handed over', async () => {
+      const id = newId();
+      await db.transaction(async (tx) => {
+        await tx.commitWith({ sql: `UPDATE principals SET name = 'last' WHERE id = ${sqlLiteral(id)}` });
+        await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', 'first')`, [id]);
+      });
+      const { rows } = await db.query<{ name: string }>('SELECT name FROM principals WHERE id = $1', [id]);
+      expect(rows).toEqual([{ name: 'last' }]);
+    });
+
+    test('a place left: the counter moves and the transaction commits', async () => {
+      const workspace = await workspaceWith(1);
+      const written = newId();
+      await db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [written]);
+        await takeComputerPlace(tx, workspace, 2, refusal);
+      });
+      expect(await counter(workspace)).toBe(2);
+      expect(await principalExists(written)).toBe(true);
+    });
+
+    test('a refusal rolls back everything the transaction wrote and throws the translated error', async () => {
+      const workspace = await workspaceWith(2);
+      const written = newId();
+      const error = await db
+        .transaction(async (tx) => {
+          await tx.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [written]);
+          await takeComputerPlace(tx, workspace, 2, refusal);
+          await tx.query('UPDATE workspaces SET display_name = $2 WHERE id = $1', [workspace, 'changed']);
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Refused);
+      expect(await counter(workspace)).toBe(2);
+      expect(await principalExists(written)).toBe(false);
+      const { rows } = await db.query('SELECT display_name FROM workspaces WHERE id = $1', [workspace]);
+      expect(rows).toEqual([{ display_name: '' }]);
+      // The connection went back to the pool clean: the next transaction commits.
+      await db.transaction((tx) => takeComputerPlace(tx, workspace, 3, refusal));
+      expect(await counter(workspace)).toBe(3);
+    });
+
+    test('an error no statement translates is thrown as it is (the SQLSTATE kept)', async () => {
+      const error = await db
+        .transaction((tx) => tx.commitWith({ sql: 'SELECT 1/0', refused: () => undefined }))
+        .catch((caught: unknown) => caught);
+      expect((error as { code?: string }).code).toBe('22012');
+    });
+
+    test('outside a transaction it runs at once', async () => {
+      const workspace = await workspaceWith(0);
+      await takeComputerPlace(db, workspace, 1, refusal);
+      expect(await counter(workspace)).toBe(1);
+      await expect(takeComputerPlace(db, workspace, 1, refusal)).rejects.toBeInstanceOf(Refused);
+      expect(await counter(workspace)).toBe(1);
+    });
+
+    test('values are checked, then inlined: text only as an escaped literal', async () => {
+      const tricky = "it's a \\ 'quoted'); DROP TABLE workspaces; --";
+      const { rows } = await db.query<{ t: string }>(`SELECT ${sqlLiteral(tricky)} AS t`);
+      expect(rows).toEqual([{ t: tricky }]);
+      const workspace = await workspaceWith(0);
+      await expect(takeComputerPlace(db, "x'); DROP TABLE workspaces; --", 1, refusal)).rejects.toThrow(
+        /by id/,
+      );
+      for (const limit of [1.5, -1, Number.NaN, 2 ** 31])
+        await expect(takeComputerPlace(db, workspace, limit, refusal)).rejects.toThrow(/integer/);
+      expect(await counter(workspace)).toBe(0);
+    });
+  });
+
   test('listen receives NOTIFY payloads sent at commit', async () => {
     const got: string[] = [];
     const unlisten = await db.listen('svc_test', (payload) => got.push(payload));
@@ -171,6 +265,44 @@ describePostgres('migrate with several replicas', (engine) => {
     const all = loadMigrations().map((migration) => migration.version);
     expect(results.filter((applied) => applied.length > 0)).toEqual([all]);
     expect(results.flat()).toEqual(all);
+  });
+});
+
+// What travels to PostgreSQL, message by message: `pg` sends each `client.query` as one message (a
+// simple query, or Parse/Bind/Execute/Sync for one with parameters) and waits for its answer.
+describePostgres('commitWith on PostgreSQL: the final statement and the COMMIT in one message', (engine) => {
+  test('BEGIN, the statements, then `<final>; COMMIT` as one parameterless query', async () => {
+    const db = await engine.open();
+    const owner = newId();
+    const workspace = newId();
+    await db.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [owner]);
+    await db.query(`INSERT INTO workspaces (id, name, created_by) VALUES ($1, $1, $2)`, [workspace, owner]);
+    const sent: unknown[][] = [];
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(args);
+      return (original as (...args: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      await db.transaction(async (tx) => {
+        await tx.query('UPDATE workspaces SET display_name = $2 WHERE id = $1', [workspace, 'x']);
+        await takeComputerPlace(tx, workspace, 5, () => new Error('refused'));
+      });
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    const texts = sent.map(([query]) => (typeof query === 'string' ? query : (query as pg.QueryConfig).text));
+    expect(texts).toEqual([
+      'BEGIN',
+      'UPDATE workspaces SET display_name = $2 WHERE id = $1',
+      `SELECT svc_take_computer_place('${workspace}', 5);\nCOMMIT`,
+    ]);
+    // The last one has no parameters (a simple query, which may hold several statements).
+    expect(sent.at(-1)).toEqual([texts.at(-1)]);
+    const { rows } = await db.query('SELECT live_computers, display_name FROM workspaces WHERE id = $1', [
+      workspace,
+    ]);
+    expect(rows).toEqual([{ live_computers: 1, display_name: 'x' }]);
   });
 });
 

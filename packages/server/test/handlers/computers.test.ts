@@ -138,6 +138,19 @@ describeEngines('handlers: computers and operations', (engine) => {
       body: { name: first.body.computer.name, size: 'small', image: 'debian-13' },
     });
     expect(errorOf(taken).code).toBe('already_exists');
+    // The catalogue is checked by the insert itself: both unknowns are named, a taken name with an
+    // unknown size is still a bad value (the insert inserted nothing), and nothing is written.
+    const before = await t.db.query('SELECT id FROM computers WHERE workspace_id = $1', [team.workspace.id]);
+    const both = await t.call('POST', `${ws()}/computers`, {
+      token: token(),
+      body: { name: first.body.computer.name, size: 'huge', image: 'windows-95' },
+    });
+    expect(errorOf(both)).toMatchObject({
+      code: 'invalid_argument',
+      details: { field_violations: [{ field: 'size' }, { field: 'image' }] },
+    });
+    const after = await t.db.query('SELECT id FROM computers WHERE workspace_id = $1', [team.workspace.id]);
+    expect(after.rows).toEqual(before.rows);
     await settle(first.body.operations[0].id);
   });
 
@@ -147,11 +160,32 @@ describeEngines('handlers: computers and operations', (engine) => {
     const body = () => ({ name: unique('q'), size: 'small', image: 'debian-13' });
     for (let i = 0; i < 4; i++)
       expect((await t.call('POST', path, { token: local.owner.token, body: body() })).status).toBe(202);
-    const over = await t.call('POST', path, { token: local.owner.token, body: body() });
+    const written = async () => {
+      const { rows } = await t.db.query<{ counter: number; computers: number; operations: number }>(
+        `SELECT w.live_computers AS counter,
+                (SELECT count(*)::int FROM computers c WHERE c.workspace_id = w.id) AS computers,
+                (SELECT count(*)::int FROM operations o WHERE o.workspace_id = w.id) AS operations
+           FROM workspaces w WHERE w.id = $1`,
+        [local.workspace.id],
+      );
+      return rows[0]!;
+    };
+    const before = await written();
+    expect(before).toEqual({ counter: 4, computers: 4, operations: 4 });
+    const key = `over-${unique('k')}`;
+    const refused = body();
+    const over = await t.call('POST', path, { token: local.owner.token, body: refused, key });
     expect(errorOf(over)).toMatchObject({
       code: 'quota_exceeded',
       details: { quota: 'computers_per_workspace', limit: 4 },
     });
+    // The refusal comes from the transaction's last statement (sent with its COMMIT on PostgreSQL):
+    // everything the create wrote before it rolled back, and a 403 is not stored with its key.
+    expect(await written()).toEqual(before);
+    const { rows: named } = await t.db.query('SELECT 1 FROM computers WHERE name = $1', [refused.name]);
+    expect(named).toEqual([]);
+    const { rows: records } = await t.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+    expect(records).toEqual([]);
     const busy = await t.call('DELETE', `/v1/workspaces/${local.workspace.id}`, { token: local.owner.token });
     expect(errorOf(busy).code).toBe('invalid_state');
   });
