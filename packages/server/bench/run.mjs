@@ -7,6 +7,7 @@
 // bare node:http is measured again right after every endpoint, and each ratio uses that neighbour.
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
 //        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>] [--rate-limits <spec>]
+// LOG_LEVEL and SVC_DB_POOL_SIZE in the environment pass to the servers.
 // `--rate-limits` sets the servers' SVC_RATE_LIMITS (default `off`): with budgets too large to refuse,
 // e.g. `principal=1000000000/60,workspace_mutations=1000000000/60`, it measures what counting costs.
 // `--only` measures just the matching endpoints; `--cpu-prof` runs the measured server under
@@ -147,6 +148,7 @@ async function benchEngine(engine) {
     DATABASE_URL: database?.url ?? '',
     // The server as deployed logs a line per request (info); LOG_LEVEL=silent measures without it.
     LOG_LEVEL: process.env.LOG_LEVEL || 'info',
+    SVC_DB_POOL_SIZE: process.env.SVC_DB_POOL_SIZE,
   };
   const pattern = /svc-server listening on (http:\/\/\S+)/;
   const rows = [];
