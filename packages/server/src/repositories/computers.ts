@@ -5,6 +5,7 @@ import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
 import type { ComputerRow } from '../operations/records.js';
 import type { ComputerView } from '../render.js';
+import { ownerPage } from './keyset.js';
 import type { ReadCache } from './read-cache.js';
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
@@ -57,11 +58,12 @@ export async function listComputerRows(
     limit: number;
   },
 ): Promise<ComputerView[]> {
+  const page = ownerPage('workspace_id', '$1');
   const { rows } = await db.query<ComputerView>(
     `SELECT ${VIEW} FROM computers
-      WHERE workspace_id = $1 AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
+      WHERE ${page.where} AND ${VISIBLE} AND ($2::text IS NULL OR state = $2) AND ($3::jsonb IS NULL OR labels @> $3)
         AND ($4 OR state <> 'deleted') AND ($5::text IS NULL OR id < $5)
-      ORDER BY id DESC LIMIT $6`,
+      ORDER BY ${page.order} LIMIT $6`,
     [filter.workspaceId, filter.state, filter.selector, filter.includeDeleted, filter.after, filter.limit],
   );
   return rows;

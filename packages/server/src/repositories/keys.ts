@@ -3,6 +3,7 @@ import type { KeyAlgorithm } from '../auth/keypair.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import type { KeyRow } from '../render.js';
+import { ownerPage } from './keyset.js';
 
 const COLUMNS =
   'id, principal_id, algorithm, public_jwk, state, expires_at, last_used_at, created_at, updated_at';
@@ -23,8 +24,9 @@ export async function listKeyRows(
   accountId: string,
   page: { after: string | null; limit: number },
 ): Promise<KeyRow[]> {
+  const keyset = ownerPage('principal_id', '$1');
   const { rows } = await db.query<KeyRow>(
-    `SELECT ${COLUMNS} FROM keys WHERE principal_id = $1 AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`,
+    `SELECT ${COLUMNS} FROM keys WHERE ${keyset.where} AND ($2::text IS NULL OR id < $2) ORDER BY ${keyset.order} LIMIT $3`,
     [accountId, page.after, page.limit],
   );
   return rows;

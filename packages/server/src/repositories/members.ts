@@ -2,6 +2,7 @@ import type { Role } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import type { MemberRow } from '../render.js';
+import { ownerPage } from './keyset.js';
 
 const COLUMNS =
   'm.id, m.workspace_id, m.principal_id, p.kind AS principal_kind, m.role, m.created_at, m.updated_at';
@@ -24,9 +25,10 @@ export async function listMemberRows(
   workspaceId: string,
   page: { after: string | null; limit: number },
 ): Promise<MemberRow[]> {
+  const keyset = ownerPage('m.workspace_id', '$1', 'm.id');
   const { rows } = await db.query<MemberRow>(
-    `SELECT ${COLUMNS} FROM ${FROM} WHERE m.workspace_id = $1 AND ($2::text IS NULL OR m.id < $2)
-      ORDER BY m.id DESC LIMIT $3`,
+    `SELECT ${COLUMNS} FROM ${FROM} WHERE ${keyset.where} AND ($2::text IS NULL OR m.id < $2)
+      ORDER BY ${keyset.order} LIMIT $3`,
     [workspaceId, page.after, page.limit],
   );
   return rows;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { OperationRow } from '../operations/records.js';
+import { ownerPage } from './keyset.js';
 
 /** One page of a workspace's operations, newest first, filtered by state and target. */
 export async function listOperationRows(
@@ -12,11 +13,12 @@ export async function listOperationRows(
     limit: number;
   },
 ): Promise<OperationRow[]> {
+  const page = ownerPage('workspace_id', '$1');
   const { rows } = await db.query<OperationRow>(
     `SELECT * FROM operations
-      WHERE workspace_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR target_id = $3)
+      WHERE ${page.where} AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR target_id = $3)
         AND ($4::text IS NULL OR id < $4)
-      ORDER BY id DESC LIMIT $5`,
+      ORDER BY ${page.order} LIMIT $5`,
     [filter.workspaceId, filter.state, filter.targetId, filter.after, filter.limit],
   );
   return rows;

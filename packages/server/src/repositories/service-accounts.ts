@@ -3,6 +3,7 @@ import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { isId } from '../ids.js';
 import type { ServiceAccountRow } from '../render.js';
+import { ownerPage } from './keyset.js';
 
 /** The columns of a rendered service account, from `service_accounts s`, `principals p`, `members m`. */
 const COLUMNS = 's.id, s.workspace_id, s.name, p.display_name, m.role, s.created_at, s.updated_at';
@@ -71,9 +72,10 @@ export async function listServiceAccountRows(
   workspaceId: string,
   page: { after: string | null; limit: number },
 ): Promise<ServiceAccountRow[]> {
+  const keyset = ownerPage('s.workspace_id', '$1', 's.id');
   const { rows } = await db.query<ServiceAccountRow>(
     `SELECT ${COLUMNS} FROM ${FROM}
-      WHERE s.workspace_id = $1 AND ($2::text IS NULL OR s.id < $2) ORDER BY s.id DESC LIMIT $3`,
+      WHERE ${keyset.where} AND ($2::text IS NULL OR s.id < $2) ORDER BY ${keyset.order} LIMIT $3`,
     [workspaceId, page.after, page.limit],
   );
   return rows;
