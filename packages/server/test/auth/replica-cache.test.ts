@@ -4,38 +4,11 @@
 // milliseconds, and by the cache's TTL alone when notifications are lost.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
-import { type Answer, ORIGIN, unique } from '../support/app.js';
+import { unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
-
-const config = loadConfig(
-  { SVC_BASE_URL: `${ORIGIN}/v1`, SVC_RATE_LIMITS: 'off', SVC_SIM_STEP_MS: '10' },
-  { sandbox: true },
-);
-
-async function call(
-  app: App,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<Pick<Answer, 'status' | 'body'>> {
-  const response = await app.fetch(
-    new Request(`${ORIGIN}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(method === 'POST' ? { 'idempotency-key': newId() } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-  );
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+import { callReplica as call, replicaConfig as config } from '../support/replicas.js';
 
 /** Calls until the answer's status is `status`; resolves to the milliseconds it took (or fails at 3 s). */
 async function until(status: number, ask: () => Promise<{ status: number }>): Promise<number> {
