@@ -133,11 +133,13 @@ describePostgres('rolling restart', () => {
     const operations: string[] = [];
     let sent = 0;
     // Creates are bounded so that the workers can finish every operation within the deadline below,
-    // however fast the API accepts them; reads go on until the restart is done.
+    // however fast the API accepts them; reads go on until the restart is done (bounded far above what
+    // the few seconds of a restart take: reads served from the read cache once ran out of a bound of
+    // 4,000 before the last replica joined).
     let creates = 0;
     let running = true;
     const client = async (n: number) => {
-      for (let i = 0; running && sent < 4000; i++) {
+      for (let i = 0; running && sent < 100_000; i++) {
         const create = i % 3 === 0 && creates++ < 300;
         sent++;
         let replica: Replica | undefined;
