@@ -124,7 +124,7 @@ const INT4_MAX = 2_147_483_647;
 /**
  * Counts one more live computer against the workspace's quota (design §11), if it has fewer than
  * `limit`; else the transaction fails with `refusal()`. One conditional `UPDATE` of the workspace's
- * counter (migrations 009 and 010), sent with the COMMIT (`commitWith`): concurrent creates in one
+ * counter (migrations 009 and 012), sent with the COMMIT (`commitWith`): concurrent creates in one
  * workspace run side by side until then, and each holds the workspace's row only for that UPDATE and
  * its commit. The counter is exact: every create adds one here, in the transaction that inserts the
  * computer, and {@link releaseComputerSlot} takes one off in the transaction that marks a computer
