@@ -132,15 +132,7 @@ export async function requestComputerAction(
   const computer = rows[0];
   if (!computer) throw new ApiError('not_found', 'no such computer');
   const rule = COMPUTER_ACTIONS[action];
-  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id) {
-    throw new ComputerStateError(
-      'operation_in_progress',
-      `the computer is ${computer.state}; wait for its operation to finish`,
-      {
-        details: { operation_id: computer.current_operation_id },
-      },
-    );
-  }
+  assertNoOperation(computer);
   if (!rule.from.includes(computer.state)) {
     throw new ComputerStateError('invalid_state', `cannot ${action} a computer that is ${computer.state}`, {
       details: { current_state: computer.state, allowed_from: [...rule.from] },
@@ -178,6 +170,16 @@ export async function requestComputerCommand(
   return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
 }
 
+/** 409 `operation_in_progress` (`details: {operation_id}`) while an operation holds the computer. */
+function assertNoOperation(computer: Pick<ComputerRow, 'state' | 'current_operation_id'>): void {
+  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
+    throw new ComputerStateError(
+      'operation_in_progress',
+      `the computer is ${computer.state}; wait for its operation to finish`,
+      { details: { operation_id: computer.current_operation_id } },
+    );
+}
+
 /**
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
  * it is `running`: the rule for running a command in it (design §13).
@@ -186,12 +188,7 @@ export function assertRunning(
   computer: Pick<ComputerRow, 'name' | 'state' | 'current_operation_id'>,
   action: 'exec' | 'run',
 ): void {
-  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
-    throw new ComputerStateError(
-      'operation_in_progress',
-      `the computer is ${computer.state}; wait for its operation to finish`,
-      { details: { operation_id: computer.current_operation_id } },
-    );
+  assertNoOperation(computer);
   if (computer.state !== 'running')
     throw new ComputerStateError(
       'invalid_state',

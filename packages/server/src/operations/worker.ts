@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
-import { releaseComputerSlot } from '../repositories/computers.js';
+import { releaseComputerPlace } from '../repositories/computers.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
@@ -415,7 +415,7 @@ export class OperationWorker {
         [operation.target_id, state, operation.id],
       );
       // Only here does a computer become `deleted`: its place in the quota is free again.
-      if (state === 'deleted' && moved.rowCount === 1) await releaseComputerSlot(tx, operation.workspace_id);
+      if (state === 'deleted' && moved.rowCount === 1) await releaseComputerPlace(tx, operation.workspace_id);
       await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
       return true;
     });

@@ -127,7 +127,7 @@ const INT4_MAX = 2_147_483_647;
  * counter (migrations 009 and 012), sent with the COMMIT (`commitWith`): concurrent creates in one
  * workspace run side by side until then, and each holds the workspace's row only for that UPDATE and
  * its commit. The counter is exact: every create adds one here, in the transaction that inserts the
- * computer, and {@link releaseComputerSlot} takes one off in the transaction that marks a computer
+ * computer, and {@link releaseComputerPlace} takes one off in the transaction that marks a computer
  * `deleted`. The statement goes without parameters, so its values are checked, then inlined.
  *
  * @example
@@ -150,7 +150,7 @@ export async function takeComputerPlace(
 }
 
 /** Gives back a computer's place in the live-computers quota, when it reaches `deleted`. */
-export async function releaseComputerSlot(db: Queryable, workspaceId: string): Promise<void> {
+export async function releaseComputerPlace(db: Queryable, workspaceId: string): Promise<void> {
   await db.query('UPDATE workspaces SET live_computers = live_computers - 1 WHERE id = $1', [workspaceId]);
 }
 
