@@ -81,7 +81,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const document = loadDocument();
   // SVC_DRIVER=docker: containers, kept true to the Engine by a reconciler (operations/docker/).
   const docker =
-    !options.driver && config.driver === 'docker' ? await openDockerDriver(config, db, log) : undefined;
+    !options.driver && config.driver === 'docker'
+      ? await openDockerDriver(config, db.background(), log)
+      : undefined;
   const driver = options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
   const { metrics } = observe;
   // Audit lines (who ran which command) belong to the request log at info, not with the problems.
@@ -96,7 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     metrics,
   });
   const worker = new OperationWorker({
-    db,
+    db: db.background(),
     driver,
     events: deps.events,
     leaseMs: config.operationLeaseMs,

@@ -1,4 +1,5 @@
 import { dirname, resolve } from 'node:path';
+import { type ConnectionBounds, DEFAULT_CONNECTION_BOUNDS } from './db/postgres.js';
 import type { LogLevel } from './observe/logger.js';
 import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
@@ -29,6 +30,11 @@ export interface Config {
   dataDir: string | undefined;
   /** Connections in the PostgreSQL pool (`SVC_DB_POOL_SIZE`, default 10); one more listens for NOTIFY. */
   poolSize: number;
+  /**
+   * The bounds on the database's waits (`SVC_DB_CHECKOUT_TIMEOUT_MS`, `SVC_DB_STATEMENT_TIMEOUT_MS`,
+   * `SVC_DB_LOCK_TIMEOUT_MS`, `SVC_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS`; PostgreSQL).
+   */
+  dbBounds: Readonly<ConnectionBounds>;
   /**
    * `SVC_READ_CACHE` (`on`, default, or `off`): computers and their list pages are cached per replica
    * (never older than the database; see `ReadCache`). `off` reads the database every time.
@@ -159,6 +165,36 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     databaseUrl,
     dataDir,
     poolSize: int(env, 'SVC_DB_POOL_SIZE', 10, 1, 1000),
+    dbBounds: Object.freeze({
+      checkoutTimeoutMs: int(
+        env,
+        'SVC_DB_CHECKOUT_TIMEOUT_MS',
+        DEFAULT_CONNECTION_BOUNDS.checkoutTimeoutMs,
+        1,
+        600_000,
+      ),
+      statementTimeoutMs: int(
+        env,
+        'SVC_DB_STATEMENT_TIMEOUT_MS',
+        DEFAULT_CONNECTION_BOUNDS.statementTimeoutMs,
+        1,
+        3_600_000,
+      ),
+      lockTimeoutMs: int(
+        env,
+        'SVC_DB_LOCK_TIMEOUT_MS',
+        DEFAULT_CONNECTION_BOUNDS.lockTimeoutMs,
+        1,
+        3_600_000,
+      ),
+      idleInTransactionTimeoutMs: int(
+        env,
+        'SVC_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+        DEFAULT_CONNECTION_BOUNDS.idleInTransactionTimeoutMs,
+        1,
+        3_600_000,
+      ),
+    }),
     readCache: oneOf(env, 'SVC_READ_CACHE', ['on', 'off'] as const) === 'on',
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),

@@ -101,8 +101,25 @@ export function invalidArgument(
   return new ApiError('invalid_argument', message, { details: { field_violations: violations } });
 }
 
-/** SQLSTATEs that mean "try again": serialization failure, deadlock, and the server going away. */
-const RETRYABLE_SQLSTATE = new Set(['40001', '40P01', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+/**
+ * What means "try again": serialization failure and deadlock; a bound that ran out (a lock waited
+ * past `lock_timeout`, a statement past `statement_timeout`, a transaction idle past its timeout, no
+ * pooled connection free in time); and the server going away.
+ */
+const RETRYABLE_SQLSTATE = new Set([
+  '40001',
+  '40P01',
+  '55P03',
+  '57014',
+  '25P03',
+  'svc_pool_timeout',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+]);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 
 /**

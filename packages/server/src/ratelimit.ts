@@ -146,6 +146,11 @@ export class RateLimiter {
     }
     return state;
   }
+
+  /** Gives back one request of `key` counted by {@link RateLimiter.take} that turned out not to count. */
+  async giveBack(policy: RateLimitPolicyName, key: string): Promise<void> {
+    await this.counters[policy]?.refund(key);
+  }
 }
 
 /**

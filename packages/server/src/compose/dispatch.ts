@@ -12,6 +12,7 @@ import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idem
 import type { RateLimitState } from '../ratelimit.js';
 import { rateLimitHeaders } from '../ratelimit.js';
 import { handlers } from './handlers.js';
+import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
 import { clientAddress } from './rate-limits.js';
 
 /**
@@ -40,6 +41,17 @@ export function dispatcher(options: {
   const run = async (ctx: HandlerContext, principal: Principal | undefined): Promise<Response> => {
     const operationId = ctx.operationId;
     const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
+    const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
+    // A mutation's place in its workspace's budget is taken now, before any transaction: counting
+    // waits for a pooled connection, which a request must never do while it holds one.
+    const ticket = read
+      ? UNLIMITED
+      : await takeMutationTicket(
+          limiter,
+          db,
+          principal,
+          (ctx.input.params as { workspace?: string }).workspace,
+        );
     const base = {
       operationId,
       requestId: ctx.requestId,
@@ -51,16 +63,30 @@ export function dispatcher(options: {
       deps,
       clientAddress: clientAddress(ctx.env),
       async countMutation(workspaceId: string) {
-        const state = await limiter?.take('workspace_mutations', workspaceId);
+        const state = ticket.use(workspaceId);
         Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
         return state;
       },
     };
     // Each handler was checked against its own operation's types; here they are dispatched alike.
     const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
+    try {
+      return await respond(ctx, principal, read, base, handler);
+    } finally {
+      await ticket.settle();
+    }
+  };
+
+  const respond = async (
+    ctx: HandlerContext,
+    principal: Principal | undefined,
+    read: boolean,
+    base: Record<string, unknown>,
+    handler: (ctx: unknown) => Promise<StoredResponse>,
+  ): Promise<Response> => {
+    const operationId = ctx.operationId;
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
-      const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
       const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
       return ctx.json(reply.status, reply.body, reply.headers);
     }

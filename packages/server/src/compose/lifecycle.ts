@@ -32,7 +32,9 @@ export function lifecycle(options: {
       options.reconciler?.start();
       timer = setInterval(
         () => {
-          housekeeping(db).catch((error: unknown) => log('housekeeping failed', { error: String(error) }));
+          housekeeping(db.background()).catch((error: unknown) =>
+            log('housekeeping failed', { error: String(error) }),
+          );
         },
         options.housekeepingMs ?? 5 * 60_000,
       );

@@ -109,6 +109,12 @@ export interface Database extends Queryable {
    * PGlite delivers them with the commit, so at once). Rejects when the listening connection is down.
    */
   notificationBarrier(): Promise<void>;
+  /**
+   * The handle for work beside requests (the operation worker, housekeeping, the reconciler): on
+   * PostgreSQL a small pool of its own, so a flood of requests cannot starve the worker of
+   * connections nor the worker starve requests; notifications are shared. PGlite: itself.
+   */
+  background(): Database;
   close(): Promise<void>;
   /** The connection pool's use now (PostgreSQL only; PGlite has one embedded connection). */
   poolStats?(): PoolStats;

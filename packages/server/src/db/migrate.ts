@@ -61,6 +61,11 @@ export function loadMigrations(dir: URL = new URL('./migrations/', import.meta.u
  */
 export async function migrate(db: Database, migrations: Migration[] = loadMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {
+    // A migration may rewrite a large table, and a replica starting beside another waits here for
+    // the other's migrations: neither is a request, so the connection's bounds are lifted for it.
+    await tx.exec(
+      'SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0',
+    );
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('svc.schema_migrations'))`);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,

@@ -9,7 +9,7 @@ import type { Database, Queryable } from './database.js';
  * await db.transaction(async (tx) => verifyAssertion(nestedDatabase(tx, db.engine), assertion, options));
  */
 export function nestedDatabase(tx: Queryable, engine: Database['engine']): Database {
-  return {
+  const view: Database = {
     engine,
     query: (sql, params) => tx.query(sql, params),
     exec: (sql) => tx.exec(sql),
@@ -18,6 +18,8 @@ export function nestedDatabase(tx: Queryable, engine: Database['engine']): Datab
     transaction: (fn) => fn(tx),
     listen: () => Promise.reject(new Error('LISTEN is not available inside a transaction')),
     notificationBarrier: () => Promise.reject(new Error('not available inside a transaction')),
+    background: () => view,
     close: async () => {},
   };
+  return view;
 }

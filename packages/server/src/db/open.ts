@@ -1,7 +1,7 @@
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';
 import { openPglite } from './pglite.js';
-import { openPostgres } from './postgres.js';
+import { type ConnectionBounds, openPostgres } from './postgres.js';
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL when set (`DATABASE_URL`). */
@@ -10,6 +10,8 @@ export interface OpenDatabaseOptions {
   dataDir: string | undefined;
   /** Pool size on PostgreSQL. */
   poolSize?: number;
+  /** The bounds on the database's waits on PostgreSQL (default: the bounds as shipped). */
+  dbBounds?: Partial<ConnectionBounds>;
   /** Apply pending migrations (default true). */
   migrate?: boolean;
 }
@@ -24,7 +26,10 @@ export interface OpenDatabaseOptions {
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const db = options.databaseUrl
-    ? await openPostgres(options.databaseUrl, options.poolSize === undefined ? {} : { max: options.poolSize })
+    ? await openPostgres(options.databaseUrl, {
+        ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
+        ...(options.dbBounds === undefined ? {} : { bounds: options.dbBounds }),
+      })
     : await openPglite(options.dataDir);
   try {
     if (options.migrate !== false) await migrate(db);

@@ -77,7 +77,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
  */
 export function wrapPglite(pg: PGlite): Database {
   const outer = wrap(pg);
-  return {
+  const db: Database = {
     engine: 'pglite',
     query: outer.query,
     exec: outer.exec,
@@ -98,6 +98,9 @@ export function wrapPglite(pg: PGlite): Database {
       return async () => unsubscribe();
     },
     notificationBarrier: async () => {},
+    // One connection in this process: there is no other pool to give background work.
+    background: () => db,
     close: () => pg.close(),
   };
+  return db;
 }

@@ -73,19 +73,92 @@ function wrap(target: PgLike, finals?: FinalStatement[]): Queryable {
 }
 
 /**
+ * The bounds on every wait of a connection (design: nothing waits forever). Each pooled connection
+ * carries the three PostgreSQL timeouts from its start-up message, so they cost no round trip; a
+ * statement that needs longer (a migration) lifts them with `SET LOCAL` in its own transaction.
+ */
+export interface ConnectionBounds {
+  /** Waiting for a free connection of the pool; then `PoolTimeoutError` (503 `unavailable`). */
+  checkoutTimeoutMs: number;
+  /** `statement_timeout`: one statement's run (57014, 503). */
+  statementTimeoutMs: number;
+  /** `lock_timeout`: one wait for a row or table lock (55P03, 503). */
+  lockTimeoutMs: number;
+  /** `idle_in_transaction_session_timeout`: a transaction left waiting on this process (25P03). */
+  idleInTransactionTimeoutMs: number;
+}
+
+/** The bounds as shipped; the runbook lists them with their environment variables. */
+export const DEFAULT_CONNECTION_BOUNDS: Readonly<ConnectionBounds> = Object.freeze({
+  checkoutTimeoutMs: 2000,
+  statementTimeoutMs: 10_000,
+  lockTimeoutMs: 3000,
+  idleInTransactionTimeoutMs: 10_000,
+});
+
+/** How long a notification barrier may take before it counts as "not listening". */
+const BARRIER_TIMEOUT_MS = 2000;
+
+/**
+ * No connection of the pool came free within `checkoutTimeoutMs`: the replica is saturated, and the
+ * request is answered 503 `unavailable` with `Retry-After` rather than queued without end.
+ */
+export class PoolTimeoutError extends Error {
+  override name = 'PoolTimeoutError';
+  readonly code = 'svc_pool_timeout';
+}
+
+// pg-pool's only signal for a checkout that timed out is this message.
+const CHECKOUT_TIMED_OUT = 'timeout exceeded when trying to connect';
+
+function checkedOut(error: unknown): unknown {
+  return error instanceof Error && error.message === CHECKOUT_TIMED_OUT
+    ? new PoolTimeoutError(`no database connection came free in time`, { cause: error })
+    : error;
+}
+
+/** `promise`, or a rejection once `ms` have passed without it settling. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Opens a PostgreSQL pool (`pg`). Several replicas can share one database: everything that must
  * happen once (migrations, operation claims, idempotency records, jti replay) is guarded in SQL.
+ * Requests and background work (the worker, housekeeping, the reconciler: {@link Database.background})
+ * have pools of their own, so neither can starve the other; `LISTEN` has a connection of its own.
  *
  * @example
  * const db = await openPostgres('postgres://postgres@127.0.0.1:5432/svc', { max: 10 });
  */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; backgroundMax?: number; bounds?: Partial<ConnectionBounds> } = {},
+): Promise<Database> {
   const max = options.max ?? 10;
-  const pool = new pg.Pool({ connectionString: url, max, types });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
+  const bounds = { ...DEFAULT_CONNECTION_BOUNDS, ...options.bounds };
+  const newPool = (size: number) => {
+    const created = new pg.Pool({
+      connectionString: url,
+      max: size,
+      types,
+      connectionTimeoutMillis: bounds.checkoutTimeoutMs,
+      statement_timeout: bounds.statementTimeoutMs,
+      lock_timeout: bounds.lockTimeoutMs,
+      idle_in_transaction_session_timeout: bounds.idleInTransactionTimeoutMs,
+    });
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    created.on('error', () => {});
+    return created;
+  };
+  const pool = newPool(max);
   await pool.query('SELECT 1');
-  const outer = wrap(pool);
+  // Opened on first use: only a replica that runs the worker needs it.
+  let backgroundPool: pg.Pool | undefined;
   const listeners = new Map<string, Set<NotificationListener>>();
   const gapListeners = new Set<() => void>();
   let listenClient: Promise<pg.Client> | undefined;
@@ -95,7 +168,11 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   };
 
   const connectListener = async (): Promise<pg.Client> => {
-    const client = new pg.Client({ connectionString: url, types });
+    const client = new pg.Client({
+      connectionString: url,
+      types,
+      connectionTimeoutMillis: bounds.checkoutTimeoutMs,
+    });
     client.on('notification', (message) => {
       for (const listener of listeners.get(message.channel) ?? []) listener(message.payload ?? '');
     });
@@ -127,7 +204,10 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   const runBarrier = (): Promise<void> => {
     const pending = listenClient;
     const run = pending
-      ? pending.then((client) => client.query('SELECT 1')).then(() => {})
+      ? within(
+          pending.then((client) => client.query('SELECT 1')).then(() => {}),
+          BARRIER_TIMEOUT_MS,
+        )
       : Promise.reject(new Error('not listening'));
     barrier = run.finally(() => {
       barrier = undefined;
@@ -135,74 +215,111 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     return barrier;
   };
 
-  return {
-    engine: 'postgres',
-    query: outer.query,
-    exec: outer.exec,
-    commitWith: outer.commitWith,
-    async transaction(fn) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      const finals: FinalStatement[] = [];
-      let committing = false;
-      try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client, finals));
-        // The final statements and the COMMIT in one simple-protocol message: PostgreSQL runs them in
-        // order and stops at the first error, so a refusal leaves the transaction aborted, uncommitted.
-        committing = true;
-        await client.query([...finals.map((final) => final.sql), 'COMMIT'].join(';\n'));
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError;
-        });
-        throw committing ? finalError(finals, error) : error;
-      } finally {
-        client.release(broken);
-      }
-    },
-    notificationBarrier() {
-      if (!barrier) return runBarrier();
-      nextBarrier ??= barrier
-        .catch(() => {})
-        .then(() => {
-          nextBarrier = undefined;
-          return runBarrier();
-        });
-      return nextBarrier;
-    },
-    async listen(channel, listener, options = {}) {
-      listenClient ??= connectListener();
-      let client: pg.Client;
-      try {
-        client = await listenClient;
-      } catch (error) {
-        listenClient = undefined;
-        throw error;
-      }
-      let set = listeners.get(channel);
-      if (!set) {
-        set = new Set();
-        listeners.set(channel, set);
-        // Registered first: a reconnect in between re-LISTENs every channel in the map.
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      }
-      set.add(listener);
-      const { onGap } = options;
-      if (onGap) gapListeners.add(onGap);
-      return async () => {
-        set.delete(listener);
-        if (onGap) gapListeners.delete(onGap);
-      };
-    },
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
-    async close() {
-      closed = true;
-      const client = listenClient;
+  const view = (target: pg.Pool, background: () => Database): Database => {
+    const outer = wrap(bounded(target));
+    return {
+      engine: 'postgres',
+      query: outer.query,
+      exec: outer.exec,
+      commitWith: outer.commitWith,
+      transaction: (fn) => transaction(target, fn),
+      notificationBarrier,
+      listen,
+      background,
+      poolStats: () => ({
+        total: target.totalCount,
+        idle: target.idleCount,
+        waiting: target.waitingCount,
+        max: target.options.max,
+      }),
+      close,
+    };
+  };
+
+  const transaction = async <T>(target: pg.Pool, fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const client = await target.connect().catch((error: unknown) => {
+      throw checkedOut(error);
+    });
+    let broken: Error | undefined;
+    const finals: FinalStatement[] = [];
+    let committing = false;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(wrap(client, finals));
+      // The final statements and the COMMIT in one simple-protocol message: PostgreSQL runs them in
+      // order and stops at the first error, so a refusal leaves the transaction aborted, uncommitted.
+      committing = true;
+      await client.query([...finals.map((final) => final.sql), 'COMMIT'].join(';\n'));
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw committing ? finalError(finals, error) : error;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  const notificationBarrier = (): Promise<void> => {
+    if (!barrier) return runBarrier();
+    nextBarrier ??= barrier
+      .catch(() => {})
+      .then(() => {
+        nextBarrier = undefined;
+        return runBarrier();
+      });
+    return nextBarrier;
+  };
+
+  const listen: Database['listen'] = async (channel, listener, listenOptions = {}) => {
+    listenClient ??= connectListener();
+    let client: pg.Client;
+    try {
+      client = await listenClient;
+    } catch (error) {
       listenClient = undefined;
-      if (client) await (await client).end().catch(() => {});
-      await pool.end();
-    },
+      throw error;
+    }
+    let set = listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      listeners.set(channel, set);
+      // Registered first: a reconnect in between re-LISTENs every channel in the map.
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    }
+    set.add(listener);
+    const { onGap } = listenOptions;
+    if (onGap) gapListeners.add(onGap);
+    return async () => {
+      set.delete(listener);
+      if (onGap) gapListeners.delete(onGap);
+    };
+  };
+
+  const close = async (): Promise<void> => {
+    closed = true;
+    const client = listenClient;
+    listenClient = undefined;
+    if (client) await (await client).end().catch(() => {});
+    await Promise.all([pool.end(), backgroundPool?.end()]);
+  };
+
+  let backgroundView: Database | undefined;
+  const background = (): Database => {
+    backgroundPool ??= newPool(options.backgroundMax ?? 2);
+    backgroundView ??= view(backgroundPool, background);
+    return backgroundView;
+  };
+  return view(pool, background);
+}
+
+/** The pool's `query`, with a checkout that timed out answered as {@link PoolTimeoutError}. */
+function bounded(pool: pg.Pool): PgLike {
+  return {
+    query: (query: string | pg.QueryConfig, params?: unknown[]) =>
+      (typeof query === 'string' ? pool.query(query, params) : pool.query(query)).catch((error: unknown) => {
+        throw checkedOut(error);
+      }),
   };
 }

@@ -57,9 +57,11 @@ export async function openTestApp(
     env?: Record<string, string>;
     app?: Partial<AppOptions>;
     wrapDb?: (db: Database) => Database;
+    /** How the database is opened (a small pool, tight bounds). */
+    database?: Parameters<EngineUnderTest['open']>[0];
   } = {},
 ): Promise<TestApp> {
-  const opened = await engine.open();
+  const opened = await engine.open(options.database);
   const db = options.wrapDb ? options.wrapDb(opened) : opened;
   const config = loadConfig(
     {

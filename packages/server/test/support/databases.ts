@@ -3,13 +3,17 @@ import { afterAll, describe, inject } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
-import { openPostgres } from '../../src/db/postgres.js';
+import { type ConnectionBounds, openPostgres } from '../../src/db/postgres.js';
 
 /** One engine of the test matrix. Databases opened through it are closed (and dropped) after its suite. */
 export interface EngineUnderTest {
   name: 'pglite' | 'postgres';
   /** A fresh, empty database (migrated unless `migrate: false`). On PostgreSQL: a new database of its own. */
-  open(options?: { migrate?: boolean; poolSize?: number }): Promise<Database>;
+  open(options?: {
+    migrate?: boolean;
+    poolSize?: number;
+    bounds?: Partial<ConnectionBounds>;
+  }): Promise<Database>;
   /** Another handle on the same database, as a second replica would have. PostgreSQL only. */
   replica(of: Database, options?: { poolSize?: number }): Promise<Database>;
 }
@@ -44,7 +48,10 @@ function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; clean
       created.push(database);
       const { url } = database;
       const db = track(
-        await openPostgres(url, options.poolSize === undefined ? {} : { max: options.poolSize }),
+        await openPostgres(url, {
+          ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
+          ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
+        }),
       );
       urls.set(db, url);
       if (options.migrate !== false) await migrate(db);
