@@ -302,6 +302,7 @@ const cases: [string, Case][] = [
     {
       mutate: (d) => {
         d.paths['/me'].get.security = [];
+        d.paths['/me'].get['x-svc'].permission = 'public';
       },
       code: 'svc-bearer-auth',
       path: ['paths', '/me', 'get', 'security'],
@@ -323,6 +324,7 @@ const cases: [string, Case][] = [
       mutate: (d) => {
         d.components.securitySchemes.basicAuth = { type: 'http', scheme: 'digest', description: 'Digest.' };
         d.paths['/me'].get.security = [{ basicAuth: [] }];
+        d.paths['/me'].get['x-svc'].permission = 'credential';
       },
       code: 'svc-bearer-auth',
       path: ['paths', '/me', 'get', 'security', 0],
@@ -333,6 +335,7 @@ const cases: [string, Case][] = [
     {
       mutate: (d) => {
         delete d.paths['/health'].get.security;
+        d.paths['/health'].get['x-svc'].permission = 'principal';
       },
       code: 'svc-bearer-auth',
       path: ['paths', '/health', 'get'],
@@ -409,7 +412,18 @@ const cases: [string, Case][] = [
 
   // svc-custom-action
   [
-    'a custom action whose verb is not in rules/lib/verbs.js',
+    'an action segment whose operation declares no action',
+    {
+      mutate: (d) => {
+        delete d.paths[START].post['x-svc'].action;
+        delete d.paths[START].post['x-svc'].mcp;
+      },
+      code: 'svc-custom-action',
+      path: ['paths', START, 'post'],
+    },
+  ],
+  [
+    'an action segment that is not the verb its operation declares',
     {
       mutate: (d) => {
         d.paths[REBOOT] = d.paths[START];
@@ -439,6 +453,198 @@ const cases: [string, Case][] = [
       },
       code: 'svc-custom-action',
       path: ['paths', START, 'post'],
+    },
+  ],
+  [
+    'a standard method declared as a custom action',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].post['x-svc'] = {
+          permission: 'principal',
+          action: 'create',
+          mcp: { destructive: false, idempotent: false },
+        };
+      },
+      code: 'svc-custom-action',
+      path: ['paths', '/workspaces', 'post'],
+    },
+  ],
+
+  // svc-policy
+  [
+    'an operation without x-svc',
+    {
+      mutate: (d) => {
+        delete d.paths['/me'].get['x-svc'];
+      },
+      code: 'svc-policy',
+      path: ['paths', '/me', 'get'],
+    },
+  ],
+  [
+    'an unknown key in x-svc',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get['x-svc'].role = 'viewer';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/me', 'get', 'x-svc', 'role'],
+    },
+  ],
+  [
+    'a permission outside the vocabulary',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].delete['x-svc'].permission = 'admin';
+      },
+      code: 'svc-policy',
+      path: ['paths', MEMBER, 'delete', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    '`public` on an operation that has security',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get['x-svc'].permission = 'public';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/me', 'get', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    'an operation without security that is not `public`',
+    {
+      mutate: (d) => {
+        d.paths['/health'].get['x-svc'].permission = 'principal';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/health', 'get', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    '`credential` on an operation called with the default scheme',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].get['x-svc'].permission = 'credential';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/workspaces', 'get', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    'an operation in `{workspace}` that needs no role there',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].delete['x-svc'].permission = 'principal';
+      },
+      code: 'svc-policy',
+      path: ['paths', MEMBER, 'delete', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    'a GET that needs more than `read`',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get['x-svc'].permission = 'manage';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/me', 'get', 'x-svc', 'permission'],
+    },
+  ],
+  [
+    'a transaction value outside the vocabulary',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].delete['x-svc'].transaction = 'later';
+      },
+      code: 'svc-policy',
+      path: ['paths', MEMBER, 'delete', 'x-svc', 'transaction'],
+    },
+  ],
+  [
+    '`transaction` on an operation that is no mutation',
+    {
+      mutate: (d) => {
+        d.paths['/me'].get['x-svc'].transaction = 'none';
+      },
+      code: 'svc-policy',
+      path: ['paths', '/me', 'get', 'x-svc', 'transaction'],
+    },
+  ],
+  [
+    '`cli: execution` on an operation that takes no command',
+    {
+      mutate: (d) => {
+        d.paths[START].post['x-svc'].cli = 'execution';
+      },
+      code: 'svc-policy',
+      path: ['paths', START, 'post', 'x-svc', 'cli'],
+    },
+  ],
+  [
+    'an answer with an `execution` and no `cli: execution`',
+    {
+      mutate: (d) => {
+        d.paths[START].post.responses['202'].content[JSON_TYPE].schema.properties.execution = {
+          type: 'object',
+          description: 'What the command returned.',
+        };
+      },
+      code: 'svc-policy',
+      path: ['paths', START, 'post', 'x-svc'],
+    },
+  ],
+  [
+    'an answer with a `key_file` and no `cli: key-file`',
+    {
+      mutate: (d) => {
+        d.components.schemas.Workspace.properties.key_file = {
+          type: 'object',
+          description: 'A one-time secret.',
+        };
+      },
+      code: 'svc-policy',
+      path: ['paths', '/workspaces', 'post', 'x-svc'],
+    },
+  ],
+  [
+    '`cli: key-file` on an operation that answers no `key_file`',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].delete['x-svc'].cli = 'key-file';
+      },
+      code: 'svc-policy',
+      path: ['paths', MEMBER, 'delete', 'x-svc', 'cli'],
+    },
+  ],
+  [
+    'a custom action without MCP hints',
+    {
+      mutate: (d) => {
+        delete d.paths[START].post['x-svc'].mcp;
+      },
+      code: 'svc-policy',
+      path: ['paths', START, 'post', 'x-svc', 'action'],
+    },
+  ],
+  [
+    'MCP hints on a standard method',
+    {
+      mutate: (d) => {
+        d.paths[MEMBER].delete['x-svc'].mcp = { destructive: true, idempotent: true };
+      },
+      code: 'svc-policy',
+      path: ['paths', MEMBER, 'delete', 'x-svc', 'mcp'],
+    },
+  ],
+  [
+    'MCP hints that are not both booleans',
+    {
+      mutate: (d) => {
+        d.paths[START].post['x-svc'].mcp = { destructive: 'no' };
+      },
+      code: 'svc-policy',
+      path: ['paths', START, 'post', 'x-svc', 'mcp'],
     },
   ],
 

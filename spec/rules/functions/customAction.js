@@ -1,30 +1,46 @@
-import { isPluralNoun, operations } from '../lib/openapi.js';
-import { CUSTOM_VERBS } from '../lib/verbs.js';
+import { isObject, isPluralNoun, operations } from '../lib/openapi.js';
+import { STANDARD_VERBS } from '../lib/verbs.js';
 
 const isTemplate = (segment) => /^\{[^}]+\}$/.test(segment);
 
+/** The action segment of a path: a singular literal right after a path parameter (`…/{computer}/start`). */
+function actionSegment(path) {
+  const segments = path.split('/').filter(Boolean);
+  if (segments.length < 2) return undefined;
+  const last = segments[segments.length - 1];
+  if (isTemplate(last) || !isTemplate(segments[segments.length - 2]) || isPluralNoun(last)) return undefined;
+  return last;
+}
+
 /**
- * svc-custom-action: a custom action is a POST on an action segment right after a resource,
- * `/<collection>/{resource}/<verb>` (a singular literal after a path parameter; a plural one is a
- * sub-collection). The verb is one of CUSTOM_VERBS (rules/lib/verbs.js, the list Redocly's
- * svc/operation-id-verb reads too), the method is POST, and the operationId starts with the verb.
+ * svc-custom-action: what a resource does beyond the standard methods is a custom action, declared
+ * with its verb as `x-svc.action` (rules/lib/policy.js): a POST, whose operationId starts with the
+ * verb, on an action segment equal to the verb right after the resource
+ * (`POST /workspaces/{workspace}/computers/{computer}/start`: `action: start`, `startComputer`). A
+ * singular literal after a path parameter is such a segment, so an operation there that declares no
+ * action (or another verb) is refused too. A verb is no standard one (rules/lib/verbs.js). An action
+ * without such a segment is a method of a collection or of the service (`POST /auth/token`:
+ * `action: exchange`).
  */
 export default function customAction(doc) {
   const results = [];
   for (const { path, method, operation, at } of operations(doc)) {
-    const segments = path.split('/').filter(Boolean);
-    if (segments.length < 2) continue;
-    const last = segments[segments.length - 1];
-    if (isTemplate(last) || !isTemplate(segments[segments.length - 2]) || isPluralNoun(last)) continue;
+    const policy = isObject(operation['x-svc']) ? operation['x-svc'] : {};
+    const verb = typeof policy.action === 'string' ? policy.action : undefined;
+    const segment = actionSegment(path);
+    if (verb === undefined && segment === undefined) continue;
     const problems = [];
-    if (!CUSTOM_VERBS.includes(last))
-      problems.push(
-        `\`${last}\` is not a custom-action verb (${CUSTOM_VERBS.join(', ')}; the list is rules/lib/verbs.js)`,
-      );
+    if (verb === undefined)
+      problems.push(`\`${segment}\` is an action segment: declare its verb, \`x-svc.action: ${segment}\``);
+    else if (segment !== undefined && segment !== verb)
+      problems.push(`its path ends in \`${segment}\` but it declares \`x-svc.action: ${verb}\``);
+    if (verb !== undefined && STANDARD_VERBS.includes(verb))
+      problems.push(`\`${verb}\` is a standard method, not a custom action`);
     if (method !== 'post') problems.push(`it must be a POST, not ${method.toUpperCase()}`);
+    const expected = verb ?? segment;
     const id = typeof operation.operationId === 'string' ? operation.operationId : '';
-    if (!new RegExp(`^${last}[A-Z]`).test(id))
-      problems.push(`its operationId \`${id}\` must start with the verb \`${last}\``);
+    if (!new RegExp(`^${expected}[A-Z]`).test(id))
+      problems.push(`its operationId \`${id}\` must start with the verb \`${expected}\``);
     if (problems.length > 0) {
       results.push({
         message: `${method.toUpperCase()} ${path} is a custom action: ${problems.join('; ')}.`,
