@@ -1,8 +1,30 @@
 export type { OpenApiDocument } from './document.js';
 export { loadDocument } from './document.js';
-export type { components, operations, paths, securityRequirements } from './generated/schema.js';
+export type {
+  components,
+  operationPolicies,
+  operations,
+  paths,
+  securityRequirements,
+} from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
+export type {
+  CliPresentation,
+  McpHints,
+  OperationPolicy,
+  Permission,
+  Transaction,
+  WorkspacePermission,
+} from './policy.js';
+export {
+  CLI_PRESENTATIONS,
+  isWorkspacePermission,
+  operationPolicy,
+  PERMISSIONS,
+  TRANSACTIONS,
+  WORKSPACE_PERMISSIONS,
+} from './policy.js';
 export type { OperationResponse, Parameter, RequestBody, SecurityRequirement } from './reader.js';
 export {
   enumValues,
@@ -16,4 +38,12 @@ export {
 } from './reader.js';
 export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
-export type { ErrorCode, OperationId, PublicOperationId, Schema, SchemesOf } from './types.js';
+export type {
+  ErrorCode,
+  OperationId,
+  PermissionOf,
+  PolicyOf,
+  PublicOperationId,
+  Schema,
+  SchemesOf,
+} from './types.js';

@@ -1,4 +1,4 @@
-import type { components, operations, securityRequirements } from './generated/schema.js';
+import type { components, operationPolicies, operations, securityRequirements } from './generated/schema.js';
 
 /** The operationIds of the spec, as a string union. */
 export type OperationId = keyof operations;
@@ -31,3 +31,24 @@ export type SchemesOf<K extends OperationId> = KeysOf<securityRequirements[K][nu
 export type PublicOperationId = {
   [K in OperationId]: securityRequirements[K] extends [] ? K : never;
 }[OperationId];
+
+/**
+ * What operation `K` declares beyond its HTTP shape (its `x-svc` in the spec), as written: the
+ * defaults are not filled in (read the value with `operationPolicy`).
+ *
+ * @example
+ * import type { PolicyOf } from '@svc/contract';
+ * type Exec = PolicyOf<'execComputer'>['transaction']; // 'none'
+ */
+export type PolicyOf<K extends OperationId> = operationPolicies[K];
+
+/**
+ * Who may call operation `K`, from its `x-svc.permission` in the spec.
+ *
+ * @example
+ * import type { PermissionOf } from '@svc/contract';
+ * const needed: PermissionOf<'execComputer'> = 'exec';
+ */
+export type PermissionOf<K extends OperationId> = operationPolicies[K] extends { permission: infer P }
+  ? P
+  : never;
