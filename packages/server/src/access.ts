@@ -1,4 +1,4 @@
-import type { Schema } from '@svc/contract';
+import type { Schema, WorkspacePermission } from '@svc/contract';
 import type { Principal } from './auth/authenticate.js';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
@@ -11,10 +11,14 @@ export type Role = Schema<'Role'>;
 // here; test/spec-drift.test.ts checks the order against the spec's (strongest first).
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
-/** What a request needs to do in a workspace (design §8). */
-export type Permission = 'read' | 'computers' | 'exec' | 'manage' | 'owner';
+/**
+ * What a request needs to do in a workspace (design §8): the roles an operation's `x-svc.permission`
+ * may name in the spec, so a permission added there does not compile until {@link NEEDS} gives its role.
+ */
+export type Permission = WorkspacePermission;
 
-const NEEDS: Readonly<Record<Permission, Role>> = {
+/** The weakest role that holds each permission (design §8). */
+export const NEEDS: Readonly<Record<Permission, Role>> = {
   read: 'viewer',
   computers: 'editor',
   exec: 'editor',

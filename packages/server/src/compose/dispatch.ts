@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { OperationId } from '@svc/contract';
 import { withMemberships } from '../access.js';
 import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
@@ -16,16 +15,12 @@ import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
 import { clientAddress } from './rate-limits.js';
 
 /**
- * Mutating operations that write nothing but their idempotency record and wait on something slow:
- * they run outside a transaction, so a command running 30 s (`execComputer`) holds no connection
- * (PGlite has only one).
- */
-const OUTSIDE_TRANSACTION: ReadonlySet<OperationId> = new Set(['execComputer']);
-
-/**
  * The pipeline's `handle`: builds the handler's context and runs the handler of `ctx.operationId`. A
  * mutating operation (one with an `Idempotency-Key` parameter) runs in one transaction with its key's
- * record (design §10); a replay answers the stored response with `Idempotent-Replayed: true`.
+ * record (design §10), unless the spec declares `x-svc.transaction: none` (a mutation that writes
+ * nothing but that record and waits on something slow, like `execComputer`, holds no connection); a
+ * replay answers the stored response with `Idempotent-Replayed: true`. The handler gets the permission
+ * the spec declares for its operation (`x-svc.permission`).
  *
  * @example
  * const handle = dispatcher({ deps, validator, principals });
@@ -54,6 +49,7 @@ export function dispatcher(options: {
         );
     const base = {
       operationId,
+      permission: validator.shape(operationId).policy.permission,
       requestId: ctx.requestId,
       request: ctx.request,
       path: ctx.input.params,
@@ -125,7 +121,7 @@ export function dispatcher(options: {
           throw error;
         }
       },
-      { transaction: !OUTSIDE_TRANSACTION.has(operationId) },
+      { transaction: validator.shape(operationId).policy.transaction === 'single' },
     );
     if (outcome.status === 401 && scope && !outcome.replayed) await forgetIdempotencyKey(db, scope);
     let body = outcome.body;

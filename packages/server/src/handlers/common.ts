@@ -1,3 +1,5 @@
+import { type Permission, type WorkspaceAccess, workspaceAccess } from '../access.js';
+import type { Principal } from '../auth/authenticate.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { isName } from '../ids.js';
@@ -5,6 +7,30 @@ import { memberCount } from '../repositories/members.js';
 
 /** The path prefix of `Location` headers (design §2: `/v1/…`). */
 export const API_PREFIX = '/v1';
+
+/** What {@link permittedWorkspace} reads of a handler's context: an operation in `{workspace}` that needs a role there. */
+interface InWorkspace {
+  db: Queryable;
+  principal: Principal;
+  path: { workspace: string };
+  permission: Permission;
+}
+
+/**
+ * The workspace `{workspace}` names and the caller's current role there, refused unless that role
+ * holds the permission the spec declares for the operation (`x-svc.permission`): 404 `not_found` for
+ * a non-member, 403 `permission_denied` for a weaker role (design §8). Only an operation whose declared
+ * permission is a role in the workspace has a context that fits. `lock` as for `workspaceAccess`.
+ *
+ * @example
+ * const { workspace } = await permittedWorkspace(ctx); // in the handler of createComputer: editor and up
+ */
+export function permittedWorkspace(
+  ctx: InWorkspace,
+  options: { lock?: boolean } = {},
+): Promise<WorkspaceAccess> {
+  return workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, ctx.permission, options);
+}
 
 /** Refuses a client-chosen name that has the form of an id (design §1); the pattern was validated. */
 export function checkName(value: string | undefined, field = 'name'): void {

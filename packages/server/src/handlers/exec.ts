@@ -1,11 +1,11 @@
 import { loadDocument, type Schema } from '@svc/contract';
-import { workspaceAccess } from '../access.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { KILL_GRACE_MS, toExecution } from '../operations/command.js';
 import { DriverError, type ExecResult } from '../operations/driver.js';
 import { assertRunning, requestComputerCommand } from '../operations/records.js';
 import { renderOperation } from '../render.js';
 import { computerIn } from '../repositories/computers.js';
+import { permittedWorkspace } from './common.js';
 import { accepted } from './computers.js';
 import type { Handler } from './types.js';
 
@@ -46,7 +46,7 @@ function decodeStdin(
  * 30 s). The request log gets one line naming the program (`argv[0]`), never stdin or output.
  */
 export const execComputer: Handler<'execComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'exec');
+  const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   assertRunning(computer, 'exec');
@@ -91,7 +91,7 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
  * the worker's audit line names it again when the command has run.
  */
 export const runComputer: Handler<'runComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'exec');
+  const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const { argv, stdin, stdin_encoding, timeout_seconds, max_output_bytes } = ctx.body;

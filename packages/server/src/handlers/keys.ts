@@ -1,4 +1,4 @@
-import { judgeReach, workspaceAccess } from '../access.js';
+import { judgeReach } from '../access.js';
 import type { KeyAlgorithm } from '../auth/keypair.js';
 import { generateServiceAccountKey, keyFile } from '../auth/keypair.js';
 import { invalidArgument } from '../errors.js';
@@ -8,7 +8,7 @@ import type { ServiceAccountRow } from '../render.js';
 import { renderKey } from '../render.js';
 import { countActiveKeys, insertKey, keyOf, listKeyRows, revokeKey } from '../repositories/keys.js';
 import { serviceAccountWithReach } from '../repositories/service-accounts.js';
-import { API_PREFIX, quotaExceeded } from './common.js';
+import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import type { Ctx, Handler } from './types.js';
 
 /**
@@ -20,7 +20,7 @@ import type { Ctx, Handler } from './types.js';
 async function manageable(
   ctx: Ctx<'createKey'> | Ctx<'deleteKey'>,
 ): Promise<{ workspaceId: string; account: ServiceAccountRow }> {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
+  const { workspace } = await permittedWorkspace(ctx);
   const { account, reach } = await serviceAccountWithReach(
     ctx.db,
     workspace.id,
@@ -34,7 +34,7 @@ async function manageable(
 }
 
 export const listKeys: Handler<'listKeys'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await permittedWorkspace(ctx);
   // Its keys (and when they were last used) concern every workspace it acts in.
   const { account, reach } = await serviceAccountWithReach(
     ctx.db,

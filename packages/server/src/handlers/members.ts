@@ -1,5 +1,5 @@
 import type { Role } from '../access.js';
-import { atLeast, permissionDenied, workspaceAccess } from '../access.js';
+import { allows, NEEDS, permissionDenied, workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageRequest, toPage } from '../paging.js';
@@ -14,7 +14,7 @@ import {
 } from '../repositories/members.js';
 import { enabledPrincipalKind } from '../repositories/principals.js';
 import { isServiceAccountOf } from '../repositories/service-accounts.js';
-import { API_PREFIX, checkMemberQuota, lastOwner } from './common.js';
+import { API_PREFIX, checkMemberQuota, lastOwner, permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 
 /** Granting or revoking `owner` needs `owner` (design §8). */
@@ -24,7 +24,7 @@ function checkOwnerChange(callerRole: Role, from: Role | undefined, to: Role | u
 }
 
 export const listMembers: Handler<'listMembers'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await permittedWorkspace(ctx);
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listMembers', workspace: workspace.id });
   const rows = await listMemberRows(ctx.db, workspace.id, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
@@ -32,7 +32,7 @@ export const listMembers: Handler<'listMembers'> = async (ctx) => {
 };
 
 export const getMember: Handler<'getMember'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await permittedWorkspace(ctx);
   return {
     status: 200,
     body: { member: renderMember(await memberIn(ctx.db, workspace.id, ctx.path.member)) },
@@ -41,7 +41,7 @@ export const getMember: Handler<'getMember'> = async (ctx) => {
 
 /** Adds a principal (a user, or a service account of any workspace) with a role; admin, owner for owner. */
 export const createMember: Handler<'createMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
   checkOwnerChange(role, undefined, ctx.body.role);
@@ -68,7 +68,7 @@ export const createMember: Handler<'createMember'> = async (ctx) => {
 
 /** Changes a role; only owners touch `owner`, and the last owner stays. */
 export const updateMember: Handler<'updateMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);
@@ -84,6 +84,11 @@ export const updateMember: Handler<'updateMember'> = async (ctx) => {
  * Removes a membership: admins remove others (owners only by owners); anyone may leave, except the
  * last owner. A service account's membership in its owning workspace is its role there: delete the
  * service account instead (409 `invalid_state`).
+ *
+ * The declared permission (`manage`) is what removing another member needs, and what the
+ * authorization matrix checks. Leaving is the one case the operation's description allows with less:
+ * any member (`read`) may remove its own membership, so the workspace is resolved with `read` and the
+ * declared permission is checked once the member turns out to be someone else.
  */
 export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
   const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read', {
@@ -91,7 +96,7 @@ export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);
   const self = member.principal_id === ctx.principal.id;
-  if (!self && !atLeast(role, 'admin')) throw permissionDenied(role, 'admin');
+  if (!self && !allows(role, ctx.permission)) throw permissionDenied(role, NEEDS[ctx.permission]);
   if (!self) checkOwnerChange(role, member.role, undefined);
   await ctx.countMutation(workspace.id);
   if (member.role === 'owner' && (await ownerCount(ctx.db, workspace.id)) <= 1)

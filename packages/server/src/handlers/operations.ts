@@ -4,13 +4,14 @@ import { waitForOperation } from '../operations/events.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderOperation } from '../render.js';
 import { listOperationRows, operationWorkspace } from '../repositories/operations.js';
+import { permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 
 /** The most `?wait=` may hold a request (design §5; the spec caps the parameter at 60). */
 export const MAX_WAIT_SECONDS = 60;
 
 export const listOperations: Handler<'listOperations'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace, role } = await permittedWorkspace(ctx);
   const { state, target_id } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listOperations',
@@ -47,7 +48,7 @@ export const getOperation: Handler<'getOperation'> = async (ctx) => {
   if (!workspaceId) throw notFound();
   let role: Role;
   try {
-    ({ role } = await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, 'read'));
+    ({ role } = await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, ctx.permission));
   } catch (error) {
     throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
   }

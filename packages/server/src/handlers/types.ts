@@ -1,4 +1,4 @@
-import type { OperationId, operations } from '@svc/contract';
+import type { OperationId, operations, PermissionOf } from '@svc/contract';
 import type { AccessTokens } from '../auth/access-token.js';
 import type { Principal } from '../auth/authenticate.js';
 import type { WithoutAccessToken } from '../auth/route-security.js';
@@ -71,6 +71,12 @@ export type Anonymous = WithoutAccessToken;
 /** One validated, authenticated request, as a handler of operation `K` sees it. */
 export interface Ctx<K extends OperationId> {
   operationId: K;
+  /**
+   * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
+   * workspace, what `permittedWorkspace` (common.ts) checks. Typed from the spec, so a handler cannot ask for
+   * another role than its operation declares.
+   */
+  permission: PermissionOf<K>;
   requestId: string;
   request: Request;
   path: PathOf<K>;

@@ -1,4 +1,3 @@
-import { workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageRequest, toPage } from '../paging.js';
@@ -13,7 +12,7 @@ import {
   listWorkspaceRows,
   updateWorkspaceRow,
 } from '../repositories/workspaces.js';
-import { API_PREFIX, checkName, quotaExceeded } from './common.js';
+import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import type { Handler } from './types.js';
 
 /** The caller's workspaces (any role), newest first. */
@@ -57,13 +56,13 @@ export const createWorkspace: Handler<'createWorkspace'> = async (ctx) => {
 
 /** One workspace the caller is a member of. */
 export const getWorkspace: Handler<'getWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await permittedWorkspace(ctx);
   return { status: 200, body: { workspace: renderWorkspace(workspace) } };
 };
 
 /** Renames or re-labels a workspace (owner). */
 export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
+  const { workspace } = await permittedWorkspace(ctx, {
     lock: true,
   });
   await ctx.countMutation(workspace.id);
@@ -77,7 +76,7 @@ export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
 
 /** Deletes an empty workspace (owner): 409 `invalid_state` while it has live computers. */
 export const deleteWorkspace: Handler<'deleteWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
+  const { workspace } = await permittedWorkspace(ctx, {
     lock: true,
   });
   await ctx.countMutation(workspace.id);

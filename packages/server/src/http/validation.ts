@@ -1,5 +1,12 @@
-import type { OpenApiDocument, OperationId, OperationInfo, Parameter } from '@svc/contract';
-import { deref, listOperations, operationParameters, requestBody, responseFor } from '@svc/contract';
+import type { OpenApiDocument, OperationId, OperationInfo, OperationPolicy, Parameter } from '@svc/contract';
+import {
+  deref,
+  listOperations,
+  operationParameters,
+  operationPolicy,
+  requestBody,
+  responseFor,
+} from '@svc/contract';
 import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -53,6 +60,8 @@ export interface OperationShape {
   path: string;
   requestBody: 'none' | 'optional' | 'required';
   idempotencyKey: 'none' | 'optional' | 'required';
+  /** What it declares beyond its HTTP shape (`x-svc`): its permission, its transaction. */
+  policy: OperationPolicy;
 }
 
 /** Request and response validators for every operation of the document. */
@@ -161,6 +170,7 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
         path: op.path,
         requestBody: body ? (body.required ? 'required' : 'optional') : 'none',
         idempotencyKey: idempotency ? (idempotency.required ? 'required' : 'optional') : 'none',
+        policy: operationPolicy(document, op),
       },
       path: compileParams(ajv, document, parameters, 'path'),
       query: compileParams(ajv, document, parameters, 'query'),

@@ -4,7 +4,9 @@ import type { Schema } from '@svc/contract';
  * The permission classes of design §8, one per operation of the spec. This is the one place the
  * authorization table is written down for the tests: the matrix suite walks `listOperations(spec)`
  * and FAILS for an operation that has no class here, naming it, so a new route cannot ship without
- * someone deciding who may call it.
+ * someone deciding who may call it. It is an oracle, written from the design apart from the spec: the
+ * spec declares each operation's permission too (`x-svc.permission`, which the server enforces), and
+ * the matrix fails, naming the operation, where the two disagree.
  */
 export type PermissionClass =
   /** No credential at all (GET /health). */
