@@ -1,4 +1,4 @@
-export { ACTION_HINTS, annotationsFor } from './annotations.js';
+export { annotationsFor } from './annotations.js';
 export type { CallContext } from './call.js';
 export { callTool } from './call.js';
 export type { Catalog, ToolMode, ToolSelection } from './catalog.js';

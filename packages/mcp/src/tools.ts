@@ -159,7 +159,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
       ...(required.length ? { required } : {}),
       additionalProperties: false,
     }),
-    annotations: annotationsFor(op, Object.keys(document.paths[op.path] ?? {})),
+    annotations: annotationsFor(document, op),
     operation: op,
     targets,
     longRunning,
