@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { Operation } from '@svc/client';
+import type { Schema } from '@svc/contract';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError, RemoteExit } from '../exit-codes.js';
@@ -66,16 +67,11 @@ async function readAll(stdin: AsyncIterable<Uint8Array | string> | undefined): P
   return Buffer.concat(chunks);
 }
 
-/** What a command run in a computer answered (the spec's `Execution`), as the CLI reads it. */
-interface Execution {
-  exit_code: number;
-  encoding: string;
-  stdout: string;
-  stderr: string;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-  timed_out: boolean;
-}
+/**
+ * What a command run in a computer answered: the spec's `Execution` (from `execComputer`), or the
+ * `LongExecution` of a `computer.exec` operation's result (from `runComputer`), which has its fields.
+ */
+type Execution = Schema<'Execution'> | Schema<'LongExecution'>;
 
 /**
  * Prints a command's output to the matching streams (bytes as they were, when the answer is base64),

@@ -6,6 +6,7 @@ import {
   type OperationInfo,
   type OperationResponse,
   operationParameters,
+  operationPolicy,
   operationResponses,
   operationSecurity,
   requestBody,
@@ -46,10 +47,10 @@ export interface OperationCommand {
    */
   rest?: { name: string; description: string };
   /**
-   * It runs a command and answers with its exit code and output (the spec's `Execution`), or, when
-   * long-running, starts one whose operation carries them (`result.execution`, read after `--wait`):
-   * the command prints them to stdout and stderr, exits with the exit code, and `--stdin` sends its
-   * own standard input.
+   * It runs a command (the spec declares `x-svc.cli: execution`) and answers with its exit code and
+   * output (the spec's `Execution`), or, when long-running, starts one whose operation carries them
+   * (`result.execution`, read after `--wait`): the command prints them to stdout and stderr, exits with
+   * the exit code, and `--stdin` sends its own standard input.
    */
   runsCommand: boolean;
   options: OptionSpec[];
@@ -59,7 +60,10 @@ export interface OperationCommand {
   longRunning: boolean;
   /** `bearer` (an access token), `credential` (the Bearer is the thing exchanged: POST /auth/token) or `none`. */
   auth: 'bearer' | 'credential' | 'none';
-  /** A success response carries a key file (a one-time secret): the command takes `--key-file`. */
+  /**
+   * A success response carries a key file, a one-time secret (the spec declares `x-svc.cli: key-file`):
+   * the command takes `--key-file`.
+   */
   writesKeyFile: boolean;
   /**
    * For a long-running operation that leaves its resource in place, the GET that reads it again after
@@ -249,12 +253,8 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
   const body = deref(document, declaredBody?.schema ?? {});
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
   const longRunning = successResponses(document, info).some(({ status }) => status === '202');
-  // A long-running operation whose body takes a command's stdin starts a command (`POST …/run`).
-  const runsCommand =
-    successResponses(document, info).some(({ response }) =>
-      /#\/components\/schemas\/Execution"/.test(JSON.stringify(response)),
-    ) ||
-    (longRunning && Object.keys((body.properties ?? {}) as object).some((name) => STDIN_FIELDS.has(name)));
+  const { cli } = operationPolicy(document, info);
+  const runsCommand = cli === 'execution';
   let rest: OperationCommand['rest'];
   for (const [name, raw] of Object.entries((body.properties ?? {}) as Record<string, unknown>)) {
     // A command's stdin comes from svc's own (`--stdin`, see runsCommand), not from an option's value.
@@ -293,8 +293,6 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     bodyRequired: declaredBody?.required === true,
     longRunning,
     auth,
-    writesKeyFile: successResponses(document, info).some(({ response }) =>
-      /#\/components\/schemas\/(KeyWithSecret|KeyFile)"/.test(JSON.stringify(response)),
-    ),
+    writesKeyFile: cli === 'key-file',
   };
 }

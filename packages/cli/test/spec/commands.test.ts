@@ -101,6 +101,24 @@ describe('a command for every operation of the spec', () => {
     expect(commands.find((c) => c.operation.operationId === 'runComputer')?.refetch).toBeUndefined();
   });
 
+  test('how a command presents its operation is what the spec declares (x-svc.cli), not guessed', () => {
+    expect(commands.filter((c) => c.writesKeyFile).map((c) => c.operation.operationId)).toEqual([
+      'createKey',
+    ]);
+    // The same document with the declarations moved: the commands follow them, whatever the schemas say.
+    const moved = structuredClone(document);
+    const policy = (path: string, method: string) =>
+      (moved.paths[path] as Record<string, { 'x-svc': Record<string, unknown> }>)[method]?.['x-svc'] ?? {};
+    delete policy('/workspaces/{workspace}/computers/{computer}/exec', 'post').cli;
+    delete policy('/workspaces/{workspace}/service-accounts/{service_account}/keys', 'post').cli;
+    policy('/workspaces/{workspace}/computers/{computer}/start', 'post').cli = 'key-file';
+    const again = operationCommands(moved);
+    expect(again.filter((c) => c.runsCommand).map((c) => c.operation.operationId)).toEqual(['runComputer']);
+    expect(again.filter((c) => c.writesKeyFile).map((c) => c.operation.operationId)).toEqual([
+      'startComputer',
+    ]);
+  });
+
   test('command names are unique within each group', () => {
     const names = commands.map((c) => `${c.group} ${c.name}`);
     expect(new Set(names).size).toBe(names.length);
