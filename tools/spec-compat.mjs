@@ -5,6 +5,8 @@
 // with its parameters, request body, responses and security resolved through every `$ref`. So a
 // change to a shared component is found, and reported, under every operation it reaches.
 
+import { PERMISSION_RANK } from '../spec/rules/lib/policy.js';
+
 /** @typedef {'breaking' | 'additive' | 'deprecation'} ChangeClass */
 
 /**
@@ -20,6 +22,10 @@ export const POLICY = Object.freeze({
   'operation-undeprecated': 'additive',
   'security-changed': 'breaking',
   'security-scheme-changed': 'breaking',
+  'permission-raised': 'breaking',
+  'permission-lowered': 'additive',
+  'permission-renamed': 'additive',
+  'permission-changed': 'breaking',
   'server-changed': 'breaking',
   'parameter-added-optional': 'additive',
   'parameter-added-required': 'breaking',
@@ -186,9 +192,34 @@ function compareOperation(base, current, b, c, say) {
     say('operation-undeprecated', 'operation', 'operation no longer deprecated', c.pointer);
 
   compareSecurity(base, current, b, c, say);
+  comparePermission(b, c, say);
   compareParameters(base, current, b, c, say);
   compareRequestBody(base, current, b, c, say);
   compareResponses(base, current, b, c, say);
+}
+
+/**
+ * Who may call the operation, as its `x-svc.permission` declares (design §8): a permission that
+ * admits fewer callers shuts out some who could call before (they get 403 or 404), one that admits more
+ * is additive, another one that admits the same roles (`computers` → `exec`) changes no caller's
+ * answer. To or from `credential` (another kind of caller) is breaking. A side that declares none
+ * (a contract from before `x-svc`) has nothing to compare.
+ */
+function comparePermission(b, c, say) {
+  const before = b.operation['x-svc']?.permission;
+  const after = c.operation['x-svc']?.permission;
+  if (typeof before !== 'string' || typeof after !== 'string' || before === after) return;
+  const from = PERMISSION_RANK[before];
+  const to = PERMISSION_RANK[after];
+  const kind =
+    from === undefined || to === undefined
+      ? 'permission-changed'
+      : to > from
+        ? 'permission-raised'
+        : to < from
+          ? 'permission-lowered'
+          : 'permission-renamed';
+  say(kind, 'permission', `permission ${before} → ${after}`, `${c.pointer}/x-svc/permission`);
 }
 
 function compareSecurity(base, current, b, c, say) {

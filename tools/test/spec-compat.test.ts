@@ -24,6 +24,7 @@ function contract(): Doc {
       '/things': {
         get: {
           operationId: 'listThings',
+          'x-svc': { permission: 'read' },
           parameters: [
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200 } },
             { name: 'state', in: 'query', schema: { $ref: '#/components/schemas/State' } },
@@ -44,6 +45,7 @@ function contract(): Doc {
         },
         post: {
           operationId: 'createThing',
+          'x-svc': { permission: 'computers' },
           requestBody: {
             required: true,
             content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateThing' } } },
@@ -60,6 +62,7 @@ function contract(): Doc {
       '/things/{thing}': {
         get: {
           operationId: 'getThing',
+          'x-svc': { permission: 'read' },
           parameters: [{ name: 'thing', in: 'path', required: true, schema: { type: 'string' } }],
           responses: {
             '200': {
@@ -184,6 +187,38 @@ const rows: Record<string, Row> = {
     kind: 'security-scheme-changed',
     class: 'breaking',
     operations: THING_OPS,
+  },
+  'a permission that admits fewer callers (read → manage)': {
+    change: (d) => {
+      list(d)['x-svc'].permission = 'manage';
+    },
+    kind: 'permission-raised',
+    class: 'breaking',
+    operations: [LIST],
+  },
+  'a permission that admits more callers (computers → read)': {
+    change: (d) => {
+      create(d)['x-svc'].permission = 'read';
+    },
+    kind: 'permission-lowered',
+    class: 'additive',
+    operations: [CREATE],
+  },
+  'another permission that admits the same roles (computers → exec)': {
+    change: (d) => {
+      create(d)['x-svc'].permission = 'exec';
+    },
+    kind: 'permission-renamed',
+    class: 'additive',
+    operations: [CREATE],
+  },
+  'a permission for another kind of caller (read → credential)': {
+    change: (d) => {
+      list(d)['x-svc'].permission = 'credential';
+    },
+    kind: 'permission-changed',
+    class: 'breaking',
+    operations: [LIST],
   },
   'a changed server URL': {
     change: (d) => {
@@ -638,6 +673,12 @@ describe('the compatibility policy', () => {
     schemas(current).Thing.properties.name.examples = ['a-name'];
     list(current).summary = 'List every thing';
     expect(compareContracts(base, current)).toEqual([]);
+  });
+
+  it('compares no permission with a contract from before x-svc', () => {
+    const base = contract();
+    for (const operation of [list(base), create(base)]) delete operation['x-svc'];
+    expect(compareContracts(base, contract())).toEqual([]);
   });
 
   it('reports where in the current bundle each change is', () => {
