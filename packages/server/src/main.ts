@@ -91,8 +91,10 @@ async function serve(sandbox: boolean): Promise<void> {
         // Ctrl-C at a terminal has no balancer to wait for.
         drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
         timeoutMs: config.shutdownTimeoutMs,
+        endKeepAlive: () => running.endKeepAlive(),
         stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
-        closeListener: () => running.close(),
+        // Ctrl-C at a terminal has no client to keep: idle keep-alive connections end at once.
+        closeListener: () => (signal === 'SIGINT' ? running.close() : running.drain()),
         cutConnections: () =>
           (running.server as { closeAllConnections?: () => void }).closeAllConnections?.(),
         closeRest: async () => {
