@@ -12,8 +12,9 @@
 // tools/spec-source-map.mjs. A finding on a value written as a `$ref` (a property, parameter,
 // response, request body, items, Path Item) is shown at that `$ref`, in the file that holds it, not at
 // the top of the referenced file: Spectral's path says which `$ref` it came through, and Redocly's
-// finding on a node that one `$ref` uses is that `$ref`'s (a node several `$ref`s share keeps its
-// finding where it is written, once). Each finding prints as one line:
+// finding on a node that one `$ref` uses is that `$ref`'s. A fault of the referenced node itself
+// (Spectral finds it where the node is written too; Redocly finds it on a node several `$ref`s share)
+// stays where the node is written, once. Each finding prints as one line:
 //
 //   spec/<file>:<line>:<column> <severity> <rule> <message>
 //
@@ -82,7 +83,7 @@ export async function lintSpec({ specDir, bundle, bundleYaml, ruleset, only = LI
       existsSync(json) ? spectralLint(dir, json, rules, map, failures) : missing(json, failures),
   };
   const runs = only.map((name) => linters[name]());
-  const findings = (await Promise.all(runs)).flat();
+  const findings = atFault((await Promise.all(runs)).flat());
   const seen = new Set();
   const unique = findings.filter((f) => {
     const key = `${f.file}:${f.line}:${f.column}:${f.rule}:${f.message}`;
@@ -99,6 +100,21 @@ export async function lintSpec({ specDir, bundle, bundleYaml, ruleset, only = LI
       a.message.localeCompare(b.message),
   );
   return { findings: unique, failures };
+}
+
+/**
+ * The findings without the copies a `$ref` got of its target's own finding. A linter that checks a
+ * shared node where it is written and again through every `$ref` to it (Spectral checks each path)
+ * finds a fault of the node at each `$ref` too: the same rule and message where the node is written
+ * say it is the node's, so it is shown there, once. A finding only a `$ref` gets (a camelCase property
+ * name, a response an operation must not use) stays at the `$ref`.
+ */
+function atFault(findings) {
+  const at = (f) => `${f.tool} ${f.file}:${f.line}:${f.column} ${f.rule} ${f.message}`;
+  const places = new Set(findings.map(at));
+  return findings
+    .filter((f) => !f.refersTo || !places.has(at({ ...f, ...f.refersTo })))
+    .map(({ refersTo: _, ...finding }) => finding);
 }
 
 /** One finding as `spec/<file>:<line>:<column> <severity> <rule> <message>`, paths relative to `base`. */
@@ -178,6 +194,7 @@ async function redoclyLint(dir, file, map, failures) {
       rule: problem.ruleId,
       message: oneLine(problem.message),
       tool: 'redocly',
+      refersTo: place.refersTo,
     };
   });
 }
@@ -219,6 +236,7 @@ async function spectralLint(dir, file, ruleset, map, failures) {
       rule: String(result.code),
       message: oneLine(result.message),
       tool: 'spectral',
+      refersTo: here.refersTo,
     };
   });
 }

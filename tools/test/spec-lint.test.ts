@@ -108,6 +108,16 @@ describe('spec-lint maps findings to the sources', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it('shows a fault of the referenced node once, where it is written, not at each `$ref` to it', async () => {
+    // Stamp.yaml (`type: string`, no maxLength) is checked as #/components/schemas/Stamp of the bundle
+    // and again through the property `madeAt: {$ref: ./Stamp.yaml}`.
+    const found = await lines('path-items', ['spectral']);
+    const limits = found.filter((line) => line.includes(' owasp:api4:2023-string-limit '));
+    expect(limits.filter((line) => !line.startsWith('path-items/paths/things.yaml:7:7 '))).toEqual([
+      'path-items/components/schemas/Stamp.yaml:1:1 error owasp:api4:2023-string-limit Schema of type string must specify maxLength, enum, or const.',
+    ]);
+  });
+
   it('reports a finding once when Redocly sees it on the sources and on the bundle', async () => {
     const found = await lines('path-items', ['redocly-sources', 'redocly-bundle']);
     // Three parameters lack a description (one inline, one `$ref` and one shared `$ref`): both runs
