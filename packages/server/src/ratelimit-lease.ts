@@ -2,6 +2,8 @@ import type { Counter, CounterState } from './ratelimit-store.js';
 
 /** The share of a window's budget one replica takes from the shared store at once. */
 export const LEASE_SHARE = 100;
+/** The largest block: what a replica that dies with its blocks unspent can take from a window. */
+export const MAX_BLOCK = 1000;
 /** Keys held at most; past it, a key without a lease counts straight in the store. */
 export const MAX_LEASED_KEYS = 10_000;
 
@@ -17,9 +19,10 @@ interface Lease {
 }
 
 /**
- * A counter that takes its points from the shared store in blocks of `points / LEASE_SHARE` and
- * spends them in this process, so a busy key costs the database one statement per block instead of
- * one per request (a single row every request of one client updates: the hot row of a busy client).
+ * A counter that takes its points from the shared store in blocks of `points / LEASE_SHARE` (at most
+ * {@link MAX_BLOCK}) and spends them in this process, so a busy key costs the database one statement
+ * per block instead of one per request (a single row every request of one client updates: the hot
+ * row of a busy client).
  *
  * Never more than the budget: a block is counted in the store when it is taken, so every replica
  * together admits at most `points` per window. The price is the other way round: points a replica
@@ -32,7 +35,7 @@ interface Lease {
  * const state = await counter.consume('principal:abc');
  */
 export function leased(store: Counter, points: number, clock: () => number = Date.now): Counter {
-  const block = Math.floor(points / LEASE_SHARE);
+  const block = Math.min(MAX_BLOCK, Math.floor(points / LEASE_SHARE));
   if (block < 2) return store;
   const leases = new Map<string, Lease>();
   const taking = new Map<string, Promise<CounterState | undefined>>();
