@@ -1,3 +1,4 @@
+import { isPath } from './http/path.js';
 import type { FetchHandler } from './http/pipeline.js';
 import { newRequestId } from './http/request-id.js';
 import { responders } from './http/respond.js';
@@ -53,10 +54,7 @@ export class Lifecycle {
   /** `fetch` with `/ready` in front of it. */
   wrap(fetch: FetchHandler): FetchHandler {
     return (request, env) => {
-      const url = request.url;
-      const start = url.indexOf('/', url.indexOf('//') + 2);
-      if (url.startsWith('/ready', start) && (url.length === start + 6 || url[start + 6] === '?'))
-        return Promise.resolve(this.readiness(request.method));
+      if (isPath(request.url, '/ready')) return Promise.resolve(this.readiness(request.method));
       return fetch(request, env);
     };
   }

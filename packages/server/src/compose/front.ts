@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js';
 import { serverSecret } from '../db/secrets.js';
 import { createCors } from '../http/cors.js';
 import { admitRequest, createMcpRoute } from '../http/mcp-route.js';
+import { apiPath, pathOf } from '../http/path.js';
 import type { FetchHandler, RequestStart } from '../http/pipeline.js';
 import { newRequestId } from '../http/request-id.js';
 import { ClientRegistry } from '../oauth/clients.js';
@@ -14,8 +15,6 @@ import type { CounterStore } from '../ratelimit-store.js';
 import { createSigninHandler } from '../signin/handler.js';
 import type { Authentication } from './authentication.js';
 import { clientAddress } from './rate-limits.js';
-
-const API_PREFIX = '/v1/';
 
 /**
  * Everything the service answers, by path: `/v1/**` (the API), `/signin/**` (browser sign-in),
@@ -75,16 +74,14 @@ export async function createFront(options: {
   });
 
   return async (request, env) => {
-    const url = request.url;
-    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-    const path = url.slice(pathStart, pathStart + 8);
-    if (path.startsWith(API_PREFIX)) return api(request, env);
+    const path = pathOf(request.url);
+    if (apiPath(path) !== undefined) return api(request, env);
     if (path.startsWith('/signin')) {
       const address = clientAddress(env);
       if (address) addresses.set(request, address);
       return signin(request);
     }
-    if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
+    if (path === '/mcp') return mcp(request, env);
     if (path.startsWith('/.well-k') || path.startsWith('/oauth/')) {
       // Anonymous endpoints: counted by the /v1 rate limits per client address, like /v1/auth/token.
       const admitted = await admitRequest(admit, corsHeaders, request, env);

@@ -4,7 +4,7 @@ import { isName } from '../ids.js';
 import { memberCount } from '../repositories/members.js';
 
 /** The path prefix of `Location` headers (design §2: `/v1/…`). */
-export const API_PREFIX = '/v1';
+export { API_PREFIX } from '../http/path.js';
 
 /** Refuses a client-chosen name that has the form of an id (design §1); the pattern was validated. */
 export function checkName(value: string | undefined, field = 'name'): void {

@@ -1,6 +1,7 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { noteRequest } from '../observe/requests.js';
 import { createCors } from './cors.js';
+import { apiPath, pathOf } from './path.js';
 import { newRequestId } from './request-id.js';
 import { type ErrorResponder, responders } from './respond.js';
 import type { Router } from './router.js';
@@ -130,16 +131,14 @@ export function createHttpCore(options: HttpCoreOptions): FetchHandler {
       const early = await options.onRequest({ request, requestId, env, headers: extra, state, error });
       if (early) return early;
     }
-    const url = request.url;
-    const start = url.indexOf('/', url.indexOf('//') + 2);
-    const end = url.indexOf('?', start);
-    const pathname = end === -1 ? url.slice(start) : url.slice(start, end);
+    const path = apiPath(pathOf(request.url));
+    if (path === undefined) return error('not_found', 'no such route');
     if (request.method === 'OPTIONS') {
-      const allow = router.allowed(pathname);
+      const allow = router.allowed(path);
       if (!allow) return error('not_found', 'no such route');
       return cors.preflight(allow, { ...extra, 'request-id': requestId });
     }
-    const found = router.match(request.method, pathname);
+    const found = router.match(request.method, path);
     if (found.kind === 'not_found') return error('not_found', 'no such route');
     if (found.kind !== 'method_not_allowed') noteRequest(request, { operationId: found.operationId });
     if (found.kind === 'method_not_allowed') {

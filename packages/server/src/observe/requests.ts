@@ -1,3 +1,4 @@
+import { pathOf } from '../http/path.js';
 import type { FetchHandler } from '../http/pipeline.js';
 import { type Logger, REQUEST_LINE_REDACT_PATHS } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -51,7 +52,8 @@ export function observeRequests(fetch: FetchHandler, observe: Observability): Fe
   );
   const settle = (request: Request, response: Response, started: number) => {
     const note = notes.get(request);
-    const operation = note?.operationId ?? areaOf(request.url);
+    const path = pathOf(request.url);
+    const operation = note?.operationId ?? areaOf(path);
     const seconds = (performance.now() - started) / 1000;
     metrics?.observeRequest(operation, response.status, seconds);
     if (logger.isLevelEnabled('info'))
@@ -61,7 +63,7 @@ export function observeRequests(fetch: FetchHandler, observe: Observability): Fe
           principal_id: note?.principalId,
           operation_id: operation,
           method: request.method,
-          path: pathOf(request.url),
+          path,
           status: response.status,
           duration_ms: Math.round(seconds * 10_000) / 10,
         },
@@ -84,6 +86,7 @@ export function observeRequests(fetch: FetchHandler, observe: Observability): Fe
   return (request, env) =>
     tracing.request(
       request,
+      pathOf(request.url),
       () => plain(request, env),
       (response) => {
         const note = notes.get(request);
@@ -92,14 +95,7 @@ export function observeRequests(fetch: FetchHandler, observe: Observability): Fe
     );
 }
 
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const end = url.indexOf('?', start);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
-}
-
-function areaOf(url: string): string {
-  const path = pathOf(url);
+function areaOf(path: string): string {
   if (path.startsWith('/signin')) return 'signin';
   if (path === '/mcp') return 'mcp';
   if (path.startsWith('/oauth/') || path.startsWith('/.well-known/')) return 'oauth';
