@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OperationId } from '@svc/contract';
-import { withMemberships } from '../access.js';
+import type { Access } from '../access.js';
 import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
@@ -87,7 +87,7 @@ export function dispatcher(options: {
     const operationId = ctx.operationId;
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
-      const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
+      const reply = await handler({ ...base, db, access: read ? principal : currentAccess(principal) });
       return ctx.json(reply.status, reply.body, reply.headers);
     }
     // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when
@@ -116,7 +116,7 @@ export function dispatcher(options: {
       scope,
       async (tx) => {
         try {
-          return await handler({ ...base, db: tx });
+          return await handler({ ...base, db: tx, access: currentAccess(principal) });
         } catch (error) {
           // A refused credential still commits what the refusal did (a replayed refresh token revokes
           // its family), so it is answered, not thrown; its idempotency record is dropped below.
@@ -147,6 +147,15 @@ export function dispatcher(options: {
       await db.notificationBarrier().catch(() => principals.clear());
     }
   };
+}
+
+/**
+ * What a mutation's permission checks are for: the caller's id alone, so `workspaceAccess` reads the
+ * current membership (in the mutation's transaction, under its locks), never the one cached at
+ * authentication.
+ */
+function currentAccess(principal: Principal | undefined): Access | undefined {
+  return principal && { id: principal.id };
 }
 
 /** The idempotency scope of a token exchange: a hash of the presented credential. */

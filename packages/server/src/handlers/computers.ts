@@ -32,7 +32,7 @@ export function accepted(operations: OperationRow[]): { location: string; 'retry
 }
 
 export const listComputers: Handler<'listComputers'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   const { state, label, include_deleted } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listComputers',
@@ -55,7 +55,7 @@ export const listComputers: Handler<'listComputers'> = async (ctx) => {
 };
 
 export const getComputer: Handler<'getComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   return {
     status: 200,
     body: {
@@ -71,7 +71,7 @@ export const getComputer: Handler<'getComputer'> = async (ctx) => {
  * find, so concurrent creates in one workspace overlap until then and wait only for each other's commit.
  */
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'computers');
   await ctx.countMutation(workspace.id);
   const { name, size, image, labels } = ctx.body;
   checkName(name);
@@ -98,7 +98,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
 
 /** Renames or re-labels a computer, in any state but `deleted`. */
 export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'computers');
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer, { lock: true });
   if (computer.state === 'deleted')
@@ -125,7 +125,7 @@ type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteCo
 
 /** start/stop/restart/delete: one operation, or 409 `invalid_state` / `operation_in_progress`. */
 async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'delete') {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'computers');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'computers');
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const operation = await requestComputerAction(ctx.db, computer.id, name, ctx.principal.id);

@@ -46,7 +46,7 @@ function decodeStdin(
  * 30 s). The request log gets one line naming the program (`argv[0]`), never stdin or output.
  */
 export const execComputer: Handler<'execComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'exec');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'exec');
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   assertRunning(computer, 'exec');
@@ -91,7 +91,7 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
  * the worker's audit line names it again when the command has run.
  */
 export const runComputer: Handler<'runComputer'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'exec');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'exec');
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const { argv, stdin, stdin_encoding, timeout_seconds, max_output_bytes } = ctx.body;

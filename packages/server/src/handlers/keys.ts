@@ -20,7 +20,7 @@ import type { Ctx, Handler } from './types.js';
 async function manageable(
   ctx: Ctx<'createKey'> | Ctx<'deleteKey'>,
 ): Promise<{ workspaceId: string; account: ServiceAccountRow }> {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage');
   const { account, reach } = await serviceAccountWithReach(
     ctx.db,
     workspace.id,
@@ -34,7 +34,7 @@ async function manageable(
 }
 
 export const listKeys: Handler<'listKeys'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   // Its keys (and when they were last used) concern every workspace it acts in.
   const { account, reach } = await serviceAccountWithReach(
     ctx.db,

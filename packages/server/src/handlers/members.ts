@@ -24,7 +24,7 @@ function checkOwnerChange(callerRole: Role, from: Role | undefined, to: Role | u
 }
 
 export const listMembers: Handler<'listMembers'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listMembers', workspace: workspace.id });
   const rows = await listMemberRows(ctx.db, workspace.id, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
@@ -32,7 +32,7 @@ export const listMembers: Handler<'listMembers'> = async (ctx) => {
 };
 
 export const getMember: Handler<'getMember'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   return {
     status: 200,
     body: { member: renderMember(await memberIn(ctx.db, workspace.id, ctx.path.member)) },
@@ -41,7 +41,7 @@ export const getMember: Handler<'getMember'> = async (ctx) => {
 
 /** Adds a principal (a user, or a service account of any workspace) with a role; admin, owner for owner. */
 export const createMember: Handler<'createMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage', {
     lock: true,
   });
   checkOwnerChange(role, undefined, ctx.body.role);
@@ -68,7 +68,7 @@ export const createMember: Handler<'createMember'> = async (ctx) => {
 
 /** Changes a role; only owners touch `owner`, and the last owner stays. */
 export const updateMember: Handler<'updateMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage', {
     lock: true,
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);
@@ -86,7 +86,7 @@ export const updateMember: Handler<'updateMember'> = async (ctx) => {
  * service account instead (409 `invalid_state`).
  */
 export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read', {
     lock: true,
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);

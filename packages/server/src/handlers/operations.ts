@@ -10,7 +10,7 @@ import type { Handler } from './types.js';
 export const MAX_WAIT_SECONDS = 60;
 
 export const listOperations: Handler<'listOperations'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   const { state, target_id } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listOperations',
@@ -47,7 +47,7 @@ export const getOperation: Handler<'getOperation'> = async (ctx) => {
   if (!workspaceId) throw notFound();
   let role: Role;
   try {
-    ({ role } = await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, 'read'));
+    ({ role } = await workspaceAccess(ctx.db, ctx.access, workspaceId, 'read'));
   } catch (error) {
     throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
   }

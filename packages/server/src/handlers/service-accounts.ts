@@ -28,7 +28,7 @@ import { API_PREFIX, checkMemberQuota, checkName, lastOwner } from './common.js'
 import type { Handler } from './types.js';
 
 export const listServiceAccounts: Handler<'listServiceAccounts'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listServiceAccounts',
     workspace: workspace.id,
@@ -42,14 +42,14 @@ export const listServiceAccounts: Handler<'listServiceAccounts'> = async (ctx) =
 };
 
 export const getServiceAccount: Handler<'getServiceAccount'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account);
   return { status: 200, body: { service_account: renderServiceAccount(account) } };
 };
 
 /** A service account (a principal of kind `service_account`) with its role in the owning workspace. */
 export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage', {
     lock: true,
   });
   if (ctx.body.role === 'owner' && role !== 'owner') throw permissionDenied(role, 'owner to grant owner');
@@ -79,7 +79,7 @@ export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx)
 };
 
 export const updateServiceAccount: Handler<'updateServiceAccount'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage', {
     lock: true,
   });
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });
@@ -124,7 +124,7 @@ export const updateServiceAccount: Handler<'updateServiceAccount'> = async (ctx)
  * last owner of some workspace.
  */
 export const deleteServiceAccount: Handler<'deleteServiceAccount'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'manage', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'manage', {
     lock: true,
   });
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account, { lock: true });

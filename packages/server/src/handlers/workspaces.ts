@@ -57,13 +57,13 @@ export const createWorkspace: Handler<'createWorkspace'> = async (ctx) => {
 
 /** One workspace the caller is a member of. */
 export const getWorkspace: Handler<'getWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read');
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read');
   return { status: 200, body: { workspace: renderWorkspace(workspace) } };
 };
 
 /** Renames or re-labels a workspace (owner). */
 export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'owner', {
     lock: true,
   });
   await ctx.countMutation(workspace.id);
@@ -77,7 +77,7 @@ export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
 
 /** Deletes an empty workspace (owner): 409 `invalid_state` while it has live computers. */
 export const deleteWorkspace: Handler<'deleteWorkspace'> = async (ctx) => {
-  const { workspace } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'owner', {
+  const { workspace } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'owner', {
     lock: true,
   });
   await ctx.countMutation(workspace.id);
