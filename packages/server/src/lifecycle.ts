@@ -1,17 +1,16 @@
+import { RequestContext } from './http/context.js';
 import { isPath } from './http/path.js';
 import type { FetchHandler } from './http/pipeline.js';
-import { newRequestId } from './http/request-id.js';
-import { responders } from './http/respond.js';
 
 /**
  * The answer to a request that arrives after the port is bound but before the app is built: the
  * published error envelope, 503 `unavailable` with `Retry-After: 1` (clients retry it like any 503).
  *
  * @example
- * const fetch = (request) => (app ? app.fetch(request) : Promise.resolve(notYetServing()));
+ * const fetch = (request) => (app ? app.fetch(request) : Promise.resolve(notYetServing(request)));
  */
-export function notYetServing(): Response {
-  return responders(newRequestId(), {}, {}).error(
+export function notYetServing(request: Request): Response {
+  return new RequestContext(request).error(
     'unavailable',
     'the server is starting; retry shortly',
     {},

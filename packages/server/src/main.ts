@@ -35,7 +35,9 @@ async function serve(sandbox: boolean): Promise<void> {
   // base_url must name the real address. Requests that arrive before the app is ready get 503, and
   // `/ready` says `starting` until migrations ran and the worker is up.
   const running = await listen(
-    lifecycle.wrap((request, env) => (app ? app.fetch(request, env) : Promise.resolve(notYetServing()))),
+    lifecycle.wrap((request, env) =>
+      app ? app.fetch(request, env) : Promise.resolve(notYetServing(request)),
+    ),
     { port: loaded.port, hostname: loaded.host },
   );
   const baseUrl = process.env.SVC_BASE_URL ? loaded.baseUrl : `${running.url}/v1`;

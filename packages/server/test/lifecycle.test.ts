@@ -95,7 +95,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
 });
 
 test('a request before the app is built gets the published error envelope: 503 unavailable, Retry-After', async () => {
-  const response = notYetServing();
+  const response = notYetServing(new Request('http://127.0.0.1/v1/me'));
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toBe('1');
   const body = (await response.json()) as { error: Record<string, unknown> };

@@ -5,11 +5,10 @@ import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
 import type { AppDeps } from '../handlers/types.js';
-import type { HandlerContext } from '../http/pipeline.js';
+import type { HandlerContext } from '../http/context.js';
 import type { Validator } from '../http/validation.js';
 import type { StoredResponse } from '../idempotency.js';
 import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idempotency.js';
-import type { RateLimitState } from '../ratelimit.js';
 import { rateLimitHeaders } from '../ratelimit.js';
 import { handlers } from './handlers.js';
 import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
@@ -40,7 +39,7 @@ export function dispatcher(options: {
 
   const run = async (ctx: HandlerContext, principal: Principal | undefined): Promise<Response> => {
     const operationId = ctx.operationId;
-    const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
+    const counted = ctx.get('rateLimit');
     const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
     // A mutation's place in its workspace's budget is taken now, before any transaction: counting
     // waits for a pooled connection, which a request must never do while it holds one.
@@ -64,7 +63,7 @@ export function dispatcher(options: {
       clientAddress: clientAddress(ctx.env),
       async countMutation(workspaceId: string) {
         const state = ticket.use(workspaceId);
-        Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
+        Object.assign(ctx.headers, rateLimitHeaders([counted, state]));
         return state;
       },
     };
@@ -137,7 +136,7 @@ export function dispatcher(options: {
   };
 
   return async (ctx) => {
-    const principal = ctx.state.principal as Principal | undefined;
+    const principal = ctx.get('principal');
     if (ctx.request.method === 'GET' || ctx.request.method === 'HEAD') return run(ctx, principal);
     // What a mutation changed in principals, keys or memberships reaches this replica's cache before
     // the answer leaves, so the caller's next request here sees it (other replicas: within a second).
