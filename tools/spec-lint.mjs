@@ -6,9 +6,15 @@
 // Runs, all of them, even when one fails (concurrently):
 //   - `redocly lint` on the source root (spec/redocly.yaml's rules; findings are already in the sources),
 //   - `redocly lint` on the YAML bundle, and
-//   - `spectral lint` with rules/spectral.yaml (our rules + OWASP) on the JSON bundle,
+//   - Spectral with rules/spectral.yaml (our rules + OWASP) on the JSON bundle, in-process
+//     (tools/spec-spectral.mjs, so a finding on a `$ref` keeps the path of that `$ref`),
 // reading each tool's JSON output. Findings on the bundle are mapped back to the sources through
-// tools/spec-source-map.mjs. Each finding prints as one line:
+// tools/spec-source-map.mjs. A finding on a value written as a `$ref` (a property, parameter,
+// response, request body, items, Path Item) is shown at that `$ref`, in the file that holds it, not at
+// the top of the referenced file: Spectral's path says which `$ref` it came through, and Redocly's
+// finding on a node that one `$ref` uses is that `$ref`'s. A fault of the referenced node itself
+// (Spectral finds it where the node is written too; Redocly finds it on a node several `$ref`s share)
+// stays where the node is written, once. Each finding prints as one line:
 //
 //   spec/<file>:<line>:<column> <severity> <rule> <message>
 //
@@ -16,7 +22,7 @@
 // the ruleset's `--fail-severity warn` policy: a warning fails like an error), 2 when a linter could
 // not run at all.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { REDOCLY_ENV } from './redocly.mjs';
 import { rootOf } from './spec-bundle.mjs';
 import { SourceMap } from './spec-source-map.mjs';
+import { runSpectral } from './spec-spectral.mjs';
 
 const require = createRequire(import.meta.url);
 const redoclyCli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
@@ -76,7 +83,7 @@ export async function lintSpec({ specDir, bundle, bundleYaml, ruleset, only = LI
       existsSync(json) ? spectralLint(dir, json, rules, map, failures) : missing(json, failures),
   };
   const runs = only.map((name) => linters[name]());
-  const findings = (await Promise.all(runs)).flat();
+  const findings = atFault((await Promise.all(runs)).flat());
   const seen = new Set();
   const unique = findings.filter((f) => {
     const key = `${f.file}:${f.line}:${f.column}:${f.rule}:${f.message}`;
@@ -93,6 +100,21 @@ export async function lintSpec({ specDir, bundle, bundleYaml, ruleset, only = LI
       a.message.localeCompare(b.message),
   );
   return { findings: unique, failures };
+}
+
+/**
+ * The findings without the copies a `$ref` got of its target's own finding. A linter that checks a
+ * shared node where it is written and again through every `$ref` to it (Spectral checks each path)
+ * finds a fault of the node at each `$ref` too: the same rule and message where the node is written
+ * say it is the node's, so it is shown there, once. A finding only a `$ref` gets (a camelCase property
+ * name, a response an operation must not use) stays at the `$ref`.
+ */
+function atFault(findings) {
+  const at = (f) => `${f.tool} ${f.file}:${f.line}:${f.column} ${f.rule} ${f.message}`;
+  const places = new Set(findings.map(at));
+  return findings
+    .filter((f) => !f.refersTo || !places.has(at({ ...f, ...f.refersTo })))
+    .map(({ refersTo: _, ...finding }) => finding);
 }
 
 /** One finding as `spec/<file>:<line>:<column> <severity> <rule> <message>`, paths relative to `base`. */
@@ -161,48 +183,43 @@ async function redoclyLint(dir, file, map, failures) {
     // On the sources Redocly reports the position itself; on the bundle its pointer is mapped back.
     const here =
       isSource || source !== file
-        ? { file: source, line: at.start?.line ?? 1, column: at.start?.col ?? 1 }
+        ? { file: source, line: at.start?.line ?? 1, column: at.start?.col ?? 1, pointer: at.pointer }
         : map.locate(at.pointer ?? '#/', { onKey: at.reportOnKey !== false });
+    const place = placeOf(map, here);
     return {
-      file: here.file,
-      line: here.line,
-      column: here.column,
+      file: place.file,
+      line: place.line,
+      column: place.column,
       severity: problem.severity === 'warn' ? 'warning' : problem.severity,
       rule: problem.ruleId,
       message: oneLine(problem.message),
       tool: 'redocly',
+      refersTo: place.refersTo,
     };
   });
 }
 
+/**
+ * Where a Redocly finding at `here` is shown. Redocly reports a node that `$ref`s use where the node
+ * is written (the top of the referenced file, for a whole file), and checks it once however many use
+ * it: a node one `$ref` uses is that `$ref`'s value, so the finding is shown at that `$ref`; a node
+ * several use is shared, and its finding stays where it is written, once. A finding on a `$ref` node
+ * itself is shown at its `$ref` key, as the bundle's pointer to it is.
+ */
+function placeOf(map, here) {
+  if (here.pointer === undefined || here.exact === false) return here;
+  const referrers = map.referrers(here.file, here.pointer);
+  if (referrers.length === 1) return referrers[0];
+  if (referrers.length > 1) return here;
+  return map.refKey(here.file, here.pointer) ?? here;
+}
+
 async function spectralLint(dir, file, ruleset, map, failures) {
-  // The CLI installed next to the ruleset, which resolves the ruleset's `extends` from there too.
-  const specRequire = createRequire(ruleset);
-  let cli;
-  try {
-    const pkg = specRequire.resolve('@stoplight/spectral-cli/package.json');
-    cli = join(dirname(pkg), JSON.parse(readFileSync(pkg, 'utf8')).bin.spectral);
-  } catch {
-    failures.push('spectral: @stoplight/spectral-cli is not installed in the spec package');
-    return [];
-  }
-  const args = [
-    'lint',
-    file,
-    '--ruleset',
-    ruleset,
-    '--format',
-    'json',
-    '--quiet',
-    '--fail-severity',
-    'error',
-  ];
-  const { stdout, stderr } = await run(cli, args, dir);
   let results;
   try {
-    results = parseJson(stdout);
-  } catch {
-    failures.push(`spectral lint: ${firstLine(stderr || stdout)}`);
+    results = await runSpectral(file, ruleset);
+  } catch (error) {
+    failures.push(`spectral: ${firstLine(error instanceof Error ? error.message : String(error))}`);
     return [];
   }
   return results.map((result) => {
@@ -216,9 +233,10 @@ async function spectralLint(dir, file, ruleset, map, failures) {
       line: here.line,
       column: here.column,
       severity: SEVERITIES[result.severity] ?? 'error',
-      rule: result.code,
+      rule: String(result.code),
       message: oneLine(result.message),
       tool: 'spectral',
+      refersTo: here.refersTo,
     };
   });
 }

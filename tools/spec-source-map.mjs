@@ -6,6 +6,12 @@
 // (and fragment) it names, ends at the node the bundle copied. Nothing here knows the layout of
 // spec/openapi.yaml: a path map of Operation files, of Path Item files or of inline operations all
 // walk the same way.
+//
+// A pointer that ends on a `$ref` (a property, parameter, response, request body, items or Path Item
+// written `{$ref: …}`) stops at that `$ref`, in the file that holds it: a finding there is about the
+// place that names the target (`fooBar: {$ref: ./Timestamp.yaml}` is a camelCase property of the
+// file being edited), not about Timestamp.yaml. Only the entries of a `components` map are followed to
+// the end, as is a file that is nothing but a `$ref`: they name a target, they do not use it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
@@ -17,6 +23,10 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
  * @property {number} column 1-based
  * @property {boolean} exact false when the pointer ran past what the sources hold (the nearest
  *   enclosing node is returned)
+ * @property {string} [pointer] JSON pointer of that node inside `file` (of the `$ref` node when the
+ *   pointer ended on a `$ref`)
+ * @property {{ file: string, line: number, column: number }} [refersTo] when the pointer ended on a
+ *   `$ref`: where the node it names is written
  */
 
 /** Splits `#/a/b~1c` or `/a/b` (RFC 6901) or an array of segments into unescaped segments. */
@@ -51,6 +61,8 @@ export class SourceMap {
     this.files = new Map();
     /** @type {Map<string, string> | undefined} component name → file, for names only the bundle has */
     this.byBaseName = undefined;
+    /** @type {Map<string, RefSite[]> | undefined} `file#pointer` of a target → the `$ref`s naming it */
+    this.refSites = undefined;
   }
 
   /** Parsed file (cached). */
@@ -81,32 +93,46 @@ export class SourceMap {
    */
   locate(pointer, { onKey = true } = {}) {
     const segments = pointerSegments(pointer);
-    let found = this.walk(this.rootFile, segments);
+    let found = this.walk(this.rootFile, segments, { atRef: true });
     if (!found.exact && segments[0] === 'components' && segments.length >= 3) {
       // `redocly bundle` registers a component the root does not list under the referenced file's
       // base name; find that file and walk the rest of the pointer in it.
       const file = this.componentFile(segments[2]);
-      if (file) found = this.walk(file, segments.slice(3));
+      if (file) found = this.walk(file, segments.slice(3), { atRef: true });
     }
-    const here = !onKey && found.exact ? this.position(found.file, found.node) : found.here;
-    return { ...here, exact: found.exact };
+    // A `$ref` is shown at its `$ref` key either way: the key naming it may be a line above.
+    const here =
+      !onKey && found.exact && !found.refersTo ? this.position(found.file, found.node) : found.here;
+    const refersTo = found.refersTo && { refersTo: found.refersTo };
+    return { ...here, exact: found.exact, pointer: toPointer(found.at), ...refersTo };
   }
 
   /**
-   * Walks `segments` from the top of `file`, following every `$ref` on the way (and at the end).
-   * @returns {{ file: string, node: unknown, here: { file: string, line: number, column: number }, exact: boolean }}
+   * Walks `segments` from the top of `file`, following every `$ref` on the way, and at the end unless
+   * `atRef` asks to stop on a `$ref` that uses its target (see the top of this file).
+   * @returns {{ file: string, node: unknown, at: string[], here: { file: string, line: number, column: number }, exact: boolean, refersTo?: { file: string, line: number, column: number } }}
    */
-  walk(file, segments, seen = new Set()) {
+  walk(file, segments, { atRef = false, seen = new Set() } = {}) {
     const top = this.load(file).doc.contents;
-    let current = { file, node: top, here: this.position(file, top) };
+    let current = { file, node: top, at: [], here: this.position(file, top) };
     for (const segment of segments) {
       const target = this.follow(current, seen);
       if (!target) return { ...current, exact: false };
       const next = child(target.node, segment);
       if (!next) return { ...target, exact: false };
-      current = { file: target.file, node: next.node, here: this.position(target.file, next.at) };
+      const here = this.position(target.file, next.at);
+      current = { file: target.file, node: next.node, at: [...target.at, segment], here };
     }
+    const site = atRef ? this.refSite(current.file, current.node, current.at) : undefined;
     const target = this.follow(current, seen);
+    if (site && !site.alias) {
+      const refersTo = target && {
+        file: target.here.file,
+        line: target.here.line,
+        column: target.here.column,
+      };
+      return { ...current, here: site.here, exact: true, refersTo };
+    }
     return target ? { ...target, exact: true } : { ...current, exact: false };
   }
 
@@ -114,12 +140,82 @@ export class SourceMap {
   follow(current, seen) {
     const ref = refOf(current.node);
     if (ref === undefined) return current;
-    const [path, fragment = ''] = ref.split('#');
-    const file = path ? resolve(dirname(current.file), decodeURI(path)) : current.file;
-    const key = `${file}#${fragment}`;
+    const { file, pointer } = targetOf(current.file, ref);
+    const key = `${file}#${pointer}`;
     if (seen.has(key) || !existsSync(file)) return undefined;
-    const found = this.walk(file, pointerSegments(fragment), new Set([...seen, key]));
+    const found = this.walk(file, pointerSegments(pointer), { seen: new Set([...seen, key]) });
     return found.exact ? found : undefined;
+  }
+
+  /**
+   * The `$ref` that `node` (at segments `at` of `file`) is, if it is one: where its `$ref` key is, and
+   * whether it is an alias (a `components` entry or a whole file: it names its target, not uses it).
+   * @returns {RefSite | undefined}
+   */
+  refSite(file, node, at) {
+    const ref = refOf(node);
+    if (ref === undefined) return undefined;
+    const key = node.items.find((p) => isScalar(p.key) && p.key.value === '$ref').key;
+    const alias =
+      at.length === 0 || (at.length === 3 && at[0] === 'components' && COMPONENT_KINDS.has(at[1]));
+    return { here: { ...this.position(file, key), exact: true }, file, pointer: toPointer(at), alias };
+  }
+
+  /**
+   * Where the `$ref` key of the node at `pointer` in `file` is, when that node is a `$ref` that uses
+   * its target (not an alias); undefined otherwise. Nothing on the way is followed.
+   *
+   * @param {string} file absolute path of a source file
+   * @param {string} pointer JSON pointer inside it
+   * @returns {SourceLocation | undefined}
+   */
+  refKey(file, pointer) {
+    if (!existsSync(file)) return undefined;
+    const at = pointerSegments(pointer);
+    let node = this.load(file).doc.contents;
+    for (const segment of at) node = child(node, segment)?.node;
+    const site = this.refSite(file, node, at);
+    return site && !site.alias ? site.here : undefined;
+  }
+
+  /**
+   * The `$ref`s that use the node at `pointer` in `file`, each at its `$ref` key: every one reachable
+   * from the root, through aliases (a `components` entry naming a file is followed to the `$ref`s
+   * naming that entry). Empty when nothing uses the node by `$ref`.
+   *
+   * @param {string} file absolute path of a source file
+   * @param {string} pointer JSON pointer inside it (`#/` or `` for the whole file)
+   * @returns {SourceLocation[]}
+   */
+  referrers(file, pointer, seen = new Set()) {
+    const key = `${resolve(file)}#${toPointer(pointerSegments(pointer))}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    return (this.refIndex().get(key) ?? []).flatMap((site) =>
+      site.alias ? this.referrers(site.file, site.pointer, seen) : [site.here],
+    );
+  }
+
+  /** Every `$ref` in the files reachable from the root, by the `file#pointer` of its target (cached). */
+  refIndex() {
+    if (this.refSites) return this.refSites;
+    this.refSites = new Map();
+    const pending = [this.rootFile];
+    const done = new Set();
+    while (pending.length > 0) {
+      const file = pending.pop();
+      if (done.has(file) || !existsSync(file)) continue;
+      done.add(file);
+      for (const { node, at } of nodes(this.load(file).doc.contents)) {
+        const site = this.refSite(file, node, at);
+        if (!site) continue;
+        const target = targetOf(file, refOf(node));
+        const key = `${target.file}#${target.pointer}`;
+        this.refSites.set(key, [...(this.refSites.get(key) ?? []), site]);
+        pending.push(target.file);
+      }
+    }
+    return this.refSites;
   }
 
   /** The file that `redocly bundle` named component `name` after (its base name without extension). */
@@ -135,6 +231,45 @@ export class SourceMap {
       }
     }
     return this.byBaseName.get(name.replace(/-\d+$/, ''));
+  }
+}
+
+/** The maps of a Components Object (OpenAPI 3.1 §4.8.7): an entry there names a reusable node. */
+const COMPONENT_KINDS = new Set([
+  'schemas',
+  'responses',
+  'parameters',
+  'examples',
+  'requestBodies',
+  'headers',
+  'securitySchemes',
+  'links',
+  'callbacks',
+  'pathItems',
+]);
+
+/**
+ * A `$ref` in the sources, at its `$ref` key.
+ * @typedef {{ here: SourceLocation, file: string, pointer: string, alias: boolean }} RefSite
+ */
+
+/** The file and the normalized JSON pointer that `ref`, written in `file`, names. */
+function targetOf(file, ref) {
+  const [path, fragment = ''] = ref.split('#');
+  const target = path ? resolve(dirname(file), decodeURI(path)) : file;
+  return { file: target, pointer: toPointer(pointerSegments(fragment)) };
+}
+
+/** Every mapping and sequence node under `node` (and itself), with its segments from `node`. */
+function* nodes(node, at = []) {
+  if (isMap(node)) {
+    yield { node, at };
+    for (const pair of node.items) {
+      yield* nodes(pair.value, [...at, String(isScalar(pair.key) ? pair.key.value : pair.key)]);
+    }
+  } else if (isSeq(node)) {
+    yield { node, at };
+    for (const [index, item] of node.items.entries()) yield* nodes(item, [...at, String(index)]);
   }
 }
 

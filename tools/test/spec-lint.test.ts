@@ -77,9 +77,52 @@ describe('spec-lint maps findings to the sources', { timeout: 60_000 }, () => {
     for (const line of found) expect(line).toMatch(new RegExp(`^${layout}/(openapi|paths/|components/)`));
   });
 
+  // A finding on a value written as a `$ref` is at that `$ref`, in the file that holds it (line and
+  // column of the `$ref` key), not at line 1 of the referenced file: path-items/ writes a camelCase
+  // property, a list response's schema, a 404 response and a parameter as `$ref`s.
+  it.each<[Linter, string]>([
+    ['spectral', 'path-items/components/schemas/Thing.yaml:9:5 error svc-snake-case-properties'],
+    ['spectral', 'path-items/paths/things.yaml:17:13 error svc-list-envelope'],
+    ['spectral', 'path-items/paths/things.yaml:19:7 error owasp:api4:2023-rate-limit'],
+    ['redocly-sources', 'path-items/paths/things.yaml:9:7 error parameter-description'],
+    ['redocly-bundle', 'path-items/paths/things.yaml:9:7 error parameter-description'],
+  ])('%s reports a finding on a `$ref` at the `$ref`: %s', async (linter, want) => {
+    const found = await lines('path-items', [linter]);
+    expect(
+      found.some((line) => line.startsWith(want)),
+      found.join('\n'),
+    ).toBe(true);
+    const rule = want.split(' ')[2];
+    const targets = /(Stamp|Limit|NotFound)\.yaml:1:1|Thing\.yaml:1:1/;
+    expect(found.filter((line) => line.includes(` ${rule} `) && targets.test(line))).toEqual([]);
+  });
+
+  it('keeps a Redocly finding on a node several `$ref`s share where the node is written', async () => {
+    // Verbose.yaml (no description) is the parameter of two operations; Limit.yaml of one.
+    const found = await lines('path-items', ['redocly-sources', 'redocly-bundle']);
+    const descriptions = found.filter((line) => line.includes(' parameter-description '));
+    expect(descriptions.map((line) => line.split(' ')[0])).toEqual([
+      'path-items/components/parameters/Verbose.yaml:1:1',
+      'path-items/paths/things.yaml:5:7',
+      'path-items/paths/things.yaml:9:7',
+    ]);
+  });
+
+  it('shows a fault of the referenced node once, where it is written, not at each `$ref` to it', async () => {
+    // Stamp.yaml (`type: string`, no maxLength) is checked as #/components/schemas/Stamp of the bundle
+    // and again through the property `madeAt: {$ref: ./Stamp.yaml}`.
+    const found = await lines('path-items', ['spectral']);
+    const limits = found.filter((line) => line.includes(' owasp:api4:2023-string-limit '));
+    expect(limits.filter((line) => !line.startsWith('path-items/paths/things.yaml:7:7 '))).toEqual([
+      'path-items/components/schemas/Stamp.yaml:1:1 error owasp:api4:2023-string-limit Schema of type string must specify maxLength, enum, or const.',
+    ]);
+  });
+
   it('reports a finding once when Redocly sees it on the sources and on the bundle', async () => {
     const found = await lines('path-items', ['redocly-sources', 'redocly-bundle']);
-    expect(found.filter((line) => line.includes('parameter-description'))).toHaveLength(1);
+    // Three parameters lack a description (one inline, one `$ref` and one shared `$ref`): both runs
+    // place each at the same line and column.
+    expect(found.filter((line) => line.includes('parameter-description'))).toHaveLength(3);
   });
 
   it('runs every linter, prints one line per finding and a summary, and exits 1 on errors', () => {
@@ -99,7 +142,7 @@ describe('spec-lint maps findings to the sources', { timeout: 60_000 }, () => {
     );
     for (const line of out.slice(0, -1))
       expect(line).toMatch(/^path-items\/\S+:\d+:\d+ (error|warning|info|hint) \S+ \S/);
-    expect(out.at(-1)).toMatch(/^spec-lint: \d+ errors, \d+ warnings, 0 notes \(redocly 3, spectral \d+\)$/);
+    expect(out.at(-1)).toMatch(/^spec-lint: \d+ errors, \d+ warnings, 0 notes \(redocly 6, spectral \d+\)$/);
   });
 
   it('exits 2 and says so when a linter cannot run', () => {

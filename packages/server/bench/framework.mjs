@@ -25,12 +25,15 @@ const { values } = parseArgs({
   },
 });
 
-/** Transpiles src/http/*.ts and src/ids.ts (types stripped, nothing else): no build step needed. */
+/**
+ * Transpiles src/http/*.ts, src/ids.ts and src/errors.ts (what the core imports at run time; types
+ * stripped, nothing else): no build step needed.
+ */
 async function transpile() {
   const ts = (await import('typescript')).default;
   const httpFiles = readdirSync(join(pkg, 'src', 'http')).filter((f) => f.endsWith('.ts'));
   mkdirSync(join(out, 'http'), { recursive: true });
-  for (const file of [...httpFiles.map((f) => join('http', f)), 'ids.ts']) {
+  for (const file of [...httpFiles.map((f) => join('http', f)), 'ids.ts', 'errors.ts']) {
     const { outputText } = ts.transpileModule(readFileSync(join(pkg, 'src', file), 'utf8'), {
       compilerOptions: {
         module: ts.ModuleKind.ESNext,

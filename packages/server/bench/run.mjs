@@ -328,6 +328,14 @@ function modeTitle(mode) {
   return mode.key === 'off' ? 'rate limits off' : `rate limits ${mode.key} (SVC_RATE_LIMITS=${mode.env})`;
 }
 
+/** When and where the run began (in the JSON). */
+const RUN = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`,
+  loadStart: loadavg(),
+};
+
 async function main() {
   process.stdout.write(
     `bench: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
@@ -375,7 +383,8 @@ function report(rows) {
       own.find((r) => r.label === label) ??
       shared.find((r) => r.label === label) ?? { rps: Number.NaN, mean: Number.NaN, p99: Number.NaN };
     const targets = targetsOf(find, share);
-    process.stdout.write(`\n${index === 0 ? 'Main table' : 'Beside it'}: ${modeTitle(mode)}\n`);
+    const title = LIMIT_MODES.length === 1 ? 'Table' : index === 0 ? 'Main table' : 'Beside it';
+    process.stdout.write(`\n${title}: ${modeTitle(mode)}\n`);
     process.stdout.write(
       '\n| endpoint | req/s | p50 ms | p99 ms | bytes | bare alongside | × bare | target | met |\n' +
         '|---|---:|---:|---:|---:|---:|---:|---|---|\n',
@@ -412,7 +421,18 @@ function report(rows) {
       .map((l) => l.toFixed(2))
       .join(' ')}\n`,
   );
-  if (values.json) writeFileSync(values.json, `${JSON.stringify({ tables }, null, 2)}\n`);
+  if (values.json) {
+    const run = {
+      ...RUN,
+      loadEnd: loadavg(),
+      duration: DURATION,
+      warmup: WARMUP,
+      connections: CONNECTIONS,
+      computers: { small: SMALL, big: BIG },
+      engines: values.engines.split(','),
+    };
+    writeFileSync(values.json, `${JSON.stringify({ run, tables }, null, 2)}\n`);
+  }
   const failed = rows.filter((r) => r.bad > 0);
   if (failed.length > 0) {
     process.stderr.write(

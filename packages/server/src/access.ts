@@ -1,5 +1,4 @@
 import type { Schema, WorkspacePermission } from '@svc/contract';
-import type { Principal } from './auth/authenticate.js';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
@@ -62,55 +61,50 @@ export function permissionDenied(role: Role, needed: string): ApiError {
   return new ApiError('permission_denied', `your role ${role} does not allow this: it needs ${needed}`);
 }
 
-const KNOWN = Symbol('principal with memberships');
-
 /**
- * `db` for a read request, carrying the caller's memberships as authenticated (at most a second old,
- * see `PrincipalCache`), so {@link workspaceAccess} answers without a query. Mutations get the
- * transaction instead and read the current membership.
- *
- * @example
- * await handler({ ...ctx, db: withMemberships(db, principal) }); // a GET
+ * Whose permission {@link workspaceAccess} checks, and what it may take as known. On a read, the
+ * caller's memberships as authenticated (at most a second old, see `PrincipalCache`), so the check
+ * needs no query: the `Principal` itself is one. On a mutation, the caller's `id` alone, so the check
+ * reads the current membership in the mutation's transaction. Handlers pass `ctx.access`, which the
+ * dispatcher fills so.
  */
-export function withMemberships(db: Queryable, principal: Principal | undefined): Queryable {
-  if (!principal?.memberships) return db;
-  const view: Queryable & { [KNOWN]: Principal } = {
-    query: (sql, params) => db.query(sql, params),
-    exec: (sql) => db.exec(sql),
-    commitWith: (statement) => db.commitWith(statement),
-    [KNOWN]: principal,
-  };
-  return view;
+export interface Access {
+  id: string;
+  /** The caller's memberships, newest first; absent: read the current membership. */
+  memberships?: readonly WorkspaceAccess[] | undefined;
+  /** Whether `memberships` lists all of them; if not, a workspace missing from the list is looked up. */
+  membershipsComplete?: boolean | undefined;
 }
 
 /**
- * Resolves `{workspace}` (an id, or else a name) and the caller's role there, from CURRENT
- * membership, in one query — or none on a read, where `db` came from {@link withMemberships}. Not a member (or no such workspace) → 404 `not_found`, so existence
- * never leaks; a member whose role is too weak → 403 `permission_denied` (design §8). `lock` takes a
- * row lock on the workspace, serialising changes that check invariants (the last owner, live computers).
+ * Resolves `{workspace}` (an id, or else a name) and the caller's role there: from the memberships
+ * `caller` carries (a read), else from CURRENT membership in one query. Not a member (or no such
+ * workspace) → 404 `not_found`, so existence never leaks; a member whose role is too weak → 403
+ * `permission_denied` (design §8). `lock` takes a row lock on the workspace, serialising changes that
+ * check invariants (the last owner, live computers), and always reads the current membership.
  *
  * @example
- * const { workspace, role } = await workspaceAccess(tx, principal.id, ctx.path.workspace, 'computers');
+ * const { workspace, role } = await workspaceAccess(tx, ctx.access, ctx.path.workspace, 'computers');
  */
 export async function workspaceAccess(
   db: Queryable,
-  principalId: string,
+  caller: Access,
   ref: string,
   permission: Permission,
   options: { lock?: boolean } = {},
 ): Promise<WorkspaceAccess> {
-  const known = (db as { [KNOWN]?: Principal })[KNOWN];
-  if (known?.id === principalId && known.memberships && !options.lock) {
+  const known = caller.memberships;
+  if (known && !options.lock) {
     const byId = isId(ref);
-    const hit = known.memberships.find((m) => (byId ? m.workspace.id : m.workspace.name) === ref);
+    const hit = known.find((m) => (byId ? m.workspace.id : m.workspace.name) === ref);
     if (hit) return allowed({ workspace: { ...hit.workspace }, role: hit.role }, permission);
-    if (known.membershipsComplete) throw workspaceNotFound(ref);
+    if (caller.membershipsComplete) throw workspaceNotFound(ref);
   }
   const { rows } = await db.query<WorkspaceRow & { role: Role }>(
     `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
        FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
       WHERE ${isId(ref) ? 'w.id' : 'w.name'} = $1${options.lock ? ' FOR UPDATE OF w' : ''}`,
-    [ref, principalId],
+    [ref, caller.id],
   );
   const row = rows[0];
   if (!row) throw workspaceNotFound(ref);

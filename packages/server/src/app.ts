@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { openDatabase } from './db/open.js';
 import type { AppDeps } from './handlers/types.js';
-import type { FetchHandler } from './http/pipeline.js';
+import { type FetchHandler, fetchHandler } from './http/context.js';
 import { compileRouter } from './http/router.js';
 import { compileValidator } from './http/validation.js';
 import { createLoggerSync, parseLogLevel } from './observe/logger.js';
@@ -121,7 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     validation: options.responseValidation ?? 'off',
     rateLimited: deps.limiter !== undefined,
   });
-  const fetch = await createFront({
+  const front = await createFront({
     config,
     db,
     tokens: deps.tokens,
@@ -143,5 +143,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       await unlisten();
     },
   });
-  return { fetch: observeRequests(fetch, observe), db, deps, worker, start, close };
+  // One context per request, made here: the request log around everything reads what the steps set.
+  return { fetch: fetchHandler(observeRequests(front, observe)), db, deps, worker, start, close };
 }

@@ -1,17 +1,16 @@
-import type { ServerResponse } from 'node:http';
+import { RequestContext } from './http/context.js';
+import { isPath } from './http/path.js';
 import type { FetchHandler } from './http/pipeline.js';
-import { newRequestId } from './http/request-id.js';
-import { responders } from './http/respond.js';
 
 /**
  * The answer to a request that arrives after the port is bound but before the app is built: the
  * published error envelope, 503 `unavailable` with `Retry-After: 1` (clients retry it like any 503).
  *
  * @example
- * const fetch = (request) => (app ? app.fetch(request) : Promise.resolve(notYetServing()));
+ * const fetch = (request) => (app ? app.fetch(request) : Promise.resolve(notYetServing(request)));
  */
-export function notYetServing(): Response {
-  return responders(newRequestId(), {}, {}).error(
+export function notYetServing(request: Request): Response {
+  return new RequestContext(request).error(
     'unavailable',
     'the server is starting; retry shortly',
     {},
@@ -27,7 +26,7 @@ export type Phase = 'starting' | 'ready' | 'draining';
  * balancers and orchestrators, not API clients). `503 {"status":"starting"}` until the database is
  * migrated and the operation worker runs, `200 {"status":"ready"}` while serving, and
  * `503 {"status":"draining"}` from SIGTERM on; `/v1/health` stays the liveness check. While draining,
- * every response carries `Connection: close`, so keep-alive clients move to another replica.
+ * answers close their connections: the listener's part (`RunningServer.endKeepAlive`).
  *
  * @example
  * const lifecycle = new Lifecycle();
@@ -46,22 +45,15 @@ export class Lifecycle {
     if (this.#phase === 'starting') this.#phase = 'ready';
   }
 
-  /** SIGTERM: not ready any more; responses close their connections. */
+  /** SIGTERM: not ready any more. */
   beginDrain(): void {
     this.#phase = 'draining';
   }
 
-  /** `fetch` with `/ready` in front of it and `Connection: close` while draining. */
+  /** `fetch` with `/ready` in front of it. */
   wrap(fetch: FetchHandler): FetchHandler {
     return (request, env) => {
-      const url = request.url;
-      const start = url.indexOf('/', url.indexOf('//') + 2);
-      if (url.startsWith('/ready', start) && (url.length === start + 6 || url[start + 6] === '?'))
-        return Promise.resolve(this.readiness(request.method));
-      if (this.#phase === 'draining') {
-        const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-        if (outgoing && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
-      }
+      if (isPath(request.url, '/ready')) return Promise.resolve(this.readiness(request.method));
       return fetch(request, env);
     };
   }
@@ -88,9 +80,14 @@ export interface ShutdownSteps {
   drainDelayMs: number;
   /** The whole shutdown's bound (`SVC_SHUTDOWN_TIMEOUT_MS`). */
   timeoutMs: number;
+  /** Every request from now on is answered with `Connection: close` (`RunningServer.endKeepAlive`). */
+  endKeepAlive(): void;
   /** Stops the worker claiming at once; what it holds may run until the deadline, then is handed back. */
   stopWorker(timeoutMs: number): Promise<void>;
-  /** Closes the listener; resolves when the requests in flight have been answered. */
+  /**
+   * Closes the listener; resolves when every connection has ended, each after its last answer
+   * (`RunningServer.drain`).
+   */
   closeListener(): Promise<void>;
   /** Cuts the connections still open (the deadline passed). */
   cutConnections(): void;
@@ -99,10 +96,11 @@ export interface ShutdownSteps {
 }
 
 /**
- * The graceful shutdown of one replica: readiness turns 503 and the worker stops claiming at once;
- * after `drainDelayMs` the listener closes (in-flight requests finish, idle keep-alive connections
- * close); the worker's operations in hand finish, or at the deadline are handed back to the other
- * replicas; then the rest closes. Answers `false` when the deadline cut something short.
+ * The graceful shutdown of one replica: readiness turns 503, every answer closes its connection and
+ * the worker stops claiming, at once; after `drainDelayMs` the listener closes and the connections
+ * end as their requests are answered; the worker's operations in hand finish, or at the deadline are
+ * handed back to the other replicas; then the rest closes. Answers `false` when the deadline cut
+ * something short.
  *
  * @example
  * const clean = await drainAndStop({ lifecycle, drainDelayMs: 2000, timeoutMs: 30_000, ... });
@@ -111,6 +109,7 @@ export interface ShutdownSteps {
 export async function drainAndStop(steps: ShutdownSteps): Promise<boolean> {
   const deadline = Date.now() + steps.timeoutMs;
   steps.lifecycle.beginDrain();
+  steps.endKeepAlive();
   const left = () => Math.max(0, deadline - Date.now());
   // The worker gets until the deadline minus a little for closing the database.
   const worker = steps.stopWorker(Math.max(0, steps.timeoutMs - 1000));

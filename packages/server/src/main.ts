@@ -35,7 +35,9 @@ async function serve(sandbox: boolean): Promise<void> {
   // base_url must name the real address. Requests that arrive before the app is ready get 503, and
   // `/ready` says `starting` until migrations ran and the worker is up.
   const running = await listen(
-    lifecycle.wrap((request, env) => (app ? app.fetch(request, env) : Promise.resolve(notYetServing()))),
+    lifecycle.wrap((request, env) =>
+      app ? app.fetch(request, env) : Promise.resolve(notYetServing(request)),
+    ),
     { port: loaded.port, hostname: loaded.host },
   );
   const baseUrl = process.env.SVC_BASE_URL ? loaded.baseUrl : `${running.url}/v1`;
@@ -91,8 +93,10 @@ async function serve(sandbox: boolean): Promise<void> {
         // Ctrl-C at a terminal has no balancer to wait for.
         drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
         timeoutMs: config.shutdownTimeoutMs,
+        endKeepAlive: () => running.endKeepAlive(),
         stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
-        closeListener: () => running.close(),
+        // Ctrl-C at a terminal has no client to keep: idle keep-alive connections end at once.
+        closeListener: () => (signal === 'SIGINT' ? running.close() : running.drain()),
         cutConnections: () =>
           (running.server as { closeAllConnections?: () => void }).closeAllConnections?.(),
         closeRest: async () => {

@@ -6,6 +6,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import type { Database } from './db/database.js';
+import { leased } from './ratelimit-lease.js';
 
 /** One counter: `points` per `durationSeconds`, fixed windows that start with a key's first point. */
 export interface CounterOptions {
@@ -13,6 +14,12 @@ export interface CounterOptions {
   name: string;
   points: number;
   durationSeconds: number;
+  /**
+   * Take points from a shared store in blocks and spend them in this process ({@link leased}): one
+   * statement per block instead of per request, never more than the budget, at the price of refusing
+   * a little early when several replicas hold blocks. For the API's rate limits, not sign-in throttles.
+   */
+  lease?: boolean;
 }
 
 /** Where a key stands after a consume (or a refusal). */
@@ -21,6 +28,8 @@ export interface CounterState {
   remaining: number;
   /** Milliseconds until the key's window ends. */
   msBeforeNext: number;
+  /** Points counted in the key's window, this consume's included (when the store says). */
+  consumed?: number;
 }
 
 /**
@@ -60,8 +69,8 @@ export function counterStore(db: Database): CounterStore {
   const client = {
     query: (q: { text: string; values?: unknown[] }) => db.query(q.text, q.values ?? []),
   };
-  return (options) =>
-    counter(
+  return (options) => {
+    const shared = counter(
       new RateLimiterPostgres({
         ...limits(options),
         storeClient: client,
@@ -75,6 +84,8 @@ export function counterStore(db: Database): CounterStore {
         insuranceLimiter: new RateLimiterMemory(limits(options)),
       }),
     );
+    return options.lease ? leased(shared, options.points) : shared;
+  };
 }
 
 /**
@@ -94,11 +105,21 @@ function counter(limiter: RateLimiterAbstract): Counter {
     async consume(key, points = 1) {
       try {
         const res = await limiter.consume(storeKey(key), points);
-        return { allowed: true, remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
+        return {
+          allowed: true,
+          remaining: res.remainingPoints,
+          msBeforeNext: res.msBeforeNext,
+          consumed: res.consumedPoints,
+        };
       } catch (rejection) {
         // The library rejects with its result when over the limit, with an Error when the store failed.
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        return { allowed: false, remaining: 0, msBeforeNext: rejection.msBeforeNext };
+        return {
+          allowed: false,
+          remaining: 0,
+          msBeforeNext: rejection.msBeforeNext,
+          consumed: rejection.consumedPoints,
+        };
       }
     },
     async refund(key, points = 1) {

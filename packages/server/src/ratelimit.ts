@@ -125,6 +125,7 @@ export class RateLimiter {
           name: `api_${name}`,
           points: limits.quota,
           durationSeconds: limits.windowSeconds,
+          lease: true,
         });
     }
   }

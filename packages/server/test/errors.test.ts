@@ -2,7 +2,7 @@ import { loadDocument } from '@svc/contract';
 import { describe, expect, test } from 'vitest';
 import { AuthError } from '../src/auth/errors.js';
 import { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from '../src/errors.js';
-import { responders } from '../src/http/respond.js';
+import { RequestContext } from '../src/http/context.js';
 
 describe('the status of each error code', () => {
   const schema = loadDocument().components?.schemas?.ErrorCode as { enum: string[]; description: string };
@@ -24,11 +24,11 @@ describe('the status of each error code', () => {
   });
 
   test('the error responder takes its status from the code', async () => {
-    const { error } = responders('req-1', {}, {});
+    const c = new RequestContext(new Request('http://localhost/v1/me'));
     for (const code of schema.enum as (keyof typeof ERROR_STATUS)[]) {
-      const response = error(code, 'message');
+      const response = c.error(code, 'message');
       expect([code, response.status]).toEqual([code, documented[code]]);
-      expect((await response.json()).error).toMatchObject({ code, request_id: 'req-1' });
+      expect((await response.json()).error).toMatchObject({ code, request_id: c.requestId });
     }
   });
 });

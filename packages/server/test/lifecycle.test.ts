@@ -25,7 +25,7 @@ function get(url: string): Promise<{ status: number; body: string; connection: s
   });
 }
 
-test('/ready: starting 503, ready 200, draining 503; while draining responses close their connection', async () => {
+test('/ready: starting 503, ready 200, draining 503; once keep-alive ends answers close their connection', async () => {
   const lifecycle = new Lifecycle();
   const running = await listen(
     lifecycle.wrap(async () => new Response('ok')),
@@ -41,6 +41,8 @@ test('/ready: starting 503, ready 200, draining 503; while draining responses cl
   lifecycle.beginDrain();
   lifecycle.markReady(); // too late: draining is final
   expect(await get(`${running.url}/ready`)).toMatchObject({ status: 503, body: '{"status":"draining"}' });
+  running.endKeepAlive();
+  expect(await get(`${running.url}/ready`)).toMatchObject({ status: 503, connection: 'close' });
   expect(await get(`${running.url}/v1/health`)).toMatchObject({ status: 200, connection: 'close' });
 });
 
@@ -52,6 +54,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
     lifecycle,
     drainDelayMs: 50,
     timeoutMs: 5000,
+    endKeepAlive: () => order.push(`keep-alive ends (${lifecycle.phase})`),
     stopWorker: async () => {
       order.push(`worker (${lifecycle.phase})`);
     },
@@ -64,7 +67,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
     },
   });
   expect(clean).toBe(true);
-  expect(order).toEqual(['worker (draining)', 'listener', 'rest']);
+  expect(order).toEqual(['keep-alive ends (draining)', 'worker (draining)', 'listener', 'rest']);
 
   order.length = 0;
   let closeListener!: () => void;
@@ -72,6 +75,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
     lifecycle: new Lifecycle(),
     drainDelayMs: 0,
     timeoutMs: 1000,
+    endKeepAlive: () => {},
     stopWorker: async () => {},
     // A request that never ends: only the cut at the deadline closes the listener.
     closeListener: () =>
@@ -91,7 +95,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
 });
 
 test('a request before the app is built gets the published error envelope: 503 unavailable, Retry-After', async () => {
-  const response = notYetServing();
+  const response = notYetServing(new Request('http://127.0.0.1/v1/me'));
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toBe('1');
   const body = (await response.json()) as { error: Record<string, unknown> };

@@ -1,7 +1,8 @@
 import type { OpenApiDocument } from '@svc/contract';
 import { toApiError } from '../errors.js';
-import type { FetchHandler, HttpCoreOptions } from '../http/pipeline.js';
-import { createHttpCore } from '../http/pipeline.js';
+import type { ContextHandler } from '../http/context.js';
+import type { HttpCoreOptions } from '../http/pipeline.js';
+import { createPipeline } from '../http/pipeline.js';
 import type { Router } from '../http/router.js';
 import type { Validator } from '../http/validation.js';
 import { causeText, type Log } from './log.js';
@@ -28,9 +29,9 @@ export function createApi(options: {
   validation: ResponseValidation;
   /** Whether rate limits are on: with `SVC_RATE_LIMITS=off` the `RateLimit` headers are absent on purpose. */
   rateLimited: boolean;
-}): FetchHandler {
+}): ContextHandler {
   const { log, validation } = options;
-  return createHttpCore({
+  return createPipeline({
     document: options.document,
     router: options.router,
     validator: options.validator,

@@ -6,8 +6,7 @@ import { ACCESS_CHANNEL, PrincipalCache } from '../auth/principal-cache.js';
 import { hasGrantCredentialForm, routeSecurity } from '../auth/route-security.js';
 import type { Database } from '../db/database.js';
 import { toApiError } from '../errors.js';
-import type { RouteStart } from '../http/pipeline.js';
-import { noteRequest } from '../observe/requests.js';
+import type { RouteContext } from '../http/context.js';
 import { causeText, type Log } from './log.js';
 
 /** The one authentication of `/v1` and `/mcp`. */
@@ -16,9 +15,10 @@ export interface Authentication {
   authenticateRequest(authorization: string | null): Promise<Principal>;
   /**
    * The pipeline's `authenticate` step, before validation: a protected route answers an anonymous
-   * or badly authenticated caller 401, never a validation error describing its schema.
+   * or badly authenticated caller 401, never a validation error describing its schema; the caller it
+   * finds is `c.get('principal')`.
    */
-  authenticateRoute(start: RouteStart): Promise<Response | undefined>;
+  authenticateRoute(c: RouteContext): Promise<Response | undefined>;
   /** Principals with their memberships, cached per replica for at most a second (see PrincipalCache). */
   principals: PrincipalCache;
   /** Stops listening for the database's notifications of what changed. */
@@ -52,10 +52,10 @@ export async function authentication(options: {
     authenticate(db, tokens, authorization, { cache: principals });
 
   const security = routeSecurity(options.document);
-  const authenticateRoute = async (start: RouteStart): Promise<Response | undefined> => {
-    const kind = security.get(start.operationId);
+  const authenticateRoute = async (c: RouteContext): Promise<Response | undefined> => {
+    const kind = security.get(c.operationId);
     if (kind === 'public') return undefined;
-    const authorization = start.request.headers.get('authorization');
+    const authorization = c.request.headers.get('authorization');
     try {
       if (kind === 'grant') {
         // The grant (named in the body) verifies the credential; here it must be present and have the
@@ -67,19 +67,17 @@ export async function authentication(options: {
           );
         return undefined;
       }
-      const principal = await authenticateRequest(authorization);
-      start.state.principal = principal;
-      noteRequest(start.request, { principalId: principal.id });
+      c.set('principal', await authenticateRequest(authorization));
       return undefined;
     } catch (thrown) {
       const error = toApiError(thrown);
       if (error.status >= 500)
         log('authentication failed', {
-          request_id: start.requestId,
-          operation_id: start.operationId,
+          request_id: c.requestId,
+          operation_id: c.operationId,
           error: causeText(error),
         });
-      return start.error(error.code, error.message, error.details, error.headers);
+      return c.error(error.code, error.message, error.details, error.headers);
     }
   };
   return { authenticateRequest, authenticateRoute, principals, unlisten };

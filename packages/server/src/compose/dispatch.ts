@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
-import { withMemberships } from '../access.js';
+import type { Access } from '../access.js';
 import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
 import type { AppDeps } from '../handlers/types.js';
-import type { HandlerContext } from '../http/pipeline.js';
+import type { HandlerContext } from '../http/context.js';
 import type { Validator } from '../http/validation.js';
 import type { StoredResponse } from '../idempotency.js';
 import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idempotency.js';
-import type { RateLimitState } from '../ratelimit.js';
 import { rateLimitHeaders } from '../ratelimit.js';
 import { handlers } from './handlers.js';
 import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
@@ -35,7 +34,7 @@ export function dispatcher(options: {
 
   const run = async (ctx: HandlerContext, principal: Principal | undefined): Promise<Response> => {
     const operationId = ctx.operationId;
-    const states = (ctx.state.rateLimits as (RateLimitState | undefined)[] | undefined) ?? [];
+    const counted = ctx.get('rateLimit');
     const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
     // A mutation's place in its workspace's budget is taken now, before any transaction: counting
     // waits for a pooled connection, which a request must never do while it holds one.
@@ -60,7 +59,7 @@ export function dispatcher(options: {
       clientAddress: clientAddress(ctx.env),
       async countMutation(workspaceId: string) {
         const state = ticket.use(workspaceId);
-        Object.assign(ctx.headers, rateLimitHeaders([...states, state]));
+        Object.assign(ctx.headers, rateLimitHeaders([counted, state]));
         return state;
       },
     };
@@ -83,7 +82,7 @@ export function dispatcher(options: {
     const operationId = ctx.operationId;
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
-      const reply = await handler({ ...base, db: read ? withMemberships(db, principal) : db });
+      const reply = await handler({ ...base, db, access: read ? principal : currentAccess(principal) });
       return ctx.json(reply.status, reply.body, reply.headers);
     }
     // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when
@@ -112,7 +111,7 @@ export function dispatcher(options: {
       scope,
       async (tx) => {
         try {
-          return await handler({ ...base, db: tx });
+          return await handler({ ...base, db: tx, access: currentAccess(principal) });
         } catch (error) {
           // A refused credential still commits what the refusal did (a replayed refresh token revokes
           // its family), so it is answered, not thrown; its idempotency record is dropped below.
@@ -133,7 +132,7 @@ export function dispatcher(options: {
   };
 
   return async (ctx) => {
-    const principal = ctx.state.principal as Principal | undefined;
+    const principal = ctx.get('principal');
     if (ctx.request.method === 'GET' || ctx.request.method === 'HEAD') return run(ctx, principal);
     // What a mutation changed in principals, keys or memberships reaches this replica's cache before
     // the answer leaves, so the caller's next request here sees it (other replicas: within a second).
@@ -143,6 +142,15 @@ export function dispatcher(options: {
       await db.notificationBarrier().catch(() => principals.clear());
     }
   };
+}
+
+/**
+ * What a mutation's permission checks are for: the caller's id alone, so `workspaceAccess` reads the
+ * current membership (in the mutation's transaction, under its locks), never the one cached at
+ * authentication.
+ */
+function currentAccess(principal: Principal | undefined): Access | undefined {
+  return principal && { id: principal.id };
 }
 
 /** The idempotency scope of a token exchange: a hash of the presented credential. */

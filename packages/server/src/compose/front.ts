@@ -4,9 +4,9 @@ import type { AccessTokens } from '../auth/access-token.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { serverSecret } from '../db/secrets.js';
+import { type ContextHandler, fetchHandler, type RequestContext } from '../http/context.js';
 import { createCors } from '../http/cors.js';
-import { admitRequest, createMcpRoute } from '../http/mcp-route.js';
-import type { FetchHandler, RequestStart } from '../http/pipeline.js';
+import { createMcpRoute } from '../http/mcp-route.js';
 import { newRequestId } from '../http/request-id.js';
 import { ClientRegistry } from '../oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from '../oauth/routes.js';
@@ -14,8 +14,6 @@ import type { CounterStore } from '../ratelimit-store.js';
 import { createSigninHandler } from '../signin/handler.js';
 import type { Authentication } from './authentication.js';
 import { clientAddress } from './rate-limits.js';
-
-const API_PREFIX = '/v1/';
 
 /**
  * Everything the service answers, by path: `/v1/**` (the API), `/signin/**` (browser sign-in),
@@ -32,15 +30,12 @@ export async function createFront(options: {
   counters: CounterStore;
   document: OpenApiDocument;
   /** The `/v1` core. */
-  api: FetchHandler;
+  api: ContextHandler;
   /** The `/v1` rate limit (the pipeline's `onRequest`). */
-  admit: (start: RequestStart) => Promise<Response | undefined>;
+  admit: (c: RequestContext) => Promise<Response | undefined>;
   authenticate: Authentication['authenticateRequest'];
-}): Promise<FetchHandler> {
+}): Promise<ContextHandler> {
   const { config, db, tokens, api, admit } = options;
-  // The sign-in rate limit counts per account and per client address; the address lives in the
-  // adapter's env, which the handler does not see, so it is handed over per request.
-  const addresses = new WeakMap<Request, string>();
   // MCP sign-in by URL: OAuth metadata, registration and token routes; codes from the browser sign-in.
   const origin = new URL(config.baseUrl).origin;
   const mcpResource = `${origin}/mcp`;
@@ -50,7 +45,8 @@ export async function createFront(options: {
     db,
     publicOrigin: origin,
     csrfSecret: await serverSecret(db, 'signin_csrf'),
-    clientAddress: (request) => addresses.get(request),
+    // The sign-in rate limit counts per account and per client address, from the adapter's env.
+    clientAddress: (_request, env) => clientAddress(env),
     counters: options.counters,
     attempts: config.signinLimits,
     ...(config.signinHashConcurrency ? { hashConcurrency: config.signinHashConcurrency } : {}),
@@ -63,7 +59,7 @@ export async function createFront(options: {
   const mcp = createMcpRoute({
     mcp: createMcpHttpHandler({
       apiBaseUrl: config.baseUrl,
-      fetch: (inner) => api(inner),
+      fetch: fetchHandler(api),
       document: options.document,
       newRequestId,
     }),
@@ -74,26 +70,21 @@ export async function createFront(options: {
     resourceMetadataUrl: `${origin}${OAUTH_PATHS.resourceMetadata}`,
   });
 
-  return async (request, env) => {
-    const url = request.url;
-    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-    const path = url.slice(pathStart, pathStart + 8);
-    if (path.startsWith(API_PREFIX)) return api(request, env);
-    if (path.startsWith('/signin')) {
-      const address = clientAddress(env);
-      if (address) addresses.set(request, address);
-      return signin(request);
-    }
-    if (path === '/mcp' || path.startsWith('/mcp?')) return mcp(request, env);
+  return async (c) => {
+    if (c.apiPath !== undefined) return api(c);
+    const path = c.path;
+    if (path.startsWith('/signin')) return signin(c.request, c.env);
+    if (path === '/mcp') return mcp(c);
     if (path.startsWith('/.well-k') || path.startsWith('/oauth/')) {
       // Anonymous endpoints: counted by the /v1 rate limits per client address, like /v1/auth/token.
-      const admitted = await admitRequest(admit, corsHeaders, request, env);
-      if (admitted.refused) return admitted.refused;
-      const answer = await oauth(request);
-      if (!answer) return api(request, env);
-      for (const [name, value] of Object.entries(admitted.headers)) answer.headers.set(name, value);
+      c.cors = corsHeaders;
+      const refused = await admit(c);
+      if (refused) return refused;
+      const answer = await oauth(c.request);
+      if (!answer) return api(c);
+      for (const [name, value] of Object.entries(c.headers)) answer.headers.set(name, value);
       return answer;
     }
-    return api(request, env);
+    return api(c);
   };
 }

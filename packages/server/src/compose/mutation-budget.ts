@@ -1,4 +1,4 @@
-import { withMemberships, workspaceAccess } from '../access.js';
+import { workspaceAccess } from '../access.js';
 import type { Principal } from '../auth/authenticate.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
@@ -72,7 +72,8 @@ async function memberWorkspace(
   ref: string,
 ): Promise<string | undefined> {
   try {
-    return (await workspaceAccess(withMemberships(db, principal), principal.id, ref, 'read')).workspace.id;
+    // Among the memberships the principal was authenticated with; one they do not list is looked up.
+    return (await workspaceAccess(db, principal, ref, 'read')).workspace.id;
   } catch (error) {
     if (error instanceof ApiError && error.code === 'not_found') return undefined;
     throw error;

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { AccessTokens } from '../auth/access-token.js';
-import type { RequestStart } from '../http/pipeline.js';
+import type { RequestContext } from '../http/context.js';
 import type { RateLimiter, RateLimitState } from '../ratelimit.js';
 import { RateLimitError, rateLimitHeaders } from '../ratelimit.js';
 
@@ -14,9 +14,10 @@ export interface RateLimiting {
   limitRequest(request: Request, env: unknown): Promise<RateLimitState | undefined>;
   /**
    * The pipeline's `onRequest`: every request counts, early errors included; the `RateLimit` headers
-   * go on whatever the request answers, and a request over the limit is answered 429 here.
+   * go on whatever the request answers, where the count stands is `c.get('rateLimit')`, and a request
+   * over the limit is answered 429 here.
    */
-  onRequest(start: RequestStart): Promise<Response | undefined>;
+  onRequest(c: RequestContext): Promise<Response | undefined>;
 }
 
 /**
@@ -41,16 +42,16 @@ export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTok
   const limitRequest = async (request: Request, env: unknown): Promise<RateLimitState | undefined> =>
     limiter?.take('principal', await rateLimitKey(request, env));
 
-  const onRequest = async (start: RequestStart): Promise<Response | undefined> => {
+  const onRequest = async (c: RequestContext): Promise<Response | undefined> => {
     if (!limiter) return undefined;
     try {
-      const state = await limitRequest(start.request, start.env);
-      start.state.rateLimits = [state];
-      Object.assign(start.headers, rateLimitHeaders([state]));
+      const state = await limitRequest(c.request, c.env);
+      c.set('rateLimit', state);
+      Object.assign(c.headers, rateLimitHeaders([state]));
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimitError)) throw error;
-      return start.error(error.code, error.message, error.details, error.headers);
+      return c.error(error.code, error.message, error.details, error.headers);
     }
   };
   return { limitRequest, onRequest };

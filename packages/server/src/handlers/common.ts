@@ -1,17 +1,16 @@
-import { type Permission, type WorkspaceAccess, workspaceAccess } from '../access.js';
-import type { Principal } from '../auth/authenticate.js';
+import { type Access, type Permission, type WorkspaceAccess, workspaceAccess } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { isName } from '../ids.js';
 import { memberCount } from '../repositories/members.js';
 
 /** The path prefix of `Location` headers (design §2: `/v1/…`). */
-export const API_PREFIX = '/v1';
+export { API_PREFIX } from '../http/path.js';
 
 /** What {@link permittedWorkspace} reads of a handler's context: an operation in `{workspace}` that needs a role there. */
 interface InWorkspace {
   db: Queryable;
-  principal: Principal;
+  access: Access;
   path: { workspace: string };
   permission: Permission;
 }
@@ -29,7 +28,7 @@ export function permittedWorkspace(
   ctx: InWorkspace,
   options: { lock?: boolean } = {},
 ): Promise<WorkspaceAccess> {
-  return workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, ctx.permission, options);
+  return workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, ctx.permission, options);
 }
 
 /** Refuses a client-chosen name that has the form of an id (design §1); the pattern was validated. */

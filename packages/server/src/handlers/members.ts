@@ -91,7 +91,7 @@ export const updateMember: Handler<'updateMember'> = async (ctx) => {
  * declared permission is checked once the member turns out to be someone else.
  */
 export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
-  const { workspace, role } = await workspaceAccess(ctx.db, ctx.principal.id, ctx.path.workspace, 'read', {
+  const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read', {
     lock: true,
   });
   const member = await memberIn(ctx.db, workspace.id, ctx.path.member);

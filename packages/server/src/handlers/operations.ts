@@ -48,7 +48,7 @@ export const getOperation: Handler<'getOperation'> = async (ctx) => {
   if (!workspaceId) throw notFound();
   let role: Role;
   try {
-    ({ role } = await workspaceAccess(ctx.db, ctx.principal.id, workspaceId, ctx.permission));
+    ({ role } = await workspaceAccess(ctx.db, ctx.access, workspaceId, ctx.permission));
   } catch (error) {
     throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
   }

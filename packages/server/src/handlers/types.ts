@@ -1,4 +1,5 @@
 import type { OperationId, operations, PermissionOf } from '@svc/contract';
+import type { Access } from '../access.js';
 import type { AccessTokens } from '../auth/access-token.js';
 import type { Principal } from '../auth/authenticate.js';
 import type { WithoutAccessToken } from '../auth/route-security.js';
@@ -73,8 +74,8 @@ export interface Ctx<K extends OperationId> {
   operationId: K;
   /**
    * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
-   * workspace, what `permittedWorkspace` (common.ts) checks. Typed from the spec, so a handler cannot ask for
-   * another role than its operation declares.
+   * workspace, what `permittedWorkspace` (common.ts) checks. Typed from the spec, so a handler cannot
+   * ask for another role than its operation declares.
    */
   permission: PermissionOf<K>;
   requestId: string;
@@ -84,6 +85,11 @@ export interface Ctx<K extends OperationId> {
   body: BodyOf<K>;
   /** The caller, loaded from the database for this request (never taken from the token alone). */
   principal: K extends Anonymous ? undefined : Principal;
+  /**
+   * What `workspaceAccess` checks the caller's permissions with: on a read, the memberships the
+   * principal was authenticated with (no query); on a mutation, its id alone (the current membership).
+   */
+  access: K extends Anonymous ? undefined : Access;
   /**
    * Where to read and write: for a mutating operation, the transaction that also records the
    * Idempotency-Key (design §10); otherwise the database. Never use `deps.db` inside a mutation.

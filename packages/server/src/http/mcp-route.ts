@@ -1,17 +1,16 @@
+import type { Principal } from '../auth/authenticate.js';
 import { toApiError } from '../errors.js';
 import { readBody } from './body.js';
-import type { FetchHandler, RequestStart } from './pipeline.js';
-import { newRequestId } from './request-id.js';
-import { responders } from './respond.js';
+import type { ContextHandler, RequestContext } from './context.js';
 
 /** What the `/mcp` route shares with `/v1`: its admission (rate limits), authentication and body cap. */
 export interface McpRouteOptions {
   /** The MCP handler of `@svc/mcp`, reached only by requests that passed every check below. */
   mcp: (request: Request) => Promise<Response>;
   /** The `/v1` pipeline's `onRequest` (rate limits): the same counters, the same 429. */
-  admit: (start: RequestStart) => Promise<Response | undefined> | Response | undefined;
+  admit: (c: RequestContext) => Promise<Response | undefined> | Response | undefined;
   /** The `/v1` authentication of a request's `Authorization` header; throws `AuthError`. */
-  authenticate: (authorization: string | null) => Promise<unknown>;
+  authenticate: (authorization: string | null) => Promise<Principal>;
   /** The `/v1` body limit in bytes (`config.bodyLimitBytes`). */
   bodyLimitBytes: number;
   /** Headers every `/v1` response carries (CORS). */
@@ -24,27 +23,6 @@ export interface McpRouteOptions {
 }
 
 /**
- * Runs the `/v1` admission hook (rate limits) for a request outside the `/v1` pipeline, such as the
- * OAuth endpoints: the refusal to send (429 in the envelope), or the headers to add to the answer.
- *
- * @example
- * const { refused } = await admitRequest(onRequest, cors.responseHeaders, request, env);
- * if (refused) return refused;
- */
-export async function admitRequest(
-  admit: McpRouteOptions['admit'],
-  responseHeaders: Readonly<Record<string, string>>,
-  request: Request,
-  env: unknown,
-): Promise<{ refused?: Response; headers: Record<string, string> }> {
-  const requestId = newRequestId();
-  const headers: Record<string, string> = {};
-  const { error } = responders(requestId, responseHeaders, headers);
-  const refused = await admit({ request, requestId, env, headers, state: {}, error });
-  return refused ? { refused, headers } : { headers };
-}
-
-/**
  * The `/mcp` route: the `/v1` rate limits (the pipeline's own `onRequest`), then the `/v1`
  * authentication (signature, expiry, revoked key, deleted or disabled principal), then the `/v1` body
  * limit (413 `payload_too_large`), each refusal in the published error envelope with `Request-Id`;
@@ -53,21 +31,18 @@ export async function admitRequest(
  *
  * @example
  * const route = createMcpRoute({ mcp, admit: onRequest, authenticate, bodyLimitBytes: 1 << 20, responseHeaders: {} });
- * const response = await route(new Request('http://127.0.0.1:8080/mcp', { method: 'POST' }));
+ * const response = await route(new RequestContext(new Request('http://127.0.0.1:8080/mcp', { method: 'POST' })));
  * response.status; // 401: no token
  */
-export function createMcpRoute(options: McpRouteOptions): FetchHandler {
-  return async (request, env) => {
-    const requestId = newRequestId();
-    const extra: Record<string, string> = {};
-    const state: Record<string, unknown> = {};
-    const { error } = responders(requestId, options.responseHeaders, extra);
-
-    const early = await options.admit({ request, requestId, env, headers: extra, state, error });
+export function createMcpRoute(options: McpRouteOptions): ContextHandler {
+  return async (c) => {
+    const request = c.request;
+    c.cors = options.responseHeaders;
+    const early = await options.admit(c);
     if (early) return early;
 
     try {
-      await options.authenticate(request.headers.get('authorization'));
+      c.set('principal', await options.authenticate(request.headers.get('authorization')));
     } catch (thrown) {
       const refused = toApiError(thrown);
       const headers = { ...refused.headers };
@@ -77,14 +52,17 @@ export function createMcpRoute(options: McpRouteOptions): FetchHandler {
         headers['www-authenticate'] =
           `Bearer resource_metadata="${options.resourceMetadataUrl}"${params ? `, ${params.replace(/^,\s*/, '')}` : ''}`;
       }
-      return error(refused.code, refused.message, refused.details, headers);
+      return c.error(refused.code, refused.message, refused.details, headers);
     }
 
     let forwarded = request;
     if (request.body) {
       const read = await readBody(request, options.bodyLimitBytes);
       if (!read.ok)
-        return error('payload_too_large', `the request body is larger than ${options.bodyLimitBytes} bytes`);
+        return c.error(
+          'payload_too_large',
+          `the request body is larger than ${options.bodyLimitBytes} bytes`,
+        );
       forwarded = new Request(request.url, {
         method: request.method,
         headers: request.headers,
@@ -94,9 +72,9 @@ export function createMcpRoute(options: McpRouteOptions): FetchHandler {
     }
     const response = await options.mcp(forwarded);
     const headers = new Headers(response.headers);
-    for (const [name, value] of Object.entries({ ...options.responseHeaders, ...extra }))
+    for (const [name, value] of Object.entries({ ...c.cors, ...c.headers }))
       if (!headers.has(name)) headers.set(name, value);
-    if (!headers.has('request-id')) headers.set('request-id', requestId);
+    if (!headers.has('request-id')) headers.set('request-id', c.requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   };
 }

@@ -1,6 +1,8 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerType } from '@hono/node-server';
 import { createAdaptorServer } from '@hono/node-server';
+import { Drain } from './drain.js';
 import type { FetchHandler } from './pipeline.js';
 
 /** A listening server and how to stop it. */
@@ -8,7 +10,21 @@ export interface RunningServer {
   server: ServerType;
   /** `http://host:port`, with the port actually bound (useful with port 0 in tests). */
   url: string;
-  /** Stops accepting, ends idle keep-alive connections, resolves when closed. */
+  /**
+   * SIGTERM: every request that arrives from now on is answered with `Connection: close`, so
+   * keep-alive clients move to other replicas.
+   */
+  endKeepAlive(): void;
+  /**
+   * The end of a drain: stops accepting once no client is connecting (so none is reset mid-connect)
+   * and resolves when every connection has ended, none closed under a client; see {@link Drain}.
+   * Idle keep-alive connections end after their next answer or at their keep-alive timeout.
+   */
+  drain(): Promise<void>;
+  /**
+   * Stops accepting and ends idle keep-alive connections at once (a request sent on one at that
+   * moment is reset), resolves when closed: for tests and tools; a replica stops with {@link drain}.
+   */
   close(): Promise<void>;
 }
 
@@ -27,13 +43,17 @@ export interface RunningServer {
  * const running = await listen(async () => new Response('ok'), { port: 0 });
  * await fetch(running.url);
  * await running.close();
+ * // a replica on SIGTERM: running.endKeepAlive(); then, after the drain delay, await running.drain();
  */
 export function listen(
   core: FetchHandler,
   options: { port?: number; hostname?: string } = {},
 ): Promise<RunningServer> {
   const hostname = options.hostname ?? '127.0.0.1';
-  const server = createAdaptorServer({ fetch: core, hostname });
+  const drain = new Drain(core);
+  const server = createAdaptorServer({ fetch: drain.fetch, hostname });
+  // createAdaptorServer makes a node:http server unless told to make another kind.
+  const http = server as Server;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, hostname, () => {
@@ -43,6 +63,8 @@ export function listen(
       resolve({
         server,
         url: `http://${host}:${port}`,
+        endKeepAlive: () => drain.endKeepAlive(http),
+        drain: () => drain.stop(http),
         close: () =>
           new Promise<void>((done, fail) => {
             server.close((error) => (error ? fail(error) : done()));

@@ -16,10 +16,13 @@ export type RouteResult =
 
 /** A router compiled from the bundled document. */
 export interface Router {
-  /** Matches an upper-case method and a pathname as it came off the wire (still percent-encoded). */
-  match(method: string, pathname: string): RouteResult;
+  /**
+   * Matches an upper-case method and a path below `/v1` (see `apiPath` in `path.ts`) as it came off
+   * the wire (still percent-encoded).
+   */
+  match(method: string, path: string): RouteResult;
   /** The `Allow` list of a path, or `undefined` when no spec path has that shape (used by CORS preflight). */
-  allowed(pathname: string): readonly string[] | undefined;
+  allowed(path: string): readonly string[] | undefined;
 }
 
 interface Leaf {
@@ -41,19 +44,19 @@ const newNode = (): Node => ({ statics: new Map(), param: undefined, leaf: undef
  * segment (static children before the parameter child, with backtracking), so the cost does not grow
  * with the number of routes and no regular expression runs per request.
  *
- * Decisions: paths are served under `prefix` (default `/v1`); matching is exact and case-sensitive
- * (a trailing slash or an empty segment is a different, unknown path); static segments are compared
- * still encoded (`/v1/%77orkspaces` is unknown); parameter segments are percent-decoded after the
+ * Decisions: it matches the spec's own paths, relative to the `/v1` prefix that `apiPath` strips once
+ * per request; matching is exact and case-sensitive (a trailing slash or an empty segment is a
+ * different, unknown path); static segments are compared still encoded (`/%77orkspaces` is unknown); parameter segments are percent-decoded after the
  * match. `HEAD` is answered by the `GET` operation; `Allow` lists the spec's methods, `HEAD` when
  * there is a `GET`, and `OPTIONS` (CORS preflight is answered on every known path).
  *
  * @example
  * import { loadDocument } from '@svc/contract';
  * const router = compileRouter(loadDocument());
- * const found = router.match('GET', '/v1/workspaces/acme-dev');
+ * const found = router.match('GET', '/workspaces/acme-dev');
  * // { kind: 'match', operationId: 'getWorkspace', pathParams: { workspace: 'acme-dev' }, head: false }
  */
-export function compileRouter(document: OpenApiDocument, prefix = '/v1'): Router {
+export function compileRouter(document: OpenApiDocument): Router {
   const root = newNode();
   for (const op of listOperations(document)) {
     let node = root;
@@ -77,16 +80,14 @@ export function compileRouter(document: OpenApiDocument, prefix = '/v1'): Router
   }
   finishLeaves(root);
 
-  const prefixWithSlash = `${prefix}/`;
-  const find = (pathname: string, values: string[]): Leaf | undefined => {
-    if (!pathname.startsWith(prefixWithSlash)) return undefined;
-    return walk(root, pathname.slice(prefixWithSlash.length).split('/'), 0, values);
-  };
+  // `/a/b`.split('/') is ['', 'a', 'b']: the walk starts at the first segment, index 1.
+  const find = (path: string, values: string[]): Leaf | undefined =>
+    path.startsWith('/') ? walk(root, path.split('/'), 1, values) : undefined;
 
   return {
-    match(method, pathname) {
+    match(method, path) {
       const values: string[] = [];
-      const leaf = find(pathname, values);
+      const leaf = find(path, values);
       if (!leaf) return { kind: 'not_found' };
       const head = method === 'HEAD';
       const route = leaf.methods.get(head ? 'GET' : method);
@@ -101,8 +102,8 @@ export function compileRouter(document: OpenApiDocument, prefix = '/v1'): Router
       }
       return { kind: 'match', operationId: route.operationId, pathParams, head };
     },
-    allowed(pathname) {
-      return find(pathname, [])?.allow;
+    allowed(path) {
+      return find(path, [])?.allow;
     },
   };
 }

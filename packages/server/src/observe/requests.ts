@@ -1,29 +1,7 @@
-import type { FetchHandler } from '../http/pipeline.js';
+import type { ContextHandler, RequestContext } from '../http/context.js';
 import { type Logger, REQUEST_LINE_REDACT_PATHS } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { Tracing } from './tracing.js';
-
-/** What the pipeline learns about a request that its log line, metrics and span report. */
-export interface RequestNotes {
-  requestId?: string;
-  operationId?: string;
-  principalId?: string;
-}
-
-const notes = new WeakMap<Request, RequestNotes>();
-
-/**
- * Records facts about `request` as the pipeline learns them (its id, its operation, who called).
- * Cheap and harmless when nothing observes the request.
- *
- * @example
- * noteRequest(request, { operationId: 'getMe' });
- */
-export function noteRequest(request: Request, facts: RequestNotes): void {
-  const known = notes.get(request);
-  if (known) Object.assign(known, facts);
-  else notes.set(request, { ...facts });
-}
 
 /** How the server is observed: all optional but the logger. */
 export interface Observability {
@@ -33,73 +11,64 @@ export interface Observability {
 }
 
 /**
- * Wraps the server's `fetch`: per request, one `info` log line (`request_id`, `principal_id`,
+ * Wraps the server's outermost step: per request, one `info` log line (`request_id`, `principal_id`,
  * `operation_id`, method, path without the query, `status`, `duration_ms`; never a header or a body),
  * the request counter and latency histogram, and a span when tracing is on. Requests outside `/v1` are
  * labelled by area (`signin`, `oauth`, `mcp`); a request answered before it was routed (a 404, or a 429 of the
- * principal limit, which is checked first) is `unrouted`.
+ * principal limit, which is checked first) is `unrouted`. What it reports, the steps inside set on the
+ * request's context: its id, its operation, its principal.
  *
  * @example
- * const fetch = observeRequests(app.fetch, { logger, metrics });
+ * const fetch = fetchHandler(observeRequests(front, { logger, metrics }));
  */
-export function observeRequests(fetch: FetchHandler, observe: Observability): FetchHandler {
+export function observeRequests(next: ContextHandler, observe: Observability): ContextHandler {
   const { metrics, tracing } = observe;
   // The hot path's own child: the same destination and fields, a redaction sized to its flat line.
   const logger = observe.logger.child(
     {},
     { redact: { paths: [...REQUEST_LINE_REDACT_PATHS], censor: '[redacted]' } },
   );
-  const settle = (request: Request, response: Response, started: number) => {
-    const note = notes.get(request);
-    const operation = note?.operationId ?? areaOf(request.url);
+  const settle = (c: RequestContext, response: Response, started: number) => {
+    const operation = c.operationId ?? areaOf(c.path);
     const seconds = (performance.now() - started) / 1000;
     metrics?.observeRequest(operation, response.status, seconds);
     if (logger.isLevelEnabled('info'))
       logger.info(
         {
-          request_id: note?.requestId,
-          principal_id: note?.principalId,
+          request_id: c.knownRequestId,
+          principal_id: c.get('principal')?.id,
           operation_id: operation,
-          method: request.method,
-          path: pathOf(request.url),
+          method: c.request.method,
+          path: c.path,
           status: response.status,
           duration_ms: Math.round(seconds * 10_000) / 10,
         },
         'request',
       );
   };
-  const plain: FetchHandler = async (request, env) => {
+  const plain: ContextHandler = async (c) => {
     const started = performance.now();
     try {
-      const response = await fetch(request, env);
-      settle(request, response, started);
+      const response = await next(c);
+      settle(c, response, started);
       return response;
     } catch (error) {
       // The pipeline answers its own errors; this is the adapter's last resort, logged without detail.
-      settle(request, new Response(null, { status: 500 }), started);
+      settle(c, new Response(null, { status: 500 }), started);
       throw error;
     }
   };
   if (!tracing) return plain;
-  return (request, env) =>
+  return (c) =>
     tracing.request(
-      request,
-      () => plain(request, env),
-      (response) => {
-        const note = notes.get(request);
-        return { operationId: note?.operationId, requestId: note?.requestId, status: response.status };
-      },
+      c.request,
+      c.path,
+      () => plain(c),
+      (response) => ({ operationId: c.operationId, requestId: c.knownRequestId, status: response.status }),
     );
 }
 
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const end = url.indexOf('?', start);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
-}
-
-function areaOf(url: string): string {
-  const path = pathOf(url);
+function areaOf(path: string): string {
   if (path.startsWith('/signin')) return 'signin';
   if (path === '/mcp') return 'mcp';
   if (path.startsWith('/oauth/') || path.startsWith('/.well-known/')) return 'oauth';

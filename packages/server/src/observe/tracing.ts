@@ -12,9 +12,10 @@ export interface RequestFacts {
 
 /** OpenTelemetry tracing of the server: a span per request and per database query inside one. */
 export interface Tracing {
-  /** Runs `handle` inside a server span (continuing an incoming W3C `traceparent`). */
+  /** Runs `handle` inside a server span (continuing an incoming W3C `traceparent`); `path` is the request's, without its query. */
   request(
     request: Request,
+    path: string,
     handle: () => Promise<Response>,
     facts: (response: Response) => RequestFacts,
   ): Promise<Response>;
@@ -95,14 +96,14 @@ export async function startTracing(options: TracingOptions = {}): Promise<Tracin
   });
 
   return {
-    async request(request, handle, facts) {
+    async request(request, path, handle, facts) {
       const method = request.method;
       const parent = propagator.extract(api.ROOT_CONTEXT, request.headers, headerGetter);
       const span = tracer.startSpan(
         method,
         {
           kind: api.SpanKind.SERVER,
-          attributes: { 'http.request.method': method, 'url.path': pathOf(request.url) },
+          attributes: { 'http.request.method': method, 'url.path': path },
         },
         parent,
       );
@@ -197,10 +198,4 @@ function querySpanName(sql: string): string {
   const operation = operationOf(sql);
   const table = /\b(?:FROM|INTO|UPDATE|JOIN)\s+([a-z_]+)/i.exec(sql)?.[1];
   return table ? `${operation} ${table}` : operation;
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const end = url.indexOf('?', start);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
 }

@@ -29,8 +29,11 @@ export interface SigninDeps {
   publicOrigin?: string;
   /** Signs CSRF tokens; share it between replicas. Default: random per process. */
   csrfSecret?: string | Uint8Array;
-  /** The client's address, for rate limiting (e.g. the socket's remote address). Default: none, so limits are per account. */
-  clientAddress?: (request: Request) => string | undefined;
+  /**
+   * The client's address, for rate limiting (e.g. the socket's remote address, from the adapter's
+   * `env`). Default: none, so limits are per account.
+   */
+  clientAddress?: (request: Request, env: unknown) => string | undefined;
   attempts?: SigninAttemptsOptions;
   /** Where the attempt counters live; default {@link counterStore} of `db` (shared on PostgreSQL). */
   counters?: CounterStore;
@@ -64,11 +67,13 @@ const MAX_FORM_BYTES = 16 * 1024;
  * const core = (request: Request) =>
  *   new URL(request.url).pathname.startsWith('/signin') ? signin(request) : api(request);
  */
-export function createSigninHandler(deps: SigninDeps): (request: Request) => Promise<Response> {
+export function createSigninHandler(
+  deps: SigninDeps,
+): (request: Request, env?: unknown) => Promise<Response> {
   const csrf = new Csrf(deps.csrfSecret);
   const attempts = new SigninAttempts(deps.counters ?? counterStore(deps.db), deps.attempts);
   const gate = new HashingGate(deps.hashConcurrency);
-  return async (request) => {
+  return async (request, env) => {
     const url = new URL(request.url);
     const origin = deps.publicOrigin ?? url.origin;
     if (url.pathname === '/signin' || url.pathname === '/signin/') {
@@ -82,7 +87,7 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
       return page(404, messagePage('Not found', 'There is no such page.'));
     if (request.method === 'GET' || request.method === 'HEAD')
       return showForm(request, url.searchParams, origin);
-    if (request.method === 'POST') return submit(request, origin);
+    if (request.method === 'POST') return submit(request, origin, deps.clientAddress?.(request, env));
     return notAllowed('GET, HEAD, POST');
   };
 
@@ -110,7 +115,7 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     return page(extra.status ?? 200, html, setCookie ? { 'set-cookie': setCookie } : {});
   }
 
-  async function submit(request: Request, origin: string): Promise<Response> {
+  async function submit(request: Request, origin: string, address: string | undefined): Promise<Response> {
     const sentOrigin = request.headers.get('origin');
     if (sentOrigin !== null && sentOrigin !== origin)
       return page(403, messagePage('Sign-in refused', 'The form was sent from another site.'));
@@ -133,7 +138,7 @@ export function createSigninHandler(deps: SigninDeps): (request: Request) => Pro
     if (check.kind === 'redirect_error') return redirectError(check);
     const email = form.get('email') ?? '';
     const password = form.get('password') ?? '';
-    const attempt = await attempts.reserve(usernameOf(email), deps.clientAddress?.(request) ?? '');
+    const attempt = await attempts.reserve(usernameOf(email), address ?? '');
     if (!attempt.allowed)
       return tooMany(request, query, origin, email, attempt.policy, attempt.retryAfterSeconds);
     const principalId = await gate.tryRun(() => checkLocalPassword(deps.db, email, password));

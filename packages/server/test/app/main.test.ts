@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,4 +77,113 @@ describe('svc-server (dist/main.js), PGlite on disk', () => {
     },
     90_000,
   );
+
+  test.runIf(existsSync(MAIN))(
+    'SIGTERM under keep-alive load: every request sent during the drain is answered or refused, none reset',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'svc-main-'));
+      const { child, output } = await start({
+        PORT: '0',
+        SVC_DATA_DIR: join(dir, 'data'),
+        SVC_BOOTSTRAP_KEY_FILE: join(dir, 'bootstrap-key.json'),
+        SVC_BASE_URL: '',
+        DATABASE_URL: '',
+        SVC_DRAIN_DELAY_MS: '1000',
+        SVC_SHUTDOWN_TIMEOUT_MS: '15000',
+        SVC_RATE_LIMITS: 'off',
+      });
+      children.push(child);
+      const origin = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1] as string;
+      let exited = false;
+      const exit = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => {
+          exited = true;
+          resolve(code);
+        }),
+      );
+
+      // Clients as a load tester runs them: each keeps one connection alive and sends its next request
+      // as soon as the last is answered; a `Connection: close` answer makes it reconnect. A client
+      // stops when it is refused (the replica no longer listens), when the replica is gone, or at
+      // its bound.
+      let sigtermAt = 0;
+      const tally = { sent: 0, answered: 0, refused: 0, reset: [] as string[], notOk: 0, keptAlive: 0 };
+      const client = async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        let toldToClose = false;
+        try {
+          for (let i = 0; i < 20_000 && !exited; i++) {
+            const during = sigtermAt > 0;
+            if (during) tally.sent++;
+            const answer = await get(`${origin}/v1/health`, agent);
+            if ('status' in answer) {
+              if (during) tally.answered++;
+              if (answer.status !== 200) tally.notOk++;
+              if (answer.connection === 'close') toldToClose = true;
+              else if (toldToClose) tally.keptAlive++; // once told to close, always told
+              continue;
+            }
+            if (answer.code === 'ECONNREFUSED') {
+              if (during) tally.refused++;
+              return;
+            }
+            tally.reset.push(`${answer.code} (${during ? 'during the drain' : 'before it'})`);
+          }
+        } finally {
+          agent.destroy();
+        }
+      };
+
+      // A client idle across the listener's close: its connection was kept alive before SIGTERM, and
+      // its next request, on that connection after the replica stopped accepting, is still answered.
+      const idleAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+      expect(await get(`${origin}/v1/health`, idleAgent)).toMatchObject({
+        status: 200,
+        connection: 'keep-alive',
+      });
+
+      const clients = Array.from({ length: 8 }, client);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      sigtermAt = Date.now();
+      child.kill('SIGTERM');
+      // The drain delay (1 s) and then the listener's close: a new connection is refused.
+      for (let i = 0; i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (Date.now() - sigtermAt > 1000 && 'code' in (await get(`${origin}/ready`, false))) break;
+      }
+      const idle = await get(`${origin}/v1/health`, idleAgent);
+      idleAgent.destroy();
+      await Promise.all(clients);
+      const code = await exit;
+      process.stdout.write(
+        `SIGTERM under keep-alive load (8 clients): ${tally.sent} requests sent during the drain, ` +
+          `${tally.answered} answered, ${tally.refused} refused, ${tally.reset.length} reset; ` +
+          `the idle client ${JSON.stringify(idle)}; exit ${code} after ${Date.now() - sigtermAt} ms\n`,
+      );
+      expect(tally.reset).toEqual([]);
+      expect(tally.answered + tally.refused).toBe(tally.sent);
+      expect(tally.sent).toBeGreaterThan(50); // load there was, even on a busy machine
+      expect(tally.notOk).toBe(0);
+      expect(tally.keptAlive).toBe(0);
+      expect(idle).toMatchObject({ status: 200, connection: 'close' });
+      expect(code).toBe(0);
+    },
+    90_000,
+  );
 });
+
+/** One GET through node:http (fetch hides `Connection`): the answer, or the error's code. */
+function get(
+  url: string,
+  agent: Agent | false,
+): Promise<{ status: number; connection: string | undefined } | { code: string }> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      res.on('error', (error: NodeJS.ErrnoException) => resolve({ code: error.code ?? error.message }));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ code: error.code ?? error.message }));
+    req.end();
+  });
+}

@@ -26,7 +26,13 @@ export interface Replica {
   url: string;
   pid: number;
   child: ChildProcess;
+  /** The last 20,000 characters it printed. */
   output(): string;
+  /**
+   * The first 20,000 characters it printed: its start-up lines (the metrics address, "listening"),
+   * which a busy replica's request log soon pushes out of {@link Replica.output}.
+   */
+  startup(): string;
 }
 
 /** A fresh database of its own on the PostgreSQL of `adminUrl`, with two handles: its URL and a pool. */
@@ -83,17 +89,27 @@ export async function startReplica(
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let startup = '';
   const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
+    const text = chunk.toString();
+    output = (output + text).slice(-20_000);
+    if (startup.length < 20_000) startup = (startup + text).slice(0, 20_000);
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
+    const match = /svc-server listening on (http:\/\/\S+)/.exec(startup);
     if (match?.[1]) {
       if (child.pid === undefined) throw new Error(`${name} has no pid`);
-      return { name, url: `${match[1]}/v1`, pid: child.pid, child, output: () => output };
+      return {
+        name,
+        url: `${match[1]}/v1`,
+        pid: child.pid,
+        child,
+        output: () => output,
+        startup: () => startup,
+      };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');

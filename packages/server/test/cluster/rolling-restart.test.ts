@@ -95,8 +95,8 @@ describePostgres('rolling restart', () => {
   const start = async (name: string) => {
     const replica = await startReplica(name, { databaseUrl: db.url, keyFile, env });
     started.push(replica);
-    // Logged before the "listening" line, so it is in the output now (later lines push it out).
-    const url = /metrics on (http:\/\/[^\s"]+)/.exec(replica.output())?.[1];
+    // Logged before the "listening" line, with the start-up lines.
+    const url = /metrics on (http:\/\/[^\s"]+)/.exec(replica.startup())?.[1];
     if (url) metricsUrls.set(name, url);
     return replica;
   };

@@ -102,6 +102,34 @@ describePostgres('bounded waits', (engine) => {
     expect(retried.status).toBe(200);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
   });
+
+  test('the worker runs operations while requests hold every connection of their pool', async () => {
+    // Started by hand below, so the create's operation waits for it.
+    await t.app.worker.stop();
+    const { workspace, editor } = await t.team();
+    const created = await t.call('POST', `/v1/workspaces/${workspace.id}/computers`, {
+      token: editor.token,
+      body: { name: unique('c'), size: 'small', image: 'ubuntu-2404' },
+    });
+    expect(created.status).toBe(202);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holders = [0, 1].map(() => t.db.transaction(() => gate));
+    try {
+      // Creating a computer takes several steps, each a claim and writes on the worker's own pool.
+      for (let step = 0; step < 10; step++) if (!(await t.app.worker.runOnce())) break;
+    } finally {
+      release();
+      await Promise.all(holders);
+    }
+    const { rows } = await t.db.query<{ state: string }>('SELECT state FROM operations WHERE id = $1', [
+      created.body.operations[0].id,
+    ]);
+    expect(rows[0]?.state).toBe('succeeded');
+    await t.app.worker.start();
+  });
 });
 
 /** The test database's address, as the server's pool sees it. */

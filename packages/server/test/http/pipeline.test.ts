@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { Principal } from '../../src/auth/authenticate.js';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
-import type { HandlerContext } from '../../src/http/pipeline.js';
+import type { HandlerContext } from '../../src/http/context.js';
 import { createHttpCore } from '../../src/http/pipeline.js';
 import { newRequestId } from '../../src/http/request-id.js';
 import { compileRouter } from '../../src/http/router.js';
@@ -189,16 +190,17 @@ describe('request ids', () => {
 
 describe('authenticate hook', () => {
   const seen: string[] = [];
+  const caller: Principal = { id: 'p-1', kind: 'user', name: 'ada', display_name: 'Ada', email: null };
   const guarded = createHttpCore({
     document,
     router,
     validator,
-    handle: (ctx) => ctx.json(200, { principal: ctx.state.principal }),
-    authenticate: (start) => {
-      seen.push(start.operationId);
-      if (start.request.headers.get('authorization') !== 'Bearer ok')
-        return start.error('unauthenticated', 'no credential');
-      start.state.principal = 'p-1';
+    handle: (ctx) => ctx.json(200, { principal: ctx.get('principal')?.id }),
+    authenticate: (c) => {
+      seen.push(c.operationId);
+      if (c.request.headers.get('authorization') !== 'Bearer ok')
+        return c.error('unauthenticated', 'no credential');
+      c.set('principal', caller);
       return undefined;
     },
   });

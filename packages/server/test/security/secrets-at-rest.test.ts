@@ -197,7 +197,10 @@ describeEngines('signing keys are sealed at rest', (engine) => {
     );
   });
 
-  test('plaintext keys of older versions are sealed on start and keep signing', async () => {
+  // A fresh PGlite of its own (WASM start-up and migrations): seconds, more on a busy machine.
+  test('plaintext keys of older versions are sealed on start and keep signing', {
+    timeout: 60_000,
+  }, async () => {
     const old = await engine.open();
     const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const kid = newId();

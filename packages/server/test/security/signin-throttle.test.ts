@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { setLocalAccount } from '../../src/signin/accounts.js';
+import { cheapenPassword } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
 import { BASE_URL, startHarness } from './support/harness.js';
@@ -35,6 +36,7 @@ describeEngines('sign-in throttle is atomic', (engine) => {
   test(`16 concurrent wrong passwords: exactly ${FAILURES} are checked (401), 11 get 429`, async () => {
     const email = 'burst@example.com';
     await setLocalAccount(db, { email, password: PASSWORD });
+    await cheapenPassword(db, email, PASSWORD);
     const send = fromAddress(h.app.fetch, '198.51.100.1');
     const answers = await Promise.all(
       Array.from({ length: 16 }, (_, i) => postSignin(send, form, { email, password: `wrong ${i}` })),
@@ -55,6 +57,7 @@ describeEngines('sign-in throttle is atomic', (engine) => {
   test('a browser gets the form again with 429 and Retry-After, never a redirect', async () => {
     const email = 'browser@example.com';
     await setLocalAccount(db, { email, password: PASSWORD });
+    await cheapenPassword(db, email, PASSWORD);
     const send = fromAddress(h.app.fetch, '198.51.100.2');
     for (let i = 0; i < FAILURES; i++)
       expect((await postSignin(send, form, { email, password: 'wrong' }, { html: true })).status).toBe(401);
@@ -69,6 +72,7 @@ describeEngines('sign-in throttle is atomic', (engine) => {
   test('a right password clears the count of its account and address', { timeout: 90_000 }, async () => {
     const email = 'clears@example.com';
     await setLocalAccount(db, { email, password: PASSWORD });
+    await cheapenPassword(db, email, PASSWORD);
     const send = fromAddress(h.app.fetch, '198.51.100.3');
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < FAILURES - 1; i++)
@@ -83,6 +87,7 @@ describeEngines('sign-in throttle is atomic', (engine) => {
       try {
         const email = 'replicas@example.com';
         await setLocalAccount(db, { email, password: PASSWORD });
+        await cheapenPassword(db, email, PASSWORD);
         const sends = [h, other].map((r) => fromAddress(r.app.fetch, '198.51.100.4'));
         const answers = await Promise.all(
           Array.from({ length: 16 }, (_, i) =>

@@ -4,6 +4,7 @@ import { setLocalAccount } from '../../src/signin/accounts.js';
 import { createSigninHandler } from '../../src/signin/handler.js';
 import { s256 } from '../../src/signin/pkce.js';
 import { hashSecret } from '../../src/signin/secrets.js';
+import { cheapenPassword } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 
 const ORIGIN = 'https://svc.test';
@@ -61,6 +62,7 @@ describeEngines('browser sign-in pages', (engine) => {
   beforeAll(async () => {
     db = await engine.open();
     await setLocalAccount(db, { email: EMAIL, password: PASSWORD });
+    await cheapenPassword(db, EMAIL, PASSWORD);
     handler = createSigninHandler({
       db,
       publicOrigin: ORIGIN,

@@ -76,6 +76,8 @@ interface Figures {
   problems: string[];
   probes: number;
   probeFailures: string[];
+  /** Mutations sent, per workspace. */
+  mutations: Map<string, number>;
 }
 
 const pick = <T>(rand: () => number, items: readonly T[]): T | undefined =>
@@ -157,6 +159,7 @@ describeEngines('storm at production defaults', (engine) => {
         problems: [],
         probes: 0,
         probeFailures: [],
+        mutations: new Map(),
       };
       const deadline = Date.now() + SECONDS * 1000;
       let storming = true;
@@ -172,6 +175,9 @@ describeEngines('storm at production defaults', (engine) => {
       ): Promise<Answer> => {
         const app = pick(rand, apps) as App;
         const key = newId();
+        const workspace = /^\/v1\/workspaces\/([^/]+)/.exec(path)?.[1];
+        if (method !== 'GET' && workspace)
+          figures.mutations.set(workspace, (figures.mutations.get(workspace) ?? 0) + 1);
         const twice = method !== 'GET' && rand() < 0.15;
         const started = performance.now();
         const sends = [send(app, method, path, who, body, key)];
@@ -233,9 +239,11 @@ describeEngines('storm at production defaults', (engine) => {
       // A bound reached now and then is allowed (503, retry); a replica that only answers 503 is not.
       expect(figures.byStatus['503'] ?? 0).toBeLessThanOrEqual(figures.requests / 100);
       expect(effects.mismatches).toEqual([]);
-      // The storm really stormed: mutations succeeded, and the shipped limits refused some.
+      // The storm really stormed: mutations succeeded; and where one workspace was sent more than
+      // twice its budget of 120 mutations a minute, the shipped limit refused some.
       expect(figures.byStatus['202'] ?? 0).toBeGreaterThan(10);
-      expect(figures.byStatus['429'] ?? 0).toBeGreaterThan(0);
+      if ((figures.mutations.get(grounds[0]?.id ?? '') ?? 0) > 240)
+        expect(figures.byStatus['429'] ?? 0).toBeGreaterThan(0);
     },
     (SECONDS + 90) * 1000,
   );
@@ -550,7 +558,7 @@ function printFigures(
 ): void {
   const lines = [
     `storm [${engine}]: ${CLIENTS} clients × ${SECONDS} s on ${replicas} replica(s), seed ${seed}: ${figures.requests} requests (${figures.duplicates} sent twice with one key)`,
-    `  statuses: ${JSON.stringify(figures.byStatus)}`,
+    `  statuses: ${JSON.stringify(figures.byStatus)}; mutations per workspace: ${JSON.stringify([...figures.mutations.values()])}`,
     `  longest wait: ${figures.longestMs.toFixed(0)} ms (${figures.longest}); bound ${WAIT_BOUND_MS} ms`,
     `  health and reads during the storm: ${figures.probes} answered, ${figures.probeFailures.length} failed`,
     `  effects checked: ${JSON.stringify(effects.counts)}; mismatches ${effects.mismatches.length}`,
