@@ -5,7 +5,15 @@ export type { OpenApiDocument } from './document.js';
 export type { components, operations, paths } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
-export type { OperationResponse, Parameter, RequestBody } from './reader.js';
-export { enumValues, operationParameters, operationResponses, requestBody, responseFor } from './reader.js';
+export type { OperationResponse, Parameter, RequestBody, SecurityRequirement } from './reader.js';
+export {
+  enumValues,
+  isAnonymous,
+  operationParameters,
+  operationResponses,
+  operationSecurity,
+  requestBody,
+  responseFor,
+} from './reader.js';
 export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
