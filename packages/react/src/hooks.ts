@@ -40,7 +40,23 @@ export interface HooksOptions {
   retry?: (failureCount: number, error: unknown) => boolean;
   /** TanStack's `retryDelay`. Default {@link retryDelay}: `Retry-After`, else exponential with jitter. */
   retryDelay?: (failureCount: number, error: unknown) => number;
+  /**
+   * How `useOperationMutation` follows a 202's operations to their end. Default `waitForOperations` of
+   * `@svc/client` (long-polls `GET /operations/{operation}?wait=N`). This is the seam for event streams:
+   * the spec has none yet; when it gains one, a waiter that listens to it goes here and no hook changes.
+   */
+  waitForOperations?: OperationWaiter;
 }
+
+/**
+ * Follows operations until each has ended, reporting every change: `waitForOperations` of `@svc/client`
+ * has this shape.
+ */
+export type OperationWaiter = (
+  client: SvcClient,
+  operations: readonly Operation[],
+  options: WaitOptions,
+) => Promise<Operation[]>;
 
 /** The arguments after the path: `init` is required exactly when the operation has a required parameter. */
 type Args<Init, Options> = undefined extends Init
@@ -192,6 +208,7 @@ export function createHooks<Paths extends {} = ApiPaths>(
   const makeKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const retry = { retry: options.retry ?? shouldRetry, retryDelay: options.retryDelay ?? retryDelay };
   const setup: MutationSetup = { makeKey, retry };
+  const follow: OperationWaiter = options.waitForOperations ?? waitForOperations;
   const send = client as unknown as Record<
     string,
     (path: string, init: unknown) => Promise<{ response: Response }>
@@ -339,7 +356,7 @@ export function createHooks<Paths extends {} = ApiPaths>(
           const ids = operationChanges(accepted);
           void refresh(ids);
           if (wait === false) return accepted;
-          const operations = await waitForOperations(client as unknown as SvcClient, accepted.operations, {
+          const operations = await follow(client as unknown as SvcClient, accepted.operations, {
             ...(wait === true ? {} : wait),
             onProgress: (operation) => {
               void refresh([operation.target.id]);

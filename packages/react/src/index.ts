@@ -4,6 +4,7 @@ export type {
   ItemOf,
   OperationMutationOptionsOf,
   OperationPathsOf,
+  OperationWaiter,
   SvcHooks,
 } from './hooks.js';
 export { createHooks, itemsOf } from './hooks.js';

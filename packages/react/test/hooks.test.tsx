@@ -2,7 +2,7 @@
 import { ApiError, NetworkError } from '@svc/client';
 import { act, renderHook, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { itemsOf, resourceFilter } from '../src/index.js';
+import { createHooks, itemsOf, resourceFilter } from '../src/index.js';
 import { errorBody, json, scripted, testQueryClient, wrapperFor } from './support.js';
 
 const computer = (name: string, state = 'running') => ({
@@ -328,5 +328,38 @@ describe('resourceFilter', () => {
     expect(found('/workspaces/{workspace}/computers')).toHaveLength(3);
     expect(found('/workspaces/{workspace}/computers/{computer}', { computer: 'x' })).toHaveLength(1);
     expect(found('/workspaces/{workspace}/members')).toHaveLength(0);
+  });
+});
+
+describe('the operation waiter seam', () => {
+  it('follows operations with the waiter given (an event stream, once the spec has one)', async () => {
+    const { client, seen } = scripted(() =>
+      json(
+        202,
+        { operations: [operation('pending', 0)] },
+        { Location: '/v1/operations/op-1', 'Retry-After': '1' },
+      ),
+    );
+    const followed: string[] = [];
+    const api = createHooks(client, {
+      waitForOperations: async (_client, operations, { onProgress }) => {
+        followed.push(...operations.map((op) => op.id));
+        const done = operations.map((op) => ({ ...op, state: 'succeeded', progress: 100 }));
+        for (const op of done) onProgress?.(op);
+        return done;
+      },
+    });
+    const { result } = renderHook(
+      () => api.useOperationMutation('post', '/workspaces/{workspace}/computers/{computer}/stop'),
+      {
+        wrapper: wrapperFor(testQueryClient()),
+      },
+    );
+    const done = await act(() =>
+      result.current.mutateAsync({ params: { path: { workspace: 'dev', computer: 'box' } } }),
+    );
+    expect(followed).toEqual(['op-1']);
+    expect(done.operations[0]?.state).toBe('succeeded');
+    expect(seen.map((s) => s.path)).toEqual(['/workspaces/dev/computers/box/stop']); // no long-poll
   });
 });
