@@ -1,11 +1,9 @@
 import {
   type ApiPaths,
-  type ListItem,
   type ListPath,
   type Operation,
   type SvcClient,
   unwrap,
-  type WaitOptions,
   waitForOperations,
 } from '@svc/client';
 import {
@@ -14,18 +12,22 @@ import {
   infiniteQueryOptions as tanstackInfiniteQueryOptions,
   queryOptions as tanstackQueryOptions,
   type UseInfiniteQueryOptions,
-  type UseMutationOptions,
-  type UseMutationResult,
   type UseQueryOptions,
   useQueryClient,
   useInfiniteQuery as useTanstackInfiniteQuery,
-  useMutation as useTanstackMutation,
   useQuery as useTanstackQuery,
   useSuspenseQuery as useTanstackSuspenseQuery,
 } from '@tanstack/react-query';
-import { useCallback } from 'react';
-import { retryDelay, shouldRetry, withIdempotencyKey } from './idempotency.js';
-import { changedBy, queryKey, type Resource, resourceFilter, type SvcQueryKey } from './keys.js';
+import { retryDelay, shouldRetry } from './idempotency.js';
+import { queryKey, type SvcQueryKey } from './keys.js';
+import {
+  type MutationOptionsOf,
+  type MutationSetup,
+  type OperationMutationOptionsOf,
+  type OperationPathsOf,
+  type OperationWaiter,
+  useSvcMutation,
+} from './mutations.js';
 import { mentionsAny, operationChanges } from './operations.js';
 import type { DataOf, ErrorOf, InitOf, MutationMethod, PathsOf } from './types.js';
 
@@ -47,16 +49,6 @@ export interface HooksOptions {
    */
   waitForOperations?: OperationWaiter;
 }
-
-/**
- * Follows operations until each has ended, reporting every change: `waitForOperations` of `@svc/client`
- * has this shape.
- */
-export type OperationWaiter = (
-  client: SvcClient,
-  operations: readonly Operation[],
-  options: WaitOptions,
-) => Promise<Operation[]>;
 
 /** The arguments after the path: `init` is required exactly when the operation has a required parameter. */
 type Args<Init, Options> = undefined extends Init
@@ -85,105 +77,6 @@ type InfiniteOptionsOf<Path extends ListPathOf<Paths>, Paths extends {}> = Omit<
   >,
   'queryKey' | 'queryFn' | 'initialPageParam' | 'getNextPageParam'
 >;
-
-/** What a mutation hook takes besides TanStack's own options. */
-export interface MutationExtras<Data, Init> {
-  /**
-   * What to refresh when the call has settled: resources (see `resourceFilter`), or `false` for
-   * nothing. Default: what `changedBy` says of the path and its path parameters.
-   */
-  invalidates?: false | ((init: Init, data: Data | undefined) => Resource[]);
-}
-
-export type MutationOptionsOf<
-  Method extends MutationMethod,
-  Path extends PathsOf<Method, Paths>,
-  Paths extends {},
-> = Omit<
-  UseMutationOptions<DataOf<Method, Path, Paths>, ErrorOf<Method, Path, Paths>, InitOf<Method, Path, Paths>>,
-  'mutationKey' | 'mutationFn'
-> &
-  MutationExtras<DataOf<Method, Path, Paths>, InitOf<Method, Path, Paths>>;
-
-/** The paths of `Method` that answer `202 {operations: […]}`: long-running calls. */
-export type OperationPathsOf<Method extends MutationMethod, Paths extends {} = ApiPaths> = {
-  [Path in PathsOf<Method, Paths>]: DataOf<Method, Path, Paths> extends { operations: readonly Operation[] }
-    ? Path
-    : never;
-}[PathsOf<Method, Paths>];
-
-/** Options of a long-running mutation: a mutation's, plus how to wait for its operations. */
-export type OperationMutationOptionsOf<
-  Method extends MutationMethod,
-  Path extends OperationPathsOf<Method, Paths>,
-  Paths extends {},
-> = MutationOptionsOf<Method, Path, Paths> & {
-  /**
-   * Wait until every operation of the 202 has ended (`waitForOperations` of `@svc/client`, long-polling
-   * `GET /operations/{operation}?wait=N`) before the mutation succeeds. `false`: succeed at the 202.
-   * Default `true`.
-   */
-  wait?: boolean | Omit<WaitOptions, 'signal' | 'onProgress'>;
-  /** Called with an operation every time a poll shows it changed; its target's queries are refreshed too. */
-  onProgress?: (operation: Operation) => void;
-};
-
-/** What every mutation hook of one {@link createHooks} shares. */
-interface MutationSetup {
-  makeKey: () => string;
-  retry: {
-    retry: (failureCount: number, error: unknown) => boolean;
-    retryDelay: (failureCount: number, error: unknown) => number;
-  };
-}
-
-/**
- * TanStack's `useMutation` for `method path` calling `fn`: the key is made in `mutate`, once per call,
- * so TanStack's retries of the call send the same one; what the call changed is refreshed when it settles.
- */
-function useSvcMutation<Data, Failure, Init>(
-  setup: MutationSetup,
-  method: string,
-  path: string,
-  fn: (init: Init) => Promise<Data>,
-  extra: Omit<UseMutationOptions<Data, Failure, Init>, 'mutationKey' | 'mutationFn'> &
-    MutationExtras<Data, Init> = {},
-): UseMutationResult<Data, Failure, Init> {
-  const queryClient = useQueryClient();
-  const { invalidates, onSettled, ...rest } = extra;
-  const result = useTanstackMutation<Data, Failure, Init>({
-    mutationKey: [method, path],
-    mutationFn: fn,
-    ...setup.retry,
-    ...rest,
-    onSettled: async (data, error, init, ...more) => {
-      const resources =
-        invalidates === false
-          ? []
-          : invalidates
-            ? invalidates(init, data)
-            : changedBy(path, (init as { params?: { path?: Record<string, unknown> } })?.params?.path);
-      await Promise.all(resources.map((r) => queryClient.invalidateQueries(resourceFilter(r))));
-      return onSettled?.(data, error, init, ...more);
-    },
-  });
-  const { mutate: rawMutate, mutateAsync: rawMutateAsync } = result;
-  const mutate = useCallback(
-    (...[init, opts]: Parameters<typeof rawMutate>) =>
-      rawMutate(
-        ...([withIdempotencyKey(init, setup.makeKey), opts] as unknown as Parameters<typeof rawMutate>),
-      ),
-    [rawMutate, setup],
-  ) as typeof rawMutate;
-  const mutateAsync = useCallback(
-    (...[init, opts]: Parameters<typeof rawMutateAsync>) =>
-      rawMutateAsync(
-        ...([withIdempotencyKey(init, setup.makeKey), opts] as unknown as Parameters<typeof rawMutateAsync>),
-      ),
-    [rawMutateAsync, setup],
-  ) as typeof rawMutateAsync;
-  return { ...result, mutate, mutateAsync } as typeof result;
-}
 
 /**
  * TanStack Query hooks for every operation of the API over one `@svc/client` client: a query per GET
@@ -375,31 +268,6 @@ export function createHooks<Paths extends {} = ApiPaths>(
     },
   };
 }
-
-/**
- * Every item an infinite list has loaded, page after page: the one array of each page's envelope
- * (`computers`, `workspaces`, …).
- *
- * @example
- * import { itemsOf } from '@svc/react';
- * const names = itemsOf<{ name: string }>({ pages: [{ computers: [{ name: 'a' }], next_cursor: null, has_more: false }], pageParams: [null] }).map((c) => c.name);
- */
-export function itemsOf<Item = unknown>(data: { pages: readonly object[] } | undefined): Item[] {
-  return (data?.pages ?? []).flatMap(
-    (page) =>
-      (Object.entries(page).find(([key, value]) => key !== 'next_cursor' && Array.isArray(value))?.[1] ??
-        []) as Item[],
-  );
-}
-
-/**
- * The item type of a list path, for {@link itemsOf}.
- *
- * @example
- * import type { ItemOf } from '@svc/react';
- * type Computer = ItemOf<'/workspaces/{workspace}/computers'>;
- */
-export type ItemOf<Path extends ListPath<Paths>, Paths extends {} = ApiPaths> = ListItem<Path, Paths>;
 
 /** The hooks {@link createHooks} makes. */
 export type SvcHooks<Paths extends {} = ApiPaths> = ReturnType<typeof createHooks<Paths>>;

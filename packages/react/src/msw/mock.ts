@@ -10,8 +10,9 @@ import { createOpenApiHttp, type OpenApiHttpHandlers } from 'openapi-msw';
 import { findCollections } from './collections.js';
 import { BUNDLED_DOCUMENT } from './document.js';
 import { type Answer, type Choice, exampleAnswer, operationById, preferred } from './examples.js';
+import { seedFromExamples } from './seed.js';
 import { MockState, type StateOptions } from './state.js';
-import { seedFromExamples, statefulAnswer } from './stateful.js';
+import { statefulAnswer } from './stateful.js';
 
 /** The statuses an operation documents (`200 | 400 | 404 | …`). */
 export type StatusOf<Ops, Id extends keyof Ops> = Ops[Id] extends { responses: infer R }
