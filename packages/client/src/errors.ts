@@ -25,18 +25,21 @@ export class ApiError extends Error {
   declare readonly status: number;
   declare readonly code: ErrorCode;
   declare readonly details: unknown;
+  /** The response body as received: the error envelope `{error: {…}}`, a text, or undefined when empty. */
+  declare readonly body: unknown;
   declare readonly requestId: string | undefined;
   /** Milliseconds the server asked us to wait (`Retry-After`), when it said so. */
   declare readonly retryAfterMs: number | undefined;
 
   constructor(
     message: string,
-    fields: ErrorFields<ErrorCode> & { details?: unknown; retryAfterMs?: number | undefined },
+    fields: ErrorFields<ErrorCode> & { details?: unknown; body?: unknown; retryAfterMs?: number | undefined },
   ) {
     super(message, { cause: fields.cause });
     this.status = fields.status;
     this.code = fields.code;
     this.details = fields.details ?? null;
+    this.body = fields.body;
     this.requestId = fields.requestId;
     this.retryAfterMs = fields.retryAfterMs;
   }

@@ -16,6 +16,7 @@ export function errorFromResponse(response: Response, body: unknown, cause?: unk
     status,
     requestId: headers.get('Request-Id') ?? undefined,
     retryAfterMs: parseRetryAfter(headers.get('Retry-After')),
+    body,
     cause,
   };
   const envelope = (body as { error?: Record<string, unknown> } | null | undefined)?.error;

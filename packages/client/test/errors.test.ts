@@ -17,6 +17,7 @@ describe('error responses become ApiError', () => {
         message: 'no such workspace',
         details: { resource: 'workspace' },
         requestId: 'req_body',
+        body: errorBody('not_found', 'no such workspace', { resource: 'workspace' }, 'req_body'),
       },
     ],
     [

@@ -1,0 +1,35 @@
+// Browser-safe entry: the reader of the main entry without `loadDocument` (node:fs). Code that runs in a
+// browser (the MSW handlers of @svc/react) imports the document itself (`@svc/contract/openapi.json`)
+// and reads it with these.
+export type { OpenApiDocument } from './document.js';
+export type { components, operations, paths } from './generated/schema.js';
+export type { HttpMethod, OperationInfo } from './operations.js';
+export { HTTP_METHODS, listOperations } from './operations.js';
+export type {
+  CliPresentation,
+  McpHints,
+  OperationPolicy,
+  Permission,
+  Transaction,
+  WorkspacePermission,
+} from './policy.js';
+export {
+  CLI_PRESENTATIONS,
+  isWorkspacePermission,
+  operationPolicy,
+  PERMISSIONS,
+  TRANSACTIONS,
+  WORKSPACE_PERMISSIONS,
+} from './policy.js';
+export type { OperationResponse, Parameter, RequestBody, SecurityRequirement } from './reader.js';
+export {
+  enumValues,
+  isAnonymous,
+  operationParameters,
+  operationResponses,
+  operationSecurity,
+  requestBody,
+  responseFor,
+} from './reader.js';
+export type { JsonObject } from './refs.js';
+export { deref, derefWithRef, resolveRef } from './refs.js';
