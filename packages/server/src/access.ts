@@ -1,10 +1,12 @@
-import type { Schema, WorkspacePermission } from '@svc/contract';
+import type { WorkspacePermission } from '@svc/contract';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
+import type { Role } from './roles.js';
 
-/** The roles of design §8: the spec's `Role`. */
-export type Role = Schema<'Role'>;
+// Declared in roles.ts, which the repositories import without importing the checks; handed on here with
+// the checks that rank it.
+export type { Role };
 
 // Weakest first. Keyed by the spec's enum, so a role added to the spec does not compile until ranked
 // here; test/spec-drift.test.ts checks the order against the spec's (strongest first).

@@ -1,8 +1,9 @@
 import type { Schema } from '@svc/contract';
 import type { JWK } from 'jose';
-import type { Role, WorkspaceRow } from './access.js';
+import type { WorkspaceRow } from './access.js';
 import type { KeyAlgorithm } from './auth/keypair.js';
 import type { ComputerRow, OperationRow } from './operations/records.js';
+import type { Role } from './roles.js';
 
 // Rows → the spec's resource shapes (design §3). Optional fields are left out, never null: the spec's
 // types are not nullable. Timestamps are RFC 3339 in UTC.

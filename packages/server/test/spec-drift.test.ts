@@ -4,7 +4,7 @@
 // checks what the compiler cannot: the values at run time, the order of roles, and the live schema.
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { atLeast, type Role } from '../src/access.js';
+import { atLeast } from '../src/access.js';
 import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
 import type { Database } from '../src/db/database.js';
 import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
@@ -13,6 +13,7 @@ import {
   TERMINAL_OPERATION_STATES,
   TRANSIENT_COMPUTER_STATES,
 } from '../src/operations/records.js';
+import type { Role } from '../src/roles.js';
 import { describeEngines } from './support/databases.js';
 
 const document = loadDocument();

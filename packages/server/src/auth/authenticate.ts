@@ -1,6 +1,7 @@
 import type { components } from '@svc/contract';
-import type { Role, WorkspaceAccess, WorkspaceRow } from '../access.js';
+import type { WorkspaceAccess, WorkspaceRow } from '../access.js';
 import type { Queryable } from '../db/database.js';
+import type { Role } from '../roles.js';
 import type { AccessTokens } from './access-token.js';
 import { AuthError } from './errors.js';
 import type { PrincipalCache } from './principal-cache.js';
@@ -17,7 +18,7 @@ export interface Principal {
     id: string;
     name: string;
     display_name: string;
-    role: components['schemas']['Role'];
+    role: Role;
   }[];
   /**
    * The same memberships with the whole workspace row, for permission checks without a query

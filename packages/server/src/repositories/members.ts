@@ -1,7 +1,7 @@
-import type { Role } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import type { MemberRow } from '../render.js';
+import type { Role } from '../roles.js';
 import { ownerPage } from './keyset.js';
 
 const COLUMNS =

@@ -1,4 +1,4 @@
-import type { Schema } from '@svc/contract';
+import type { Role } from '../../../src/roles.js';
 
 /**
  * The permission classes of design §8, one per operation of the spec. This is the one place the
@@ -26,8 +26,8 @@ export type PermissionClass =
   /** §8 row 5: grant or revoke owner; change or delete the workspace (owner). */
   | 'owner';
 
-/** The spec's roles: a role added there does not compile until `RANK` below ranks it. */
-export type Role = Schema<'Role'>;
+// The spec's roles (declared once, in the server): a role added there does not compile until `RANK` below ranks it.
+export type { Role };
 
 /** The weakest role a workspace-scoped class needs (design §8). */
 export const NEEDS: Readonly<Record<'read' | 'computers' | 'exec' | 'manage' | 'owner', Role>> = {
