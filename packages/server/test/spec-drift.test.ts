@@ -8,11 +8,8 @@ import { atLeast } from '../src/access.js';
 import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
 import type { Database } from '../src/db/database.js';
 import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
-import {
-  COMPUTER_ACTIONS,
-  TERMINAL_OPERATION_STATES,
-  TRANSIENT_COMPUTER_STATES,
-} from '../src/operations/records.js';
+import { TERMINAL_OPERATION_STATES, TRANSIENT_COMPUTER_STATES } from '../src/operations/states.js';
+import { COMPUTER_ACTIONS } from '../src/operations/transitions.js';
 import type { Role } from '../src/roles.js';
 import { describeEngines } from './support/databases.js';
 

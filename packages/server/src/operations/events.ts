@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 import type { OperationRow } from './records.js';
-import { TERMINAL_OPERATION_STATES } from './records.js';
+import { TERMINAL_OPERATION_STATES } from './states.js';
 
 /** The NOTIFY channel carrying ids of operations that reached a final state. */
 export const OPERATION_DONE_CHANNEL = 'svc_operation_done';

@@ -1,43 +1,12 @@
-import type { components, Schema } from '@svc/contract';
+import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
 import { catalogueHas } from '../repositories/catalog.js';
 import type { DriverAction } from './driver.js';
 import { OPERATION_PENDING_CHANNEL } from './events.js';
-
-/** Computer states of design §4, from the spec. */
-export type ComputerState = components['schemas']['ComputerState'];
-/** Operation states of design §4 (`canceled` reserved), from the spec. */
-export type OperationState = components['schemas']['OperationState'];
-
-// Every state of the spec, classified (design §4). Keyed by the spec's enums, so a state added to the
-// spec does not compile until someone says here whether it is final (operations) or transient (computers).
-const OPERATION_STATE_IS_FINAL: Readonly<Record<OperationState, boolean>> = {
-  pending: false,
-  running: false,
-  succeeded: true,
-  failed: true,
-  canceled: true,
-};
-const COMPUTER_STATE_IS_TRANSIENT: Readonly<Record<ComputerState, boolean>> = {
-  creating: true,
-  starting: true,
-  running: false,
-  stopping: true,
-  stopped: false,
-  restarting: true,
-  failed: false,
-  deleting: true,
-  deleted: false,
-};
-const statesWhere = <State extends string>(table: Readonly<Record<State, boolean>>): ReadonlySet<State> =>
-  new Set((Object.keys(table) as State[]).filter((state) => table[state]));
-
-/** `succeeded`, `failed`, `canceled`: the operation states that never change again. */
-export const TERMINAL_OPERATION_STATES: ReadonlySet<OperationState> = statesWhere(OPERATION_STATE_IS_FINAL);
-/** The computer states that hold while an operation runs (`current_operation_id` names it). */
-export const TRANSIENT_COMPUTER_STATES: ReadonlySet<ComputerState> = statesWhere(COMPUTER_STATE_IS_TRANSIENT);
+import type { ComputerState, OperationState } from './states.js';
+import { assertActionAllowed, assertRunning } from './transitions.js';
 
 /** A `computers` row. */
 export interface ComputerRow {
@@ -89,28 +58,6 @@ export interface StoredCommand {
   max_output_bytes: number;
 }
 
-/** What each action may start from, the state it holds while it runs, and where it ends (design §4). */
-export const COMPUTER_ACTIONS: Readonly<
-  Record<DriverAction, { from: readonly ComputerState[]; during: ComputerState; to: ComputerState }>
-> = {
-  create: { from: [], during: 'creating', to: 'running' },
-  start: { from: ['stopped', 'failed'], during: 'starting', to: 'running' },
-  stop: { from: ['running'], during: 'stopping', to: 'stopped' },
-  restart: { from: ['running'], during: 'restarting', to: 'running' },
-  delete: { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
-};
-
-/**
- * 409 `invalid_state` (`details: {current_state, allowed_from}`) or 409 `operation_in_progress`
- * (`details: {operation_id}`), design §4.
- *
- * @example
- * if (error instanceof ComputerStateError) console.log(error.details);
- */
-export class ComputerStateError extends ApiError {
-  override name = 'ComputerStateError';
-}
-
 /**
  * Checks an action against the computer's state and, when allowed, records a pending operation and
  * moves the computer into the action's transient state, in the caller's transaction (so it commits
@@ -131,13 +78,7 @@ export async function requestComputerAction(
   ]);
   const computer = rows[0];
   if (!computer) throw new ApiError('not_found', 'no such computer');
-  const rule = COMPUTER_ACTIONS[action];
-  assertNoOperation(computer);
-  if (!rule.from.includes(computer.state)) {
-    throw new ComputerStateError('invalid_state', `cannot ${action} a computer that is ${computer.state}`, {
-      details: { current_state: computer.state, allowed_from: [...rule.from] },
-    });
-  }
+  const rule = assertActionAllowed(computer, action);
   const operation = await insertOperation(tx, computer, `computer.${action}`, principalId);
   await tx.query(
     'UPDATE computers SET state = $2, current_operation_id = $3, updated_at = now() WHERE id = $1',
@@ -168,33 +109,6 @@ export async function requestComputerCommand(
   if (!computer) throw new ApiError('not_found', 'no such computer');
   assertRunning(computer, 'run');
   return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
-}
-
-/** 409 `operation_in_progress` (`details: {operation_id}`) while an operation holds the computer. */
-function assertNoOperation(computer: Pick<ComputerRow, 'state' | 'current_operation_id'>): void {
-  if (TRANSIENT_COMPUTER_STATES.has(computer.state) && computer.current_operation_id)
-    throw new ComputerStateError(
-      'operation_in_progress',
-      `the computer is ${computer.state}; wait for its operation to finish`,
-      { details: { operation_id: computer.current_operation_id } },
-    );
-}
-
-/**
- * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
- * it is `running`: the rule for running a command in it (design §13).
- */
-export function assertRunning(
-  computer: Pick<ComputerRow, 'name' | 'state' | 'current_operation_id'>,
-  action: 'exec' | 'run',
-): void {
-  assertNoOperation(computer);
-  if (computer.state !== 'running')
-    throw new ComputerStateError(
-      'invalid_state',
-      `computer ${computer.name} is ${computer.state}; ${action} is allowed from running`,
-      { details: { current_state: computer.state, allowed_from: ['running'] } },
-    );
 }
 
 /** The fields a new computer is created with. */

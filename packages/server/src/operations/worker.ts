@@ -8,7 +8,7 @@ import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.j
 import type { OperationEvents } from './events.js';
 import { OPERATION_DONE_CHANNEL, OPERATION_PENDING_CHANNEL } from './events.js';
 import type { ComputerRow, OperationRow } from './records.js';
-import { COMPUTER_ACTIONS } from './records.js';
+import { COMPUTER_ACTIONS } from './transitions.js';
 
 export interface WorkerOptions {
   db: Database;

@@ -13,12 +13,12 @@ import {
 import { OperationEvents, waitForOperation } from '../../src/operations/events.js';
 import type { ComputerRow, OperationRow } from '../../src/operations/records.js';
 import {
-  ComputerStateError,
   createComputerRecord,
   requestComputerAction,
   requestComputerCommand,
 } from '../../src/operations/records.js';
 import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
+import { ComputerStateError } from '../../src/operations/transitions.js';
 import { OperationWorker } from '../../src/operations/worker.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';

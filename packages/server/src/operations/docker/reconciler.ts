@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import type { Queryable } from '../../db/database.js';
-import type { ComputerState } from '../records.js';
+import type { ComputerState } from '../states.js';
 import { containerName, isOurs, LABEL, labelFilter } from './labels.js';
 
 export interface ReconcilerOptions {
