@@ -2,6 +2,8 @@ import type { WorkspacePermission } from '@svc/contract';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
+import type { ReachRow } from './repositories/members.js';
+import type { WorkspaceRow } from './repositories/workspaces.js';
 import type { Role } from './roles.js';
 
 // Declared in roles.ts, which the repositories import without importing the checks; handed on here with
@@ -30,16 +32,6 @@ export const NEEDS: Readonly<Record<Permission, Role>> = {
 /** Whether `role` has `permission` (design §8), for what a handler shows rather than refuses. */
 export function allows(role: Role, permission: Permission): boolean {
   return atLeast(role, NEEDS[permission]);
-}
-
-/** A `workspaces` row. */
-export interface WorkspaceRow {
-  id: string;
-  name: string;
-  display_name: string;
-  created_by: string;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The workspace a request names, and the caller's current role in it. */
@@ -128,13 +120,6 @@ function allowed(access: WorkspaceAccess, permission: Permission): WorkspaceAcce
  * than the caller already has anywhere.
  */
 export type ReachNeed = 'read' | 'match';
-
-/** One workspace where a principal holds a role, with the caller's role there (`null`: no member). */
-export interface ReachRow {
-  name: string;
-  role: Role;
-  caller_role: Role | null;
-}
 
 /**
  * Refuses (403 `permission_denied`) when the caller does not cover the principal's roles: for each

@@ -36,7 +36,7 @@ export { listen } from './http/node-adapter.js';
 export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './idempotency.js';
 export { IdempotencyError, requestFingerprint, runIdempotent } from './idempotency.js';
 export { idTime, isId, isName, newId } from './ids.js';
-export type { ComputerDriver, ComputerRow, OperationRow } from './operations/index.js';
+export type { ComputerDriver } from './operations/index.js';
 export {
   ComputerStateError,
   createComputerRecord,
@@ -58,6 +58,8 @@ export {
 } from './ratelimit.js';
 export type { Counter, CounterOptions, CounterState, CounterStore } from './ratelimit-store.js';
 export { counterStore, memoryCounters } from './ratelimit-store.js';
+export type { ComputerRow } from './repositories/computers.js';
+export type { OperationRow } from './repositories/operations.js';
 export { seedSandbox } from './sandbox.js';
 export type { LocalAccountInput } from './signin/index.js';
 export { createSigninHandler, setLocalAccount } from './signin/index.js';

@@ -1,24 +1,15 @@
 import type { Schema } from '@svc/contract';
-import type { JWK } from 'jose';
-import type { WorkspaceRow } from './access.js';
-import type { KeyAlgorithm } from './auth/keypair.js';
-import type { ComputerRow, OperationRow } from './operations/records.js';
-import type { Role } from './roles.js';
+import type { ComputerRow, ComputerView } from './repositories/computers.js';
+import type { KeyRow } from './repositories/keys.js';
+import type { MemberRow } from './repositories/members.js';
+import type { OperationRow } from './repositories/operations.js';
+import type { ServiceAccountRow } from './repositories/service-accounts.js';
+import type { WorkspaceRow } from './repositories/workspaces.js';
 
 // Rows → the spec's resource shapes (design §3). Optional fields are left out, never null: the spec's
 // types are not nullable. Timestamps are RFC 3339 in UTC.
 
 const time = (value: Date | string): string => (typeof value === 'string' ? value : value.toISOString());
-
-/**
- * A computer as read for an answer (`GET` one, a list page): only the rendered columns, its timestamps
- * already RFC 3339 text in UTC with milliseconds, formatted by the database (`toISOString`'s shape, and
- * the same truncation of microseconds), so a page of 50 parses and formats no dates in JavaScript.
- */
-export type ComputerView = Omit<
-  ComputerRow,
-  'created_by' | 'deleted_at' | 'started_at' | 'stopped_at' | 'created_at' | 'updated_at'
-> & { started_at: string | null; stopped_at: string | null; created_at: string; updated_at: string };
 
 /** @example renderWorkspace(row) // { id, name, display_name, created_at, updated_at } */
 export function renderWorkspace(row: WorkspaceRow): Schema<'Workspace'> {
@@ -29,17 +20,6 @@ export function renderWorkspace(row: WorkspaceRow): Schema<'Workspace'> {
     created_at: time(row.created_at),
     updated_at: time(row.updated_at),
   };
-}
-
-/** A `members` row joined with its principal's kind. */
-export interface MemberRow {
-  id: string;
-  workspace_id: string;
-  principal_id: string;
-  principal_kind: Schema<'PrincipalKind'>;
-  role: Role;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** @example renderMember(row) */
@@ -55,17 +35,6 @@ export function renderMember(row: MemberRow): Schema<'Member'> {
   };
 }
 
-/** A service account: its row, its principal's display name and its role in the owning workspace. */
-export interface ServiceAccountRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  display_name: string;
-  role: Role;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** @example renderServiceAccount(row) */
 export function renderServiceAccount(row: ServiceAccountRow): Schema<'ServiceAccount'> {
   return {
@@ -77,19 +46,6 @@ export function renderServiceAccount(row: ServiceAccountRow): Schema<'ServiceAcc
     created_at: time(row.created_at),
     updated_at: time(row.updated_at),
   };
-}
-
-/** A `keys` row. */
-export interface KeyRow {
-  id: string;
-  principal_id: string;
-  algorithm: KeyAlgorithm;
-  public_jwk: JWK;
-  state: Schema<'KeyState'>;
-  expires_at: Date | null;
-  last_used_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The public half only; `kid`, `alg` and `use` are added so the JWK stands on its own. */

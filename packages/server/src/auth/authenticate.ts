@@ -1,6 +1,7 @@
 import type { components } from '@svc/contract';
-import type { WorkspaceAccess, WorkspaceRow } from '../access.js';
+import type { WorkspaceAccess } from '../access.js';
 import type { Queryable } from '../db/database.js';
+import type { WorkspaceRow } from '../repositories/workspaces.js';
 import type { Role } from '../roles.js';
 import type { AccessTokens } from './access-token.js';
 import { AuthError } from './errors.js';

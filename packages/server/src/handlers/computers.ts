@@ -1,5 +1,4 @@
 import { ApiError } from '../errors.js';
-import type { OperationRow } from '../operations/records.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
@@ -11,6 +10,7 @@ import {
   takeComputerPlace,
   updateComputerRow,
 } from '../repositories/computers.js';
+import type { OperationRow } from '../repositories/operations.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 

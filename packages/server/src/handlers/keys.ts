@@ -4,10 +4,9 @@ import { generateServiceAccountKey, keyFile } from '../auth/keypair.js';
 import { invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageRequest, toPage } from '../paging.js';
-import type { ServiceAccountRow } from '../render.js';
 import { renderKey } from '../render.js';
 import { countActiveKeys, insertKey, keyOf, listKeyRows, revokeKey } from '../repositories/keys.js';
-import { serviceAccountWithReach } from '../repositories/service-accounts.js';
+import { type ServiceAccountRow, serviceAccountWithReach } from '../repositories/service-accounts.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import type { Ctx, Handler } from './types.js';
 

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
-import type { OperationRow } from './records.js';
+import type { OperationRow } from '../repositories/operations.js';
 import { TERMINAL_OPERATION_STATES } from './states.js';
 
 /** The NOTIFY channel carrying ids of operations that reached a final state. */

@@ -13,7 +13,7 @@ export {
   OperationEvents,
   waitForOperation,
 } from './events.js';
-export type { ComputerRow, NewComputer, OperationRow } from './records.js';
+export type { NewComputer } from './records.js';
 export { createComputerRecord, requestComputerAction } from './records.js';
 export type { SimulatedDriverOptions } from './simulated-driver.js';
 export { SIM_FAIL_LABEL, SIMULATED_COMMANDS, SimulatedDriver } from './simulated-driver.js';

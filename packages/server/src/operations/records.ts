@@ -3,60 +3,11 @@ import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
 import { catalogueHas } from '../repositories/catalog.js';
+import type { ComputerRow } from '../repositories/computers.js';
+import type { OperationRow, StoredCommand } from '../repositories/operations.js';
 import type { DriverAction } from './driver.js';
 import { OPERATION_PENDING_CHANNEL } from './events.js';
-import type { ComputerState, OperationState } from './states.js';
 import { assertActionAllowed, assertRunning } from './transitions.js';
-
-/** A `computers` row. */
-export interface ComputerRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  state: ComputerState;
-  size: string;
-  image: string;
-  labels: Record<string, string>;
-  current_operation_id: string | null;
-  started_at: Date | null;
-  stopped_at: Date | null;
-  created_by: string;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
-}
-
-/** An `operations` row. */
-export interface OperationRow {
-  id: string;
-  workspace_id: string;
-  type: Schema<'OperationType'>;
-  state: OperationState;
-  target_type: string;
-  target_id: string;
-  created_by: string;
-  progress: number;
-  error: { code: string; message: string; details: Record<string, unknown> } | null;
-  /** A `computer.exec` operation's request, kept only until the worker starts the command. */
-  command: StoredCommand | null;
-  /** What a `computer.exec` operation's command returned (the spec's `LongExecution`). */
-  result: { execution: Schema<'LongExecution'> } | null;
-  claimed_by: string | null;
-  lease_until: Date | null;
-  attempts: number;
-  started_at: Date | null;
-  completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A command as a `computer.exec` operation stores it until it starts (stdin in base64). */
-export interface StoredCommand {
-  argv: string[];
-  stdin_base64?: string;
-  timeout_ms: number;
-  max_output_bytes: number;
-}
 
 /**
  * Checks an action against the computer's state and, when allowed, records a pending operation and

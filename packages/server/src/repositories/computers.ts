@@ -3,10 +3,37 @@ import { sqlLiteral } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
-import type { ComputerRow } from '../operations/records.js';
-import type { ComputerView } from '../render.js';
+import type { ComputerState } from '../operations/states.js';
 import { ownerPage } from './keyset.js';
 import type { ReadCache } from './read-cache.js';
+
+/** A `computers` row. */
+export interface ComputerRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  state: ComputerState;
+  size: string;
+  image: string;
+  labels: Record<string, string>;
+  current_operation_id: string | null;
+  started_at: Date | null;
+  stopped_at: Date | null;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/**
+ * A computer as read for an answer (`GET` one, a list page): only the rendered columns, its timestamps
+ * already RFC 3339 text in UTC with milliseconds, formatted by the database (`toISOString`'s shape, and
+ * the same truncation of microseconds), so a page of 50 parses and formats no dates in JavaScript.
+ */
+export type ComputerView = Omit<
+  ComputerRow,
+  'created_by' | 'deleted_at' | 'started_at' | 'stopped_at' | 'created_at' | 'updated_at'
+> & { started_at: string | null; stopped_at: string | null; created_at: string; updated_at: string };
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;

@@ -1,9 +1,22 @@
+import type { Schema } from '@svc/contract';
 import type { JWK } from 'jose';
 import type { KeyAlgorithm } from '../auth/keypair.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import type { KeyRow } from '../render.js';
 import { ownerPage } from './keyset.js';
+
+/** A `keys` row. */
+export interface KeyRow {
+  id: string;
+  principal_id: string;
+  algorithm: KeyAlgorithm;
+  public_jwk: JWK;
+  state: Schema<'KeyState'>;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
 
 const COLUMNS =
   'id, principal_id, algorithm, public_jwk, state, expires_at, last_used_at, created_at, updated_at';

@@ -1,8 +1,26 @@
+import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import type { MemberRow } from '../render.js';
 import type { Role } from '../roles.js';
 import { ownerPage } from './keyset.js';
+
+/** A `members` row joined with its principal's kind. */
+export interface MemberRow {
+  id: string;
+  workspace_id: string;
+  principal_id: string;
+  principal_kind: Schema<'PrincipalKind'>;
+  role: Role;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One workspace where a principal holds a role, with the caller's role there (`null`: no member). */
+export interface ReachRow {
+  name: string;
+  role: Role;
+  caller_role: Role | null;
+}
 
 const COLUMNS =
   'm.id, m.workspace_id, m.principal_id, p.kind AS principal_kind, m.role, m.created_at, m.updated_at';

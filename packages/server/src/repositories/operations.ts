@@ -1,6 +1,39 @@
+import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
-import type { OperationRow } from '../operations/records.js';
+import type { OperationState } from '../operations/states.js';
 import { ownerPage } from './keyset.js';
+
+/** An `operations` row. */
+export interface OperationRow {
+  id: string;
+  workspace_id: string;
+  type: Schema<'OperationType'>;
+  state: OperationState;
+  target_type: string;
+  target_id: string;
+  created_by: string;
+  progress: number;
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
+  /** A `computer.exec` operation's request, kept only until the worker starts the command. */
+  command: StoredCommand | null;
+  /** What a `computer.exec` operation's command returned (the spec's `LongExecution`). */
+  result: { execution: Schema<'LongExecution'> } | null;
+  claimed_by: string | null;
+  lease_until: Date | null;
+  attempts: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A command as a `computer.exec` operation stores it until it starts (stdin in base64). */
+export interface StoredCommand {
+  argv: string[];
+  stdin_base64?: string;
+  timeout_ms: number;
+  max_output_bytes: number;
+}
 
 /** One page of a workspace's operations, newest first, filtered by state and target. */
 export async function listOperationRows(

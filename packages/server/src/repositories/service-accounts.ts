@@ -1,9 +1,20 @@
-import type { ReachRow } from '../access.js';
 import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { isId } from '../ids.js';
-import type { ServiceAccountRow } from '../render.js';
+import type { Role } from '../roles.js';
 import { ownerPage } from './keyset.js';
+import type { ReachRow } from './members.js';
+
+/** A service account: its row, its principal's display name and its role in the owning workspace. */
+export interface ServiceAccountRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  display_name: string;
+  role: Role;
+  created_at: Date;
+  updated_at: Date;
+}
 
 /** The columns of a rendered service account, from `service_accounts s`, `principals p`, `members m`. */
 const COLUMNS = 's.id, s.workspace_id, s.name, p.display_name, m.role, s.created_at, s.updated_at';

@@ -1,5 +1,14 @@
-import type { WorkspaceRow } from '../access.js';
 import type { Queryable } from '../db/database.js';
+
+/** A `workspaces` row. */
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  display_name: string;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
 
 const COLUMNS = 'w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at';
 

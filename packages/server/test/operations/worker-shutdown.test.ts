@@ -4,10 +4,10 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import type { ComputerDriver } from '../../src/operations/driver.js';
-import type { OperationRow } from '../../src/operations/records.js';
 import { createComputerRecord } from '../../src/operations/records.js';
 import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
 import { OperationWorker } from '../../src/operations/worker.js';
+import type { OperationRow } from '../../src/repositories/operations.js';
 import { describeEngines } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 

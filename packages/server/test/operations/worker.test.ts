@@ -11,7 +11,6 @@ import {
   type ExecResult,
 } from '../../src/operations/driver.js';
 import { OperationEvents, waitForOperation } from '../../src/operations/events.js';
-import type { ComputerRow, OperationRow } from '../../src/operations/records.js';
 import {
   createComputerRecord,
   requestComputerAction,
@@ -20,6 +19,8 @@ import {
 import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
 import { ComputerStateError } from '../../src/operations/transitions.js';
 import { OperationWorker } from '../../src/operations/worker.js';
+import type { ComputerRow } from '../../src/repositories/computers.js';
+import type { OperationRow } from '../../src/repositories/operations.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 
