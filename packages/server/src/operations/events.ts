@@ -1,11 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
-import type { OperationRow } from '../repositories/operations.js';
+import { OPERATION_DONE_CHANNEL, type OperationRow, operationById } from '../repositories/operations.js';
 import { TERMINAL_OPERATION_STATES } from './states.js';
-
-/** The NOTIFY channel carrying ids of operations that reached a final state. */
-export const OPERATION_DONE_CHANNEL = 'svc_operation_done';
-/** The NOTIFY channel carrying ids of new pending operations (wakes the workers of every replica). */
-export const OPERATION_PENDING_CHANNEL = 'svc_operation_pending';
 
 /**
  * In-process wake-ups for `?wait=` long-polls. Fed by this replica's worker, and by NOTIFY from
@@ -74,8 +69,7 @@ export async function waitForOperation(
     const remaining = deadline - Date.now();
     // Subscribe before reading, so a finish between the read and the wait is not missed.
     const woken = remaining > 0 ? events.next(operationId, Math.min(pollMs, remaining)) : undefined;
-    const { rows } = await db.query<OperationRow>('SELECT * FROM operations WHERE id = $1', [operationId]);
-    const operation = rows[0];
+    const operation = await operationById(db, operationId);
     // An unneeded `woken` is left to its timer (≤ pollMs, unref'd): cheaper than cancelling it.
     if (!operation || TERMINAL_OPERATION_STATES.has(operation.state) || !woken) return operation;
     await woken;

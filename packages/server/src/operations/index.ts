@@ -7,13 +7,7 @@ export type {
   ExecResult,
 } from './driver.js';
 export { DriverError } from './driver.js';
-export {
-  OPERATION_DONE_CHANNEL,
-  OPERATION_PENDING_CHANNEL,
-  OperationEvents,
-  waitForOperation,
-} from './events.js';
-export type { NewComputer } from './records.js';
+export { OperationEvents, waitForOperation } from './events.js';
 export { createComputerRecord, requestComputerAction } from './records.js';
 export type { SimulatedDriverOptions } from './simulated-driver.js';
 export { SIM_FAIL_LABEL, SIMULATED_COMMANDS, SimulatedDriver } from './simulated-driver.js';

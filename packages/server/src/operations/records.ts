@@ -1,12 +1,17 @@
-import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
 import { catalogueHas } from '../repositories/catalog.js';
 import type { ComputerRow } from '../repositories/computers.js';
+import {
+  insertComputer,
+  insertOperation,
+  lockComputer,
+  type NewComputer,
+  setComputerOperation,
+} from '../repositories/operations/records.js';
 import type { OperationRow, StoredCommand } from '../repositories/operations.js';
 import type { DriverAction } from './driver.js';
-import { OPERATION_PENDING_CHANNEL } from './events.js';
 import { assertActionAllowed, assertRunning } from './transitions.js';
 
 /**
@@ -24,17 +29,11 @@ export async function requestComputerAction(
   action: Exclude<DriverAction, 'create'>,
   principalId: string,
 ): Promise<OperationRow> {
-  const { rows } = await tx.query<ComputerRow>('SELECT * FROM computers WHERE id = $1 FOR UPDATE', [
-    computerId,
-  ]);
-  const computer = rows[0];
+  const computer = await lockComputer(tx, computerId);
   if (!computer) throw new ApiError('not_found', 'no such computer');
   const rule = assertActionAllowed(computer, action);
   const operation = await insertOperation(tx, computer, `computer.${action}`, principalId);
-  await tx.query(
-    'UPDATE computers SET state = $2, current_operation_id = $3, updated_at = now() WHERE id = $1',
-    [computer.id, rule.during, operation.id],
-  );
+  await setComputerOperation(tx, computer.id, rule.during, operation.id);
   return operation;
 }
 
@@ -53,22 +52,10 @@ export async function requestComputerCommand(
   command: StoredCommand,
   principalId: string,
 ): Promise<OperationRow> {
-  const { rows } = await tx.query<ComputerRow>('SELECT * FROM computers WHERE id = $1 FOR UPDATE', [
-    computerId,
-  ]);
-  const computer = rows[0];
+  const computer = await lockComputer(tx, computerId);
   if (!computer) throw new ApiError('not_found', 'no such computer');
   assertRunning(computer, 'run');
   return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
-}
-
-/** The fields a new computer is created with. */
-export interface NewComputer {
-  workspace_id: string;
-  name: string;
-  size: string;
-  image: string;
-  labels: Record<string, string>;
 }
 
 /**
@@ -101,89 +88,4 @@ export async function createComputerRecord(
     if (violations.length > 0) throw invalidArgument(violations);
   }
   throw new Error('the catalogue kept changing during a create');
-}
-
-/** The insert of {@link createComputerRecord}; `undefined` when the catalogue lacks the size or image. */
-async function insertComputer(
-  tx: Queryable,
-  input: NewComputer,
-  principalId: string,
-): Promise<{ computer: ComputerRow; operation: OperationRow } | undefined> {
-  // The operation comes back as JSON beside the computer's columns (rows of two tables in one
-  // answer); its timestamps are read back into Dates.
-  const { rows } = await tx
-    .query<ComputerRow & { operation: Record<string, unknown> }>(
-      `WITH computer AS (
-         INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
-         SELECT $1::text, $2::text, $3::text, 'creating', $4::text, $5::text, $6::jsonb, $7::text, $8::text
-          WHERE EXISTS (SELECT 1 FROM sizes WHERE name = $4) AND EXISTS (SELECT 1 FROM images WHERE name = $5)
-         RETURNING *
-       ), operation AS (
-         INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by)
-         SELECT current_operation_id, workspace_id, 'computer.create', 'computer', id, created_by FROM computer
-         RETURNING *
-       ), wake AS (SELECT pg_notify($9, id) FROM operation)
-       SELECT computer.*, to_jsonb(operation) AS operation FROM computer, operation, wake`,
-      [
-        newId(),
-        input.workspace_id,
-        input.name,
-        input.size,
-        input.image,
-        input.labels,
-        newId(),
-        principalId,
-        OPERATION_PENDING_CHANNEL,
-      ],
-    )
-    .catch((error: unknown) => {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (code === '23505')
-        throw new ApiError(
-          'already_exists',
-          `a computer named ${input.name} already exists in this workspace`,
-          {
-            cause: error,
-          },
-        );
-      if (code === '23503')
-        throw new ApiError('not_found', `workspace ${input.workspace_id} not found`, { cause: error });
-      throw error;
-    });
-  const row = rows[0];
-  if (!row) return undefined;
-  const { operation, ...computer } = row;
-  return { computer, operation: operationFromJson(operation) };
-}
-
-const OPERATION_TIMES = ['lease_until', 'started_at', 'completed_at', 'created_at', 'updated_at'] as const;
-
-/** An operations row read back from `to_jsonb`: timestamps as Dates, as a plain query returns them. */
-function operationFromJson(json: Record<string, unknown>): OperationRow {
-  const row = { ...json };
-  for (const column of OPERATION_TIMES) {
-    const value = row[column];
-    row[column] = typeof value === 'string' ? new Date(value) : null;
-  }
-  return row as unknown as OperationRow;
-}
-
-async function insertOperation(
-  tx: Queryable,
-  computer: ComputerRow,
-  type: Schema<'OperationType'>,
-  principalId: string,
-  id = newId(),
-  command: StoredCommand | null = null,
-): Promise<OperationRow> {
-  // The row and the worker's wake-up in one round trip; the notification is delivered at commit.
-  const { rows } = await tx.query<OperationRow>(
-    `WITH operation AS (
-       INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command)
-       VALUES ($1, $2, $3, 'computer', $4, $5, $6) RETURNING *
-     ), wake AS (SELECT pg_notify($7, $1))
-     SELECT operation.* FROM operation, wake`,
-    [id, computer.workspace_id, type, computer.id, principalId, command, OPERATION_PENDING_CHANNEL],
-  );
-  return rows[0] as OperationRow;
 }

@@ -3,12 +3,15 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import type { ComputerRow } from '../repositories/computers.js';
 import { releaseComputerPlace } from '../repositories/computers.js';
-import type { OperationRow } from '../repositories/operations.js';
+import {
+  OPERATION_DONE_CHANNEL,
+  OPERATION_PENDING_CHANNEL,
+  type OperationRow,
+} from '../repositories/operations.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
-import { OPERATION_DONE_CHANNEL, OPERATION_PENDING_CHANNEL } from './events.js';
 import { COMPUTER_ACTIONS } from './transitions.js';
 
 export interface WorkerOptions {

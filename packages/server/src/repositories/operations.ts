@@ -3,6 +3,11 @@ import type { Queryable } from '../db/database.js';
 import type { OperationState } from '../operations/states.js';
 import { ownerPage } from './keyset.js';
 
+/** The NOTIFY channel carrying ids of operations that reached a final state. */
+export const OPERATION_DONE_CHANNEL = 'svc_operation_done';
+/** The NOTIFY channel carrying ids of new pending operations (wakes the workers of every replica). */
+export const OPERATION_PENDING_CHANNEL = 'svc_operation_pending';
+
 /** An `operations` row. */
 export interface OperationRow {
   id: string;
@@ -64,4 +69,15 @@ export async function operationWorkspace(db: Queryable, id: string): Promise<str
     [id],
   );
   return rows[0]?.workspace_id;
+}
+
+/**
+ * An operation by id, or `undefined` when there is no such operation.
+ *
+ * @example
+ * const operation = await operationById(db, id);
+ */
+export async function operationById(db: Queryable, id: string): Promise<OperationRow | undefined> {
+  const { rows } = await db.query<OperationRow>('SELECT * FROM operations WHERE id = $1', [id]);
+  return rows[0];
 }
