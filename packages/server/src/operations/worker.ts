@@ -2,12 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import type { ComputerRow } from '../repositories/computers.js';
-import { releaseComputerPlace } from '../repositories/computers.js';
 import {
-  OPERATION_DONE_CHANNEL,
-  OPERATION_PENDING_CHANNEL,
-  type OperationRow,
-} from '../repositories/operations.js';
+  claimOperation,
+  clearCommand,
+  computerById,
+  endOperation,
+  handBackLease,
+  markStarting,
+  recordProgress,
+  renewLease,
+} from '../repositories/operations/worker.js';
+import { OPERATION_PENDING_CHANNEL, type OperationRow } from '../repositories/operations.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
@@ -43,9 +48,10 @@ const COMMAND_TYPE = Object.entries(OPERATION_DRIVER_METHOD).find(([, method]) =
 class LeaseLost extends Error {}
 
 /**
- * Runs pending operations. Claims with `SELECT … FOR UPDATE SKIP LOCKED` and a lease, so replicas
- * sharing one database never run one operation at the same time; an operation whose replica died is
- * claimed again once its lease expires, and the driver action is re-run (drivers must be idempotent).
+ * Runs pending operations. Claims each with a lease (`claimOperation`, which skips what another
+ * replica is claiming), so replicas sharing one database never run one operation at the same time;
+ * an operation whose replica died is claimed again once its lease expires, and the driver action is
+ * re-run (drivers must be idempotent).
  * Every write of a run is fenced by the claim token, so a replica that lost its lease cannot
  * complete, fail or move the computer of an operation someone else now owns: each operation ends
  * exactly once. Computer states follow design §4 (create: creating → starting → running). A
@@ -122,16 +128,7 @@ export class OperationWorker {
       const held = [...this.running.entries()];
       for (const [, run] of held) run.abort.abort(new LeaseLost('shutting down'));
       await Promise.all(held.map(([, run]) => run.done));
-      await Promise.all(
-        held.map(([id, run]) =>
-          this.db
-            .query(
-              `UPDATE operations SET lease_until = now() WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
-              [id, run.token],
-            )
-            .catch(() => {}),
-        ),
-      );
+      await Promise.all(held.map(([id, run]) => handBackLease(this.db, id, run.token).catch(() => {})));
     }
     await this.unlisten?.();
   }
@@ -203,18 +200,12 @@ export class OperationWorker {
     free: { lifecycle: boolean; command: boolean } = { lifecycle: true, command: true },
   ): Promise<{ operation: OperationRow; token: string } | undefined> {
     const token = `${this.workerId}/${randomUUID()}`;
-    const { rows } = await this.db.query<OperationRow>(
-      `UPDATE operations
-          SET state = 'running', claimed_by = $1, lease_until = now() + make_interval(secs => $2),
-              attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = (SELECT id FROM operations
-                     WHERE (state = 'pending' OR (state = 'running' AND lease_until < now()))
-                       AND (CASE WHEN type = $3 THEN $4::boolean ELSE $5::boolean END)
-                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING *`,
-      [token, this.leaseMs / 1000, COMMAND_TYPE, free.command, free.lifecycle],
-    );
-    const operation = rows[0];
+    const operation = await claimOperation(this.db, {
+      token,
+      leaseMs: this.leaseMs,
+      commandType: COMMAND_TYPE,
+      free,
+    });
     return operation ? { operation, token } : undefined;
   }
 
@@ -225,12 +216,7 @@ export class OperationWorker {
   ): Promise<void> {
     const renew = setInterval(
       () => {
-        this.fenced(
-          `UPDATE operations SET lease_until = now() + make_interval(secs => $3) WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
-          operation,
-          token,
-          [this.leaseMs / 1000],
-        )
+        renewLease(this.db, operation.id, token, this.leaseMs)
           .then((owned) => owned || abort.abort(new LeaseLost('lease lost')))
           .catch(() => {});
       },
@@ -266,24 +252,13 @@ export class OperationWorker {
     const progress = (from: number, to: number) => async (percent: number) => {
       if (signal.aborted) throw new LeaseLost('lease lost');
       const value = Math.round(from + ((to - from) * Math.min(100, Math.max(0, percent))) / 100);
-      await this.fenced(
-        `UPDATE operations SET progress = greatest(progress, $3), updated_at = now() WHERE id = $1 AND claimed_by = $2`,
-        operation,
-        token,
-        [value],
-      );
+      await recordProgress(this.db, operation.id, token, value);
     };
     if (action === 'create') {
       // A takeover resumes where the dead replica stopped: provisioning is skipped once done.
       if (computer.state === 'creating') {
         await this.driver.run('create', computer, { signal, progress: progress(0, 50) });
-        const owned = await this.fenced(
-          `UPDATE computers SET state = 'starting', updated_at = now()
-            WHERE id = $3 AND EXISTS (SELECT 1 FROM operations WHERE id = $1 AND claimed_by = $2 AND state = 'running')`,
-          operation,
-          token,
-          [computer.id],
-        );
+        const owned = await markStarting(this.db, operation.id, token, computer.id);
         if (!owned) throw new LeaseLost('lease lost');
       }
       await this.driver.run('start', computer, { signal, progress: progress(50, 100) });
@@ -311,12 +286,7 @@ export class OperationWorker {
       );
     const command = operation.command;
     // stdin is kept at rest only until the command starts.
-    const owned = await this.fenced(
-      `UPDATE operations SET command = NULL, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
-      operation,
-      token,
-      [],
-    );
+    const owned = await clearCommand(this.db, operation.id, token);
     if (!owned) throw new LeaseLost('lease lost');
     if (!command) throw new DriverError('internal', 'the operation has no command to run');
     const computer = await this.computerOf(operation);
@@ -368,10 +338,7 @@ export class OperationWorker {
   }
 
   private async computerOf(operation: OperationRow): Promise<ComputerRow> {
-    const { rows } = await this.db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [
-      operation.target_id,
-    ]);
-    const computer = rows[0];
+    const computer = await computerById(this.db, operation.target_id);
     if (!computer) throw new DriverError('not_found', 'the computer of this operation no longer exists');
     return computer;
   }
@@ -389,51 +356,19 @@ export class OperationWorker {
     const lifecycle = driverMethodOf(operation.type) === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     const target = COMPUTER_ACTIONS[action]?.to;
-    const ended = await this.db.transaction(async (tx) => {
-      const { rowCount } = await tx.query(
-        `UPDATE operations
-            SET state = $3, progress = CASE WHEN $3 = 'succeeded' THEN 100 ELSE progress END, error = $4,
-                result = $5, command = NULL, completed_at = now(), lease_until = NULL, updated_at = now()
-          WHERE id = $1 AND claimed_by = $2 AND state = 'running'`,
-        [
-          operation.id,
-          token,
-          failure ? 'failed' : 'succeeded',
-          failure ? { code: failure.code, message: failure.message, details: failure.details } : null,
-          failure ? null : result,
-        ],
-      );
-      if (rowCount !== 1) return false;
-      if (!lifecycle) {
-        await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
-        return true;
-      }
-      const state = failure || !target ? 'failed' : target;
-      const moved = await tx.query(
-        `UPDATE computers
-            SET state = $2, current_operation_id = NULL, updated_at = now(),
-                started_at = CASE WHEN $2 = 'running' THEN now() ELSE started_at END,
-                stopped_at = CASE WHEN $2 = 'stopped' THEN now() ELSE stopped_at END,
-                deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END
-          WHERE id = $1 AND current_operation_id = $3`,
-        [operation.target_id, state, operation.id],
-      );
-      // Only here does a computer become `deleted`: its place in the quota is free again.
-      if (state === 'deleted' && moved.rowCount === 1) await releaseComputerPlace(tx, operation.workspace_id);
-      await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operation.id]);
-      return true;
+    const ended = await endOperation(this.db, operation.id, token, {
+      state: failure ? 'failed' : 'succeeded',
+      error: failure ? { code: failure.code, message: failure.message, details: failure.details } : null,
+      result: failure ? null : result,
+      computer: lifecycle
+        ? {
+            id: operation.target_id,
+            workspaceId: operation.workspace_id,
+            state: failure || !target ? 'failed' : target,
+          }
+        : null,
     });
     if (ended) this.events?.notify(operation.id);
-  }
-
-  private async fenced(
-    sql: string,
-    operation: OperationRow,
-    token: string,
-    extra: unknown[],
-  ): Promise<boolean> {
-    const { rowCount } = await this.db.query(sql, [operation.id, token, ...extra]);
-    return rowCount === 1;
   }
 }
 
