@@ -42,3 +42,38 @@ export async function listImageRows(
   );
   return rows;
 }
+
+/** A size of the catalogue, as the Docker driver turns it into limits. */
+export interface CatalogSize {
+  vcpus: number;
+  memory_mib: number;
+}
+
+/**
+ * The CPUs and memory of the size `name`, or `undefined` when the catalogue has no such size.
+ *
+ * @example
+ * const size = await catalogSize(db, 'medium'); // { vcpus: 2, memory_mib: 4096 }
+ */
+export async function catalogSize(db: Queryable, name: string): Promise<CatalogSize | undefined> {
+  const { rows } = await db.query<CatalogSize>('SELECT vcpus, memory_mib FROM sizes WHERE name = $1', [name]);
+  return rows[0];
+}
+
+/**
+ * The container image reference of the image `name` (`null`: it has none; migration 005), or
+ * `undefined` when the catalogue has no such image.
+ *
+ * @example
+ * const image = await imageReference(db, 'busybox'); // { reference: 'svc/busybox:1' }
+ */
+export async function imageReference(
+  db: Queryable,
+  name: string,
+): Promise<{ reference: string | null } | undefined> {
+  const { rows } = await db.query<{ reference: string | null }>(
+    'SELECT reference FROM images WHERE name = $1',
+    [name],
+  );
+  return rows[0];
+}

@@ -1,10 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-
-/** A size of the catalogue, as the Docker driver turns it into limits. */
-export interface CatalogSize {
-  vcpus: number;
-  memory_mib: number;
-}
+import { type CatalogSize, catalogSize, imageReference } from '../../repositories/catalog.js';
 
 /** Where the Docker driver looks up a computer's size and image (the `sizes` and `images` tables). */
 export interface DockerCatalog {
@@ -22,18 +17,7 @@ export interface DockerCatalog {
  */
 export function databaseCatalog(db: Queryable): DockerCatalog {
   return {
-    async size(name) {
-      const { rows } = await db.query<CatalogSize>('SELECT vcpus, memory_mib FROM sizes WHERE name = $1', [
-        name,
-      ]);
-      return rows[0];
-    },
-    async image(name) {
-      const { rows } = await db.query<{ reference: string | null }>(
-        'SELECT reference FROM images WHERE name = $1',
-        [name],
-      );
-      return rows[0];
-    },
+    size: (name) => catalogSize(db, name),
+    image: (name) => imageReference(db, name),
   };
 }

@@ -6,7 +6,8 @@ import { databaseCatalog } from './catalog.js';
 import { DockerDriver } from './docker-driver.js';
 import { DockerReconciler } from './reconciler.js';
 
-export type { CatalogSize, DockerCatalog } from './catalog.js';
+export type { CatalogSize } from '../../repositories/catalog.js';
+export type { DockerCatalog } from './catalog.js';
 export { databaseCatalog } from './catalog.js';
 export type { DockerDriverOptions } from './docker-driver.js';
 export { DockerDriver } from './docker-driver.js';

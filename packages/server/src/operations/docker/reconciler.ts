@@ -1,5 +1,11 @@
 import type Docker from 'dockerode';
 import type { Queryable } from '../../db/database.js';
+import {
+  type ComputerSnapshot,
+  restingComputer,
+  restingComputers,
+  settleComputer,
+} from '../../repositories/operations/reconciler.js';
 import type { ComputerState } from '../states.js';
 import { containerName, isOurs, LABEL, labelFilter } from './labels.js';
 
@@ -13,15 +19,6 @@ export interface ReconcilerOptions {
   events?: boolean;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
-
-interface Snapshot {
-  id: string;
-  state: ComputerState;
-  /** `updated_at` in microseconds, as text: a JS Date would drop the microseconds the compare needs. */
-  version: string;
-}
-
-const VERSION = '(extract(epoch FROM updated_at) * 1000000)::bigint';
 
 /** Engine container states, as the resting computer state they mean. Absent: `failed`. */
 const OBSERVED: Record<string, ComputerState> = {
@@ -84,10 +81,7 @@ export class DockerReconciler {
   async sweep(): Promise<number> {
     const { db, docker, instance } = this.options;
     // The rows first, then the Engine: a change the Engine shows is never older than the row it fixes.
-    const { rows } = await db.query<Snapshot>(
-      `SELECT id, state, ${VERSION}::text AS version FROM computers
-        WHERE state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
-    );
+    const rows = await restingComputers(db);
     if (rows.length === 0) return 0;
     const containers = await docker.listContainers({ all: true, filters: { label: labelFilter(instance) } });
     const seen = new Map(containers.map((c) => [c.Labels[LABEL.computer], c.State]));
@@ -101,12 +95,7 @@ export class DockerReconciler {
   /** Compares one computer with its container (what an event about it triggers). */
   async reconcile(computerId: string): Promise<boolean> {
     const { db, docker, instance } = this.options;
-    const { rows } = await db.query<Snapshot>(
-      `SELECT id, state, ${VERSION}::text AS version FROM computers
-        WHERE id = $1 AND state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
-      [computerId],
-    );
-    const row = rows[0];
+    const row = await restingComputer(db, computerId);
     if (!row) return false;
     // Inspect, not list: it answers from the container itself, where a list can lag an event behind.
     let info: Docker.ContainerInspectInfo | undefined;
@@ -131,23 +120,16 @@ export class DockerReconciler {
     this.followUps.set(computerId, timer);
   }
 
-  private async settle(row: Snapshot, state: ComputerState): Promise<boolean> {
+  private async settle(row: ComputerSnapshot, state: ComputerState): Promise<boolean> {
     if (row.state === state) return false;
-    const { rowCount } = await this.options.db.query(
-      `UPDATE computers
-          SET state = $3, updated_at = now(),
-              started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
-              stopped_at = CASE WHEN $3 = 'stopped' THEN now() ELSE stopped_at END
-        WHERE id = $1 AND state = $2 AND ${VERSION} = $4::bigint AND current_operation_id IS NULL`,
-      [row.id, row.state, state, row.version],
-    );
-    if (rowCount === 1)
+    const moved = await settleComputer(this.options.db, row, state);
+    if (moved)
       this.log('docker driver: computer moved to match its container', {
         computer: row.id,
         from: row.state,
         to: state,
       });
-    return rowCount === 1;
+    return moved;
   }
 
   private async follow(): Promise<void> {

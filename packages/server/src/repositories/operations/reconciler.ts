@@ -1,0 +1,71 @@
+import type { Queryable } from '../../db/database.js';
+import type { ComputerState } from '../../operations/states.js';
+
+// The statements of the Docker reconciler (operations/docker/reconciler.ts): computers at rest
+// (`running` or `stopped`, no operation in progress, not deleted), read with a version and moved by a
+// compare-and-set on it, so a computer an operation touched in between is left to that operation.
+
+/** A computer at rest as the reconciler reads it. */
+export interface ComputerSnapshot {
+  id: string;
+  state: ComputerState;
+  /** `updated_at` in microseconds, as text: a JS Date would drop the microseconds the compare needs. */
+  version: string;
+}
+
+const VERSION = '(extract(epoch FROM updated_at) * 1000000)::bigint';
+
+/**
+ * Every computer at rest.
+ *
+ * @example
+ * const rows = await restingComputers(db);
+ */
+export async function restingComputers(db: Queryable): Promise<ComputerSnapshot[]> {
+  const { rows } = await db.query<ComputerSnapshot>(
+    `SELECT id, state, ${VERSION}::text AS version FROM computers
+      WHERE state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+  );
+  return rows;
+}
+
+/**
+ * One computer, when it is at rest.
+ *
+ * @example
+ * const row = await restingComputer(db, computerId); // undefined: gone, busy or deleted
+ */
+export async function restingComputer(
+  db: Queryable,
+  computerId: string,
+): Promise<ComputerSnapshot | undefined> {
+  const { rows } = await db.query<ComputerSnapshot>(
+    `SELECT id, state, ${VERSION}::text AS version FROM computers
+      WHERE id = $1 AND state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+    [computerId],
+  );
+  return rows[0];
+}
+
+/**
+ * Moves a computer from the snapshot's state to `state`, only if its row is still the snapshot's (same
+ * state, same version, no operation); whether it moved.
+ *
+ * @example
+ * const moved = await settleComputer(db, row, 'stopped');
+ */
+export async function settleComputer(
+  db: Queryable,
+  row: ComputerSnapshot,
+  state: ComputerState,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE computers
+        SET state = $3, updated_at = now(),
+            started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
+            stopped_at = CASE WHEN $3 = 'stopped' THEN now() ELSE stopped_at END
+      WHERE id = $1 AND state = $2 AND ${VERSION} = $4::bigint AND current_operation_id IS NULL`,
+    [row.id, row.state, state, row.version],
+  );
+  return rowCount === 1;
+}
