@@ -2,8 +2,8 @@ import type { WorkspacePermission } from '@svc/contract';
 import type { Queryable } from './db/database.js';
 import { ApiError } from './errors.js';
 import { isId } from './ids.js';
-import type { ReachRow } from './repositories/members.js';
-import type { WorkspaceRow } from './repositories/workspaces.js';
+import { type ReachRow, reachOf } from './repositories/members.js';
+import { type WorkspaceRow, workspaceWithRole } from './repositories/workspaces.js';
 import type { Role } from './roles.js';
 
 // Declared in roles.ts, which the repositories import without importing the checks; handed on here with
@@ -94,13 +94,7 @@ export async function workspaceAccess(
     if (hit) return allowed({ workspace: { ...hit.workspace }, role: hit.role }, permission);
     if (caller.membershipsComplete) throw workspaceNotFound(ref);
   }
-  const { rows } = await db.query<WorkspaceRow & { role: Role }>(
-    `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
-       FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
-      WHERE ${isId(ref) ? 'w.id' : 'w.name'} = $1${options.lock ? ' FOR UPDATE OF w' : ''}`,
-    [ref, caller.id],
-  );
-  const row = rows[0];
+  const row = await workspaceWithRole(db, caller.id, ref, options);
   if (!row) throw workspaceNotFound(ref);
   const { role, ...workspace } = row;
   return allowed({ workspace, role }, permission);
@@ -137,14 +131,7 @@ export async function checkReach(
   principalId: string,
   need: ReachNeed,
 ): Promise<void> {
-  const { rows } = await db.query<ReachRow>(
-    `SELECT w.name, m.role, c.role AS caller_role
-       FROM members m JOIN workspaces w ON w.id = m.workspace_id
-       LEFT JOIN members c ON c.workspace_id = m.workspace_id AND c.principal_id = $2
-      WHERE m.principal_id = $1`,
-    [principalId, callerId],
-  );
-  judgeReach(rows, need);
+  judgeReach(await reachOf(db, principalId, callerId), need);
 }
 
 /**

@@ -146,3 +146,21 @@ export async function soleOwnerOf(db: Queryable, principalId: string): Promise<s
   );
   return rows[0]?.name;
 }
+
+/**
+ * Every workspace where `principalId` holds a role, with the caller's role there (`null`: the caller
+ * is no member): what `checkReach` (access.ts) judges.
+ *
+ * @example
+ * const reach = await reachOf(db, account.id, ctx.principal.id);
+ */
+export async function reachOf(db: Queryable, principalId: string, callerId: string): Promise<ReachRow[]> {
+  const { rows } = await db.query<ReachRow>(
+    `SELECT w.name, m.role, c.role AS caller_role
+       FROM members m JOIN workspaces w ON w.id = m.workspace_id
+       LEFT JOIN members c ON c.workspace_id = m.workspace_id AND c.principal_id = $2
+      WHERE m.principal_id = $1`,
+    [principalId, callerId],
+  );
+  return rows;
+}

@@ -1,4 +1,6 @@
 import type { Queryable } from '../db/database.js';
+import { isId } from '../ids.js';
+import type { Role } from '../roles.js';
 
 /** A `workspaces` row. */
 export interface WorkspaceRow {
@@ -11,6 +13,29 @@ export interface WorkspaceRow {
 }
 
 const COLUMNS = 'w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at';
+
+/**
+ * The workspace `ref` names (an id, or else a name) with `principalId`'s CURRENT role in it, in one
+ * query; `undefined` when there is no such workspace or the principal is no member of it. `lock`
+ * takes a row lock on the workspace.
+ *
+ * @example
+ * const row = await workspaceWithRole(tx, principal.id, 'acme', { lock: true }); // { id, name, …, role }
+ */
+export async function workspaceWithRole(
+  db: Queryable,
+  principalId: string,
+  ref: string,
+  options: { lock?: boolean } = {},
+): Promise<(WorkspaceRow & { role: Role }) | undefined> {
+  const { rows } = await db.query<WorkspaceRow & { role: Role }>(
+    `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
+       FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
+      WHERE ${isId(ref) ? 'w.id' : 'w.name'} = $1${options.lock ? ' FOR UPDATE OF w' : ''}`,
+    [ref, principalId],
+  );
+  return rows[0];
+}
 
 /** One page of the workspaces `principalId` is a member of (any role), newest first. */
 export async function listWorkspaceRows(
