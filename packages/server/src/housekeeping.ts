@@ -1,6 +1,6 @@
-import { purgeExpiredJtis } from './auth/assertion.js';
 import type { Database } from './db/database.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency.js';
+import { purgeExpiredJtis } from './repositories/auth/assertion-jtis.js';
 
 /** design §4: a deleted computer answers GET for 7 days, then is gone. */
 export const DELETED_COMPUTER_RETENTION_DAYS = 7;

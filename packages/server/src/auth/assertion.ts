@@ -1,13 +1,14 @@
-import type { Schema } from '@svc/contract';
-import type { JWK, ProtectedHeaderParameters } from 'jose';
+import type { ProtectedHeaderParameters } from 'jose';
 import { decodeProtectedHeader, importJWK, importPKCS8, jwtVerify, SignJWT } from 'jose';
 import type { Database } from '../db/database.js';
 import { newId } from '../ids.js';
+import { recordJti } from '../repositories/auth/assertion-jtis.js';
+import { assertionKey } from '../repositories/keys.js';
 import { ACCESS_TOKEN_TYPE } from './access-token.js';
 import { AuthError } from './errors.js';
 import { CLOCK_SKEW_SECONDS, fromJoseError, MAX_TOKEN_BYTES } from './jose-errors.js';
 import { checkClaimTypes, checkHeaderTypes } from './jwt-shape.js';
-import type { KeyAlgorithm, KeyFile } from './keypair.js';
+import type { KeyFile } from './keypair.js';
 
 /** design §7: an assertion lives at most 10 minutes (`exp − iat`). */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 10 * 60;
@@ -22,14 +23,6 @@ export interface AssertionOptions {
   /** The exact token URL, `${baseUrl}/auth/token`: the only accepted `aud`. */
   tokenUrl: string;
   now?: () => number;
-}
-
-interface KeyRow {
-  principal_id: string;
-  algorithm: KeyAlgorithm;
-  public_jwk: JWK;
-  state: Schema<'KeyState'>;
-  expires_at: Date | null;
 }
 
 /**
@@ -68,11 +61,7 @@ export async function verifyAssertion(
     throw new AuthError('malformed', 'the assertion header needs a kid: the key id');
   }
   const keyId = header.kid;
-  const { rows } = await db.query<KeyRow>(
-    'SELECT principal_id, algorithm, public_jwk, state, expires_at FROM keys WHERE id = $1',
-    [keyId],
-  );
-  const stored = rows[0];
+  const stored = await assertionKey(db, keyId);
   if (!stored) throw new AuthError('unknown_key', 'no key with that kid');
   if (stored.state !== 'active') throw new AuthError('key_revoked', 'the key has been revoked');
   if (stored.expires_at && stored.expires_at.getTime() <= now)
@@ -106,14 +95,11 @@ export async function verifyAssertion(
   if (typeof jti !== 'string' || jti === '' || jti.length > 255)
     throw new AuthError('bad_claims', 'the assertion needs a jti of 1 to 255 characters');
 
-  const recorded = await db.transaction(async (tx) => {
-    const inserted = await tx.query(
-      `INSERT INTO assertion_jtis (principal_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [stored.principal_id, jti, new Date((exp + CLOCK_SKEW_SECONDS) * 1000)],
-    );
-    if (inserted.rowCount !== 1) return false;
-    await tx.query('UPDATE keys SET last_used_at = now() WHERE id = $1', [keyId]);
-    return true;
+  const recorded = await recordJti(db, {
+    principalId: stored.principal_id,
+    jti,
+    expiresAt: new Date((exp + CLOCK_SKEW_SECONDS) * 1000),
+    keyId,
   });
   if (!recorded) throw new AuthError('replayed', 'this assertion was already used (jti replay)');
   return { principalId: stored.principal_id, keyId };
@@ -141,14 +127,4 @@ export async function signAssertion(
     .setExpirationTime(iat + (options.lifetimeSeconds ?? 300))
     .setJti(newId())
     .sign(key);
-}
-
-/**
- * Deletes jti records whose assertions have expired; run now and then (the worker's housekeeping).
- *
- * @example
- * await purgeExpiredJtis(db);
- */
-export async function purgeExpiredJtis(db: Database): Promise<number> {
-  return (await db.query('DELETE FROM assertion_jtis WHERE expires_at < now()')).rowCount;
 }

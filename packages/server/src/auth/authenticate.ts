@@ -1,11 +1,10 @@
 import type { components } from '@svc/contract';
 import type { WorkspaceAccess } from '../access.js';
 import type { Queryable } from '../db/database.js';
-import type { WorkspaceRow } from '../repositories/workspaces.js';
+import { ME_WORKSPACES, principalWithAccess } from '../repositories/principals.js';
 import type { Role } from '../roles.js';
 import type { AccessTokens } from './access-token.js';
 import { AuthError } from './errors.js';
-import type { PrincipalCache } from './principal-cache.js';
 
 /** The caller of a request, read from the database (never from the token alone), cached ≤ 1 s per replica. */
 export interface Principal {
@@ -45,8 +44,13 @@ export function bearerToken(header: string | null | undefined): string {
 /** What one membership row of the principal holds: the workspace row and the principal's role there. */
 export type Membership = WorkspaceAccess;
 
-/** How many workspaces `GET /me` lists at most (the spec's cap). */
-const ME_WORKSPACES = 1000;
+/**
+ * Where {@link authenticate} may take a principal from before the database (`PrincipalCache` is one):
+ * declared here, so this module needs nothing of the cache, which stores `Principal`s.
+ */
+export interface PrincipalSource {
+  get(principalId: string, keyId: string | undefined, load: () => Promise<Principal>): Promise<Principal>;
+}
 
 /**
  * Authenticates a request: verifies the Bearer access token, then loads the principal in one query
@@ -62,7 +66,7 @@ export async function authenticate(
   db: Queryable,
   tokens: AccessTokens,
   authorization: string | null | undefined,
-  options: { cache?: PrincipalCache } = {},
+  options: { cache?: PrincipalSource } = {},
 ): Promise<Principal> {
   const claims = await tokens.verify(bearerToken(authorization));
   const load = () => loadPrincipal(db, claims.sub, claims.key_id);
@@ -81,25 +85,7 @@ export async function loadPrincipal(
   id: string,
   keyId: string | undefined,
 ): Promise<Principal> {
-  const { rows } = await db.query<
-    Omit<Principal, 'memberships'> & {
-      disabled: boolean;
-      key_ok: boolean | null;
-      memberships: (Omit<WorkspaceRow, 'created_at' | 'updated_at'> & {
-        created_at: number;
-        updated_at: number;
-        role: Role;
-      })[];
-    }
-  >(
-    `SELECT p.id, p.kind, p.name, p.display_name, p.email, p.disabled_at IS NOT NULL AS disabled,
-            CASE WHEN $2::text IS NULL THEN NULL
-                 ELSE EXISTS (SELECT 1 FROM keys k WHERE k.id = $2 AND k.principal_id = p.id AND k.state = 'active'
-                              AND (k.expires_at IS NULL OR k.expires_at > now())) END AS key_ok, ${MEMBERSHIPS}
-       FROM principals p WHERE p.id = $1`,
-    [id, keyId ?? null],
-  );
-  const row = rows[0];
+  const row = await principalWithAccess(db, id, keyId);
   if (!row || row.disabled)
     throw new AuthError('principal_unknown', 'the principal of this token no longer exists or is disabled');
   if (row.key_ok === false)
@@ -126,15 +112,3 @@ export async function loadPrincipal(
     membershipsComplete: complete,
   };
 }
-
-/**
- * The principal's workspaces, newest first, as one JSON column: one more than `GET /me` lists, to
- * know whether the list is complete. Times as epoch milliseconds (truncated, as the drivers do).
- */
-const MEMBERSHIPS = `(SELECT coalesce(json_agg(json_build_object('id', w.id, 'name', w.name,
-      'display_name', w.display_name, 'created_by', w.created_by,
-      'created_at', floor(extract(epoch FROM w.created_at) * 1000)::int8,
-      'updated_at', floor(extract(epoch FROM w.updated_at) * 1000)::int8, 'role', m.role)
-      ORDER BY w.id DESC), '[]'::json)
-   FROM (SELECT workspace_id, role FROM members WHERE principal_id = p.id ORDER BY workspace_id DESC LIMIT ${ME_WORKSPACES + 1}) m
-   JOIN workspaces w ON w.id = m.workspace_id) AS memberships`;

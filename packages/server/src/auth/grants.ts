@@ -2,6 +2,17 @@ import type { components } from '@svc/contract';
 import type { Database, Queryable } from '../db/database.js';
 import { invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
+import {
+  lockAuthorizationCode,
+  markAuthorizationCodeUsed,
+} from '../repositories/auth/authorization-codes.js';
+import {
+  insertRefreshToken,
+  lockRefreshToken,
+  markRefreshTokenRotated,
+  revokeFamily,
+} from '../repositories/auth/refresh-tokens.js';
+import { principalEnabled } from '../repositories/principals.js';
 import { familyOfCode } from '../signin/codes.js';
 import { CODE_VERIFIER_PATTERN, verifyPkce } from '../signin/pkce.js';
 import { hashSecret, newSecret } from '../signin/secrets.js';
@@ -129,24 +140,13 @@ export async function exchangeAuthorizationCode(
   if (violations.length > 0) throw invalidArgument(violations);
   const codeHash = hashSecret(code);
   const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
-    const { rows } = await tx.query<{
-      principal_id: string;
-      redirect_uri: string;
-      code_challenge: string;
-      used: boolean;
-      live: boolean;
-    }>(
-      `SELECT principal_id, redirect_uri, code_challenge, used_at IS NOT NULL AS used, expires_at > now() AS live
-         FROM authorization_codes WHERE code_hash = $1 FOR UPDATE`,
-      [codeHash],
-    );
-    const row = rows[0];
+    const row = await lockAuthorizationCode(tx, codeHash);
     if (!row) return refused('unknown_key', 'the authorization code is not valid');
     if (row.used) {
       await revokeFamily(tx, familyOfCode(codeHash));
       return refused('replayed', 'the authorization code was already used');
     }
-    await tx.query('UPDATE authorization_codes SET used_at = now() WHERE code_hash = $1', [codeHash]);
+    await markAuthorizationCodeUsed(tx, codeHash);
     if (!row.live) return refused('expired', 'the authorization code has expired');
     if (row.redirect_uri !== redirectUri)
       return refused('bad_claims', 'redirect_uri differs from the one used at sign-in');
@@ -154,7 +154,7 @@ export async function exchangeAuthorizationCode(
       return refused('bad_claims', 'code_verifier does not match the code challenge');
     if (!(await principalEnabled(tx, row.principal_id)))
       return refused('principal_unknown', 'the account is disabled');
-    const refreshToken = await insertRefreshToken(tx, deps, {
+    const refreshToken = await issueRefreshToken(tx, deps, {
       principalId: row.principal_id,
       familyId: familyOfCode(codeHash),
       parentId: null,
@@ -180,19 +180,7 @@ export async function exchangeRefreshToken(
   input: { refreshToken: string },
 ): Promise<GrantedToken> {
   const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
-    const { rows } = await tx.query<{
-      id: string;
-      family_id: string;
-      principal_id: string;
-      rotated: boolean;
-      revoked: boolean;
-      live: boolean;
-    }>(
-      `SELECT id, family_id, principal_id, rotated_at IS NOT NULL AS rotated, revoked_at IS NOT NULL AS revoked, expires_at > now() AS live
-         FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE`,
-      [hashSecret(input.refreshToken)],
-    );
-    const row = rows[0];
+    const row = await lockRefreshToken(tx, hashSecret(input.refreshToken));
     if (!row) return refused('unknown_key', 'the refresh token is not valid');
     if (row.revoked) return refused('key_revoked', 'the refresh token was revoked; sign in again');
     if (row.rotated) {
@@ -205,8 +193,8 @@ export async function exchangeRefreshToken(
     if (!row.live) return refused('expired', 'the refresh token has expired; sign in again');
     if (!(await principalEnabled(tx, row.principal_id)))
       return refused('principal_unknown', 'the account is disabled');
-    await tx.query('UPDATE refresh_tokens SET rotated_at = now() WHERE id = $1', [row.id]);
-    const refreshToken = await insertRefreshToken(tx, deps, {
+    await markRefreshTokenRotated(tx, row.id);
+    const refreshToken = await issueRefreshToken(tx, deps, {
       principalId: row.principal_id,
       familyId: row.family_id,
       parentId: row.id,
@@ -221,37 +209,20 @@ async function finish(deps: GrantDeps, outcome: Outcome): Promise<GrantedToken> 
   return { ...(await deps.tokens.issue(outcome.principalId)), refresh_token: outcome.refreshToken };
 }
 
-async function insertRefreshToken(
+/** A new refresh token of the family: stored by its hash, the secret itself answered once. */
+async function issueRefreshToken(
   tx: Queryable,
   deps: GrantDeps,
   token: { principalId: string; familyId: string; parentId: string | null },
 ): Promise<string> {
   const secret = newSecret();
-  await tx.query(
-    `INSERT INTO refresh_tokens (id, family_id, principal_id, token_hash, parent_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
-    [
-      newId(),
-      token.familyId,
-      token.principalId,
-      hashSecret(secret),
-      token.parentId,
-      deps.refreshTokenTtlSeconds ?? REFRESH_TOKEN_TTL_SECONDS,
-    ],
-  );
+  await insertRefreshToken(tx, {
+    id: newId(),
+    familyId: token.familyId,
+    principalId: token.principalId,
+    tokenHash: hashSecret(secret),
+    parentId: token.parentId,
+    ttlSeconds: deps.refreshTokenTtlSeconds ?? REFRESH_TOKEN_TTL_SECONDS,
+  });
   return secret;
-}
-
-async function revokeFamily(tx: Queryable, familyId: string): Promise<void> {
-  await tx.query('UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL', [
-    familyId,
-  ]);
-}
-
-async function principalEnabled(tx: Queryable, principalId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ enabled: boolean }>(
-    'SELECT disabled_at IS NULL AS enabled FROM principals WHERE id = $1',
-    [principalId],
-  );
-  return rows[0]?.enabled === true;
 }

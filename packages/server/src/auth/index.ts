@@ -1,12 +1,7 @@
 export type { AccessTokenClaims, AccessTokenOptions, IssuedToken } from './access-token.js';
 export { ACCESS_TOKEN_TTL_SECONDS, ACCESS_TOKEN_TYPE, AccessTokens } from './access-token.js';
 export type { AssertionOptions, VerifiedAssertion } from './assertion.js';
-export {
-  MAX_ASSERTION_LIFETIME_SECONDS,
-  purgeExpiredJtis,
-  signAssertion,
-  verifyAssertion,
-} from './assertion.js';
+export { MAX_ASSERTION_LIFETIME_SECONDS, signAssertion, verifyAssertion } from './assertion.js';
 export type { Principal } from './authenticate.js';
 export { authenticate, bearerToken } from './authenticate.js';
 export type { AuthFailure } from './errors.js';

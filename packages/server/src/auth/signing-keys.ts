@@ -2,6 +2,13 @@ import type { CryptoKey, JWK } from 'jose';
 import { CompactEncrypt, compactDecrypt, exportJWK, generateKeyPair, importJWK } from 'jose';
 import type { Queryable } from '../db/database.js';
 import { newId } from '../ids.js';
+import {
+  activeSigningKey,
+  insertSigningKey,
+  plaintextSigningKeys,
+  sealSigningKey,
+  signingPublicKey,
+} from '../repositories/auth/signing-keys.js';
 import { ephemeralSecretKey } from './secret-key.js';
 
 /** The signing keys in the database cannot be unsealed with this process's secret key. */
@@ -13,14 +20,6 @@ export class SealedKeyError extends Error {
 export interface SigningKey {
   kid: string;
   privateKey: CryptoKey;
-}
-
-interface Row {
-  id: string;
-  public_jwk: JWK;
-  private_jwk: JWK | null;
-  private_jwe: string | null;
-  state: 'active' | 'retired';
 }
 
 const encoder = new TextEncoder();
@@ -88,11 +87,9 @@ export class ServerKeys {
   verificationKey(kid: string): Promise<CryptoKey | undefined> {
     let found = this.verifying.get(kid);
     if (!found) {
-      found = this.db
-        .query<Pick<Row, 'public_jwk'>>('SELECT public_jwk FROM server_signing_keys WHERE id = $1', [kid])
-        .then(({ rows }) =>
-          rows[0] ? (importJWK(rows[0].public_jwk, 'EdDSA') as Promise<CryptoKey>) : undefined,
-        );
+      found = signingPublicKey(this.db, kid).then((jwk) =>
+        jwk ? (importJWK(jwk, 'EdDSA') as Promise<CryptoKey>) : undefined,
+      );
       // Only known kids are cached, so probing random kids cannot grow the map.
       found.then(
         (key) => key === undefined && this.verifying.delete(kid),
@@ -105,16 +102,9 @@ export class ServerKeys {
 
   /** Seals every plaintext private key (rows of versions before sealing); idempotent across replicas. */
   private async sealPlaintext(): Promise<void> {
-    const { rows } = await this.db.query<Pick<Row, 'id' | 'private_jwk'>>(
-      'SELECT id, private_jwk FROM server_signing_keys WHERE private_jwk IS NOT NULL',
-    );
-    for (const row of rows) {
+    for (const row of await plaintextSigningKeys(this.db)) {
       if (!row.private_jwk) continue;
-      await this.db.query(
-        `UPDATE server_signing_keys SET private_jwe = $2, private_jwk = NULL
-          WHERE id = $1 AND private_jwk IS NOT NULL`,
-        [row.id, await seal(row.id, row.private_jwk, this.secretKey)],
-      );
+      await sealSigningKey(this.db, row.id, await seal(row.id, row.private_jwk, this.secretKey));
     }
   }
 
@@ -124,21 +114,18 @@ export class ServerKeys {
     if (existing) return existing;
     const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const kid = newId();
-    await this.db.query(
-      `INSERT INTO server_signing_keys (id, algorithm, public_jwk, private_jwe) VALUES ($1, 'EdDSA', $2, $3)
-       ON CONFLICT DO NOTHING`,
-      [kid, await exportJWK(publicKey), await seal(kid, await exportJWK(privateKey), this.secretKey)],
-    );
+    await insertSigningKey(this.db, {
+      id: kid,
+      publicJwk: await exportJWK(publicKey),
+      privateJwe: await seal(kid, await exportJWK(privateKey), this.secretKey),
+    });
     const stored = await this.loadActive();
     if (!stored) throw new Error('no active signing key after creating one');
     return stored;
   }
 
   private async loadActive(): Promise<SigningKey | undefined> {
-    const { rows } = await this.db.query<Row>(
-      `SELECT id, private_jwe FROM server_signing_keys WHERE state = 'active'`,
-    );
-    const row = rows[0];
+    const row = await activeSigningKey(this.db);
     if (!row) return undefined;
     if (!row.private_jwe) throw new SealedKeyError(`signing key ${row.id} has no sealed private key`);
     const jwk = await unseal(row.id, row.private_jwe, this.secretKey);

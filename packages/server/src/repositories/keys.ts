@@ -83,3 +83,26 @@ export async function revokeKeysOf(db: Queryable, principalId: string): Promise<
     [principalId],
   );
 }
+
+/** What verifying an assertion needs of the key its `kid` names. */
+export interface AssertionKeyRow {
+  principal_id: string;
+  algorithm: KeyAlgorithm;
+  public_jwk: JWK;
+  state: Schema<'KeyState'>;
+  expires_at: Date | null;
+}
+
+/**
+ * The key an assertion's `kid` names, whatever its principal, or `undefined` when there is none.
+ *
+ * @example
+ * const stored = await assertionKey(db, header.kid);
+ */
+export async function assertionKey(db: Queryable, keyId: string): Promise<AssertionKeyRow | undefined> {
+  const { rows } = await db.query<AssertionKeyRow>(
+    'SELECT principal_id, algorithm, public_jwk, state, expires_at FROM keys WHERE id = $1',
+    [keyId],
+  );
+  return rows[0];
+}

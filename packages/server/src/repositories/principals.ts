@@ -1,5 +1,7 @@
 import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
+import type { Role } from '../roles.js';
+import type { WorkspaceRow } from './workspaces.js';
 
 /** Locks a principal's row: serialises that principal's creates (quotas counted per principal). */
 export async function lockPrincipal(db: Queryable, principalId: string): Promise<void> {
@@ -56,4 +58,114 @@ export async function membershipsOf(
     [principalId],
   );
   return rows;
+}
+
+/** How many workspaces `GET /me` lists at most (the spec's cap). */
+export const ME_WORKSPACES = 1000;
+
+/** A principal as `authenticate` loads it, with its key's state and its memberships. */
+export interface PrincipalAccessRow {
+  id: string;
+  kind: Schema<'PrincipalKind'>;
+  name: string;
+  display_name: string;
+  email: string | null;
+  disabled: boolean;
+  /** Whether the token's key is still active and unexpired; `null` when the token names no key. */
+  key_ok: boolean | null;
+  /** Its workspaces and its role in each, newest first: at most {@link ME_WORKSPACES} + 1. */
+  memberships: (Omit<WorkspaceRow, 'created_at' | 'updated_at'> & {
+    created_at: number;
+    updated_at: number;
+    role: Role;
+  })[];
+}
+
+/**
+ * The principal's workspaces, newest first, as one JSON column: one more than `GET /me` lists, to
+ * know whether the list is complete. Times as epoch milliseconds (truncated, as the drivers do).
+ */
+const MEMBERSHIPS = `(SELECT coalesce(json_agg(json_build_object('id', w.id, 'name', w.name,
+      'display_name', w.display_name, 'created_by', w.created_by,
+      'created_at', floor(extract(epoch FROM w.created_at) * 1000)::int8,
+      'updated_at', floor(extract(epoch FROM w.updated_at) * 1000)::int8, 'role', m.role)
+      ORDER BY w.id DESC), '[]'::json)
+   FROM (SELECT workspace_id, role FROM members WHERE principal_id = p.id ORDER BY workspace_id DESC LIMIT ${ME_WORKSPACES + 1}) m
+   JOIN workspaces w ON w.id = m.workspace_id) AS memberships`;
+
+/**
+ * The principal `id`, its key `keyId`'s state and its memberships, in ONE statement; `undefined` when
+ * there is no such principal.
+ *
+ * @example
+ * const row = await principalWithAccess(db, claims.sub, claims.key_id);
+ */
+export async function principalWithAccess(
+  db: Queryable,
+  id: string,
+  keyId: string | undefined,
+): Promise<PrincipalAccessRow | undefined> {
+  const { rows } = await db.query<PrincipalAccessRow>(
+    `SELECT p.id, p.kind, p.name, p.display_name, p.email, p.disabled_at IS NOT NULL AS disabled,
+            CASE WHEN $2::text IS NULL THEN NULL
+                 ELSE EXISTS (SELECT 1 FROM keys k WHERE k.id = $2 AND k.principal_id = p.id AND k.state = 'active'
+                              AND (k.expires_at IS NULL OR k.expires_at > now())) END AS key_ok, ${MEMBERSHIPS}
+       FROM principals p WHERE p.id = $1`,
+    [id, keyId ?? null],
+  );
+  return rows[0];
+}
+
+/**
+ * Whether the principal exists and is enabled.
+ *
+ * @example
+ * if (!(await principalEnabled(tx, row.principal_id))) refuse();
+ */
+export async function principalEnabled(db: Queryable, principalId: string): Promise<boolean> {
+  const { rows } = await db.query<{ enabled: boolean }>(
+    'SELECT disabled_at IS NULL AS enabled FROM principals WHERE id = $1',
+    [principalId],
+  );
+  return rows[0]?.enabled === true;
+}
+
+/**
+ * Sets a principal's display name.
+ *
+ * @example
+ * await setDisplayName(tx, principalId, 'Ada Lovelace');
+ */
+export async function setDisplayName(db: Queryable, id: string, displayName: string): Promise<void> {
+  await db.query('UPDATE principals SET display_name = $1, updated_at = now() WHERE id = $2', [
+    displayName,
+    id,
+  ]);
+}
+
+/**
+ * Whether a user principal already has `name` (user names are unique among users).
+ *
+ * @example
+ * if (await userNameTaken(tx, 'ada')) refuse();
+ */
+export async function userNameTaken(db: Queryable, name: string): Promise<boolean> {
+  const taken = await db.query(`SELECT 1 FROM principals WHERE kind = 'user' AND name = $1`, [name]);
+  return taken.rowCount > 0;
+}
+
+/**
+ * Inserts a user principal (its local account comes next).
+ *
+ * @example
+ * await insertUserPrincipal(tx, { id: newId(), name: 'ada', displayName: 'Ada', email: 'ada@example.com' });
+ */
+export async function insertUserPrincipal(
+  db: Queryable,
+  user: { id: string; name: string; displayName: string; email: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO principals (id, kind, name, display_name, email) VALUES ($1, 'user', $2, $3, $4)`,
+    [user.id, user.name, user.displayName, user.email],
+  );
 }
