@@ -1,6 +1,14 @@
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import type { Database, Queryable } from '../db/database.js';
 import { isName, newId } from '../ids.js';
+import { revokeRefreshTokensOf } from '../repositories/auth/refresh-tokens.js';
+import { insertUserPrincipal, setDisplayName, userNameTaken } from '../repositories/principals.js';
+import {
+  insertLocalAccount,
+  localAccountByUsername,
+  lockLocalAccount,
+  setPasswordHash,
+} from '../repositories/signin/local-accounts.js';
 
 /** What {@link setLocalAccount} creates or resets. */
 export interface LocalAccountInput {
@@ -60,41 +68,23 @@ export async function setLocalAccount(
   if (!isName(name)) throw new LocalAccountError(`not a valid name (a DNS label that is not an id): ${name}`);
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ principal_id: string }>(
-      'SELECT principal_id FROM local_accounts WHERE username = $1 FOR UPDATE',
-      [username],
-    );
-    const existing = rows[0];
+    const existing = await lockLocalAccount(tx, username);
     if (existing) {
-      await tx.query(
-        'UPDATE local_accounts SET password_hash = $1, updated_at = now() WHERE principal_id = $2',
-        [passwordHash, existing.principal_id],
-      );
-      if (input.displayName !== undefined) {
-        await tx.query('UPDATE principals SET display_name = $1, updated_at = now() WHERE id = $2', [
-          input.displayName,
-          existing.principal_id,
-        ]);
-      }
-      await tx.query(
-        'UPDATE refresh_tokens SET revoked_at = now() WHERE principal_id = $1 AND revoked_at IS NULL',
-        [existing.principal_id],
-      );
-      return { principalId: existing.principal_id, username, created: false };
+      await setPasswordHash(tx, existing, passwordHash);
+      if (input.displayName !== undefined) await setDisplayName(tx, existing, input.displayName);
+      await revokeRefreshTokensOf(tx, existing);
+      return { principalId: existing, username, created: false };
     }
-    const taken = await tx.query(`SELECT 1 FROM principals WHERE kind = 'user' AND name = $1`, [name]);
-    if (taken.rowCount > 0)
+    if (await userNameTaken(tx, name))
       throw new LocalAccountError(`a user named ${name} exists already; pass another name`);
     const principalId = newId();
-    await tx.query(
-      `INSERT INTO principals (id, kind, name, display_name, email) VALUES ($1, 'user', $2, $3, $4)`,
-      [principalId, name, input.displayName ?? name, username],
-    );
-    await tx.query('INSERT INTO local_accounts (principal_id, username, password_hash) VALUES ($1, $2, $3)', [
-      principalId,
-      username,
-      passwordHash,
-    ]);
+    await insertUserPrincipal(tx, {
+      id: principalId,
+      name,
+      displayName: input.displayName ?? name,
+      email: username,
+    });
+    await insertLocalAccount(tx, { principalId, username, passwordHash });
     return { principalId, username, created: true };
   });
 }
@@ -115,13 +105,7 @@ export async function checkLocalPassword(
   email: string,
   password: string,
 ): Promise<string | undefined> {
-  const { rows } = await db.query<{ principal_id: string; password_hash: string; disabled: boolean }>(
-    `SELECT a.principal_id, a.password_hash, p.disabled_at IS NOT NULL AS disabled
-       FROM local_accounts a JOIN principals p ON p.id = a.principal_id
-      WHERE a.username = $1`,
-    [usernameOf(email)],
-  );
-  const account = rows[0];
+  const account = await localAccountByUsername(db, usernameOf(email));
   dummyHash ??= hashPassword(newId());
   const ok = await verifyPassword(password, account?.password_hash ?? (await dummyHash));
   return ok && account && !account.disabled ? account.principal_id : undefined;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { insertAuthorizationCode } from '../repositories/auth/authorization-codes.js';
 import { hashSecret, newSecret } from './secrets.js';
 
 /** Authorization codes live at most this long (the brief: ≤ 60 s; RFC 6749 §4.1.2 says ≤ 10 min). */
@@ -26,17 +27,13 @@ export async function issueAuthorizationCode(
   ttlSeconds = AUTHORIZATION_CODE_TTL_SECONDS,
 ): Promise<string> {
   const code = newSecret();
-  await db.query(
-    `INSERT INTO authorization_codes (code_hash, principal_id, redirect_uri, code_challenge, code_challenge_method, expires_at)
-     VALUES ($1, $2, $3, $4, 'S256', now() + make_interval(secs => $5))`,
-    [
-      hashSecret(code),
-      request.principalId,
-      request.redirectUri,
-      request.codeChallenge,
-      Math.min(ttlSeconds, AUTHORIZATION_CODE_TTL_SECONDS),
-    ],
-  );
+  await insertAuthorizationCode(db, {
+    codeHash: hashSecret(code),
+    principalId: request.principalId,
+    redirectUri: request.redirectUri,
+    codeChallenge: request.codeChallenge,
+    ttlSeconds: Math.min(ttlSeconds, AUTHORIZATION_CODE_TTL_SECONDS),
+  });
   return code;
 }
 
