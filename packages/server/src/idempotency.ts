@@ -1,6 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './db/database.js';
 import { ApiError, toApiError } from './errors.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  deleteIdempotencyKey,
+  deleteIdempotencyKeysOlderThan,
+  idempotencyKeyRow,
+  releaseIdempotencyKey,
+} from './repositories/idempotency-keys.js';
 
 /** How long a record answers replays. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -83,15 +91,6 @@ function stored(status: number): boolean {
   return status < 400 || status === 404 || status === 409;
 }
 
-interface Row {
-  fingerprint: string;
-  state: 'in_flight' | 'done';
-  owner: string;
-  status: number | null;
-  headers: Record<string, string> | null;
-  body: string | null;
-}
-
 /**
  * Runs a mutation under an Idempotency-Key (design §10), or just in a transaction when `scope` is
  * undefined. `effect` gets the transaction: its writes and the record of its response commit
@@ -111,8 +110,8 @@ interface Row {
  *
  * @example
  * const outcome = await runIdempotent(db, scope, async (tx) => {
- *   await tx.query('INSERT INTO computers …', [...]);
- *   return { status: 202, headers: { location }, body: { computer, operations } };
+ *   const { computer, operation } = await createComputerRecord(tx, input, principal.id);
+ *   return { status: 202, headers: { location }, body: { computer, operations: [operation] } };
  * });
  * if (outcome.replayed) headers['idempotent-replayed'] = 'true';
  */
@@ -160,24 +159,16 @@ async function claim(
   owner: string,
 ): Promise<IdempotentOutcome | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await db.query(
-      `INSERT INTO idempotency_keys (principal_id, key, fingerprint, state, owner, locked_until)
-       VALUES ($1, $2, $3, 'in_flight', $4, now() + make_interval(secs => $5))
-       ON CONFLICT (principal_id, key) DO UPDATE
-         SET fingerprint = EXCLUDED.fingerprint, state = 'in_flight', owner = EXCLUDED.owner,
-             locked_until = EXCLUDED.locked_until, status = NULL, headers = NULL, body = NULL,
-             created_at = now(), completed_at = NULL
-         WHERE idempotency_keys.created_at < now() - make_interval(hours => $6)
-            OR (idempotency_keys.state = 'in_flight' AND idempotency_keys.locked_until < now())
-       RETURNING owner`,
-      [scope.principalId, scope.key, scope.fingerprint, owner, IN_FLIGHT_LOCK_SECONDS, IDEMPOTENCY_TTL_HOURS],
-    );
-    if (inserted.rowCount === 1) return undefined;
-    const { rows } = await db.query<Row>(
-      'SELECT fingerprint, state, owner, status, headers, body FROM idempotency_keys WHERE principal_id = $1 AND key = $2',
-      [scope.principalId, scope.key],
-    );
-    const row = rows[0];
+    const won = await claimIdempotencyKey(db, {
+      principalId: scope.principalId,
+      key: scope.key,
+      fingerprint: scope.fingerprint,
+      owner,
+      lockSeconds: IN_FLIGHT_LOCK_SECONDS,
+      ttlHours: IDEMPOTENCY_TTL_HOURS,
+    });
+    if (won) return undefined;
+    const row = await idempotencyKeyRow(db, scope.principalId, scope.key);
     if (!row) continue; // released between our insert and select: try again
     if (row.fingerprint !== scope.fingerprint) {
       throw new IdempotencyError(
@@ -213,19 +204,15 @@ async function complete(
   owner: string,
   response: StoredResponse,
 ): Promise<void> {
-  const updated = await tx.query(
-    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now()
-      WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
-    [
-      scope.principalId,
-      scope.key,
-      owner,
-      response.status,
-      response.headers ?? null,
-      response.body === undefined ? null : JSON.stringify(response.body),
-    ],
-  );
-  if (updated.rowCount !== 1) {
+  const completed = await completeIdempotencyKey(tx, {
+    principalId: scope.principalId,
+    key: scope.key,
+    owner,
+    status: response.status,
+    headers: response.headers ?? null,
+    body: response.body === undefined ? null : JSON.stringify(response.body),
+  });
+  if (!completed) {
     // Another request took the key over after our lock ran out: our effect must not commit.
     throw new IdempotencyError(
       'idempotency_key_in_use',
@@ -238,10 +225,7 @@ async function complete(
 }
 
 async function release(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
-  await db.query(
-    `DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
-    [scope.principalId, scope.key, owner],
-  );
+  await releaseIdempotencyKey(db, scope.principalId, scope.key, owner);
 }
 
 /**
@@ -251,11 +235,7 @@ async function release(db: Database, scope: IdempotencyScope, owner: string): Pr
  * await purgeExpiredIdempotencyKeys(db);
  */
 export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
-  return (
-    await db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [
-      IDEMPOTENCY_TTL_HOURS,
-    ])
-  ).rowCount;
+  return deleteIdempotencyKeysOlderThan(db, IDEMPOTENCY_TTL_HOURS);
 }
 
 /**
@@ -269,8 +249,5 @@ export async function forgetIdempotencyKey(
   db: Queryable,
   scope: Pick<IdempotencyScope, 'principalId' | 'key'>,
 ): Promise<void> {
-  await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [
-    scope.principalId,
-    scope.key,
-  ]);
+  await deleteIdempotencyKey(db, scope.principalId, scope.key);
 }
