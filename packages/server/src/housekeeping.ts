@@ -1,9 +1,7 @@
 import type { Database } from './db/database.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency.js';
 import { purgeExpiredJtis } from './repositories/auth/assertion-jtis.js';
-
-/** design §4: a deleted computer answers GET for 7 days, then is gone. */
-export const DELETED_COMPUTER_RETENTION_DAYS = 7;
+import { purgeDeletedComputers } from './repositories/computers.js';
 
 /** What one housekeeping pass removed. */
 export interface HousekeepingReport {
@@ -23,11 +21,6 @@ export interface HousekeepingReport {
 export async function housekeeping(db: Database): Promise<HousekeepingReport> {
   const jtis = await purgeExpiredJtis(db);
   const idempotencyKeys = await purgeExpiredIdempotencyKeys(db);
-  const computers = (
-    await db.query(
-      `DELETE FROM computers WHERE state = 'deleted' AND deleted_at < now() - make_interval(days => $1)`,
-      [DELETED_COMPUTER_RETENTION_DAYS],
-    )
-  ).rowCount;
+  const computers = await purgeDeletedComputers(db);
   return { jtis, idempotencyKeys, computers };
 }

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { type OperationQueue, operationQueue } from '../repositories/operations.js';
 
 /** Latency buckets in seconds: a cached read takes ~1 ms, a long-poll up to 60 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -96,7 +97,7 @@ export class Metrics {
    */
   watchOperations(db: Database, worker: WorkerGauge): void {
     // The gauges of one scrape are collected concurrently: they share one query while it runs.
-    let running: Promise<QueueRow | undefined> | undefined;
+    let running: Promise<OperationQueue | undefined> | undefined;
     const queue = () => {
       running ??= readQueue(db).finally(() => {
         running = undefined;
@@ -141,31 +142,10 @@ export class Metrics {
   }
 }
 
-interface QueueRow {
-  pending: number;
-  running: number;
-  stalled: number;
-  lag: number;
-}
-
-async function readQueue(db: Database): Promise<QueueRow | undefined> {
+/** The operation queue, or `undefined` when the database does not answer (the scrape still works). */
+async function readQueue(db: Database): Promise<OperationQueue | undefined> {
   try {
-    const { rows } = await db.query<QueueRow>(
-      `SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
-              count(*) FILTER (WHERE state = 'running' AND lease_until >= now()) AS running,
-              count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS stalled,
-              coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE state = 'pending')), 0)::float8 AS lag
-         FROM operations WHERE state IN ('pending', 'running')`,
-    );
-    const row = rows[0];
-    return row
-      ? {
-          pending: Number(row.pending),
-          running: Number(row.running),
-          stalled: Number(row.stalled),
-          lag: Number(row.lag),
-        }
-      : undefined;
+    return await operationQueue(db);
   } catch {
     return undefined;
   }

@@ -1,7 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { sqlLiteral } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import { DELETED_COMPUTER_RETENTION_DAYS } from '../housekeeping.js';
 import { isId } from '../ids.js';
 import type { ComputerState } from '../operations/states.js';
 import { ownerPage } from './keyset.js';
@@ -34,6 +33,9 @@ export type ComputerView = Omit<
   ComputerRow,
   'created_by' | 'deleted_at' | 'started_at' | 'stopped_at' | 'created_at' | 'updated_at'
 > & { started_at: string | null; stopped_at: string | null; created_at: string; updated_at: string };
+
+/** design §4: a deleted computer answers GET for 7 days, then is gone (housekeeping). */
+export const DELETED_COMPUTER_RETENTION_DAYS = 7;
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
@@ -202,4 +204,20 @@ export async function updateComputerRow(
     [id, change.name, change.labels],
   );
   return rows[0] as ComputerRow;
+}
+
+/**
+ * Deletes the computers deleted more than {@link DELETED_COMPUTER_RETENTION_DAYS} days ago (their
+ * operations stay); how many.
+ *
+ * @example
+ * const computers = await purgeDeletedComputers(db);
+ */
+export async function purgeDeletedComputers(db: Queryable): Promise<number> {
+  return (
+    await db.query(
+      `DELETE FROM computers WHERE state = 'deleted' AND deleted_at < now() - make_interval(days => $1)`,
+      [DELETED_COMPUTER_RETENTION_DAYS],
+    )
+  ).rowCount;
 }

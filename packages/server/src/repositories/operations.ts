@@ -81,3 +81,39 @@ export async function operationById(db: Queryable, id: string): Promise<Operatio
   const { rows } = await db.query<OperationRow>('SELECT * FROM operations WHERE id = $1', [id]);
   return rows[0];
 }
+
+/** The operations waiting or running now, as the metrics show them. */
+export interface OperationQueue {
+  pending: number;
+  /** Running under a live lease. */
+  running: number;
+  /** Running under an expired lease: its replica died, another will take it over. */
+  stalled: number;
+  /** Seconds since the oldest pending operation was created (0: none is pending). */
+  lag: number;
+}
+
+/**
+ * The queue of operations now: one aggregate over the pending and running ones.
+ *
+ * @example
+ * const { pending, lag } = (await operationQueue(db)) ?? { pending: 0, lag: 0 };
+ */
+export async function operationQueue(db: Queryable): Promise<OperationQueue | undefined> {
+  const { rows } = await db.query<OperationQueue>(
+    `SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
+            count(*) FILTER (WHERE state = 'running' AND lease_until >= now()) AS running,
+            count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS stalled,
+            coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE state = 'pending')), 0)::float8 AS lag
+       FROM operations WHERE state IN ('pending', 'running')`,
+  );
+  const row = rows[0];
+  return row
+    ? {
+        pending: Number(row.pending),
+        running: Number(row.running),
+        stalled: Number(row.stalled),
+        lag: Number(row.lag),
+      }
+    : undefined;
+}
