@@ -2,9 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { chmod } from 'node:fs/promises';
 import type { KeyFile } from './auth/keypair.js';
 import { generateServiceAccountKey, keyFile, writeKeyFile } from './auth/keypair.js';
-import type { Database, Queryable } from './db/database.js';
+import type { Database } from './db/database.js';
 import { nestedDatabase } from './db/nested.js';
 import { newId } from './ids.js';
+import { hasPrincipals } from './repositories/principals.js';
+import {
+  addSeedMember,
+  insertBootstrapServiceAccount,
+  insertSeedKey,
+  insertSeedWorkspace,
+  lockFirstStart,
+} from './repositories/seed.js';
 import { setLocalAccount } from './signin/accounts.js';
 
 /** What a first start created. The password and the key file are shown once, never again. */
@@ -53,9 +61,8 @@ export async function bootstrap(
   const email = options.email ?? 'owner@svc.localhost';
   const workspaceName = options.workspaceName ?? 'default';
   return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('svc.bootstrap'))`);
-    const { rowCount } = await tx.query('SELECT 1 FROM principals LIMIT 1');
-    if (rowCount > 0) return undefined;
+    await lockFirstStart(tx);
+    if (await hasPrincipals(tx)) return undefined;
     const password = randomBytes(18).toString('base64url');
     const { principalId: userId } = await setLocalAccount(nestedDatabase(tx, db.engine), {
       email,
@@ -64,31 +71,24 @@ export async function bootstrap(
       displayName: 'Owner',
     });
     const workspaceId = newId();
-    await tx.query(`INSERT INTO workspaces (id, name, display_name, created_by) VALUES ($1, $2, $3, $4)`, [
-      workspaceId,
-      workspaceName,
-      'Default workspace',
-      userId,
-    ]);
-    await addMember(tx, workspaceId, userId, 'owner');
+    await insertSeedWorkspace(tx, {
+      id: workspaceId,
+      name: workspaceName,
+      displayName: 'Default workspace',
+      createdBy: userId,
+    });
+    await addSeedMember(tx, workspaceId, userId, 'owner');
     const serviceAccountId = newId();
-    await tx.query(
-      `INSERT INTO principals (id, kind, name, display_name) VALUES ($1, 'service_account', 'bootstrap', 'Bootstrap service account')`,
-      [serviceAccountId],
-    );
-    await tx.query(`INSERT INTO service_accounts (id, workspace_id, name) VALUES ($1, $2, 'bootstrap')`, [
-      serviceAccountId,
-      workspaceId,
-    ]);
-    await addMember(tx, workspaceId, serviceAccountId, 'owner');
+    await insertBootstrapServiceAccount(tx, { id: serviceAccountId, workspaceId });
+    await addSeedMember(tx, workspaceId, serviceAccountId, 'owner');
     const pair = await generateServiceAccountKey('EdDSA');
     const keyId = newId();
-    await tx.query('INSERT INTO keys (id, principal_id, algorithm, public_jwk) VALUES ($1, $2, $3, $4)', [
-      keyId,
-      serviceAccountId,
-      pair.algorithm,
-      pair.publicJwk,
-    ]);
+    await insertSeedKey(tx, {
+      id: keyId,
+      principalId: serviceAccountId,
+      algorithm: pair.algorithm,
+      publicJwk: pair.publicJwk,
+    });
     const file = keyFile({ keyId, principalId: serviceAccountId, baseUrl: options.baseUrl, pair });
     try {
       await writeKeyFile(options.keyFilePath, file, { exclusive: !options.overwriteKeyFile });
@@ -113,20 +113,6 @@ export async function bootstrap(
       keyFilePath: options.keyFilePath,
     };
   });
-}
-
-async function addMember(
-  tx: Queryable,
-  workspaceId: string,
-  principalId: string,
-  role: string,
-): Promise<void> {
-  await tx.query('INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, $4)', [
-    newId(),
-    workspaceId,
-    principalId,
-    role,
-  ]);
 }
 
 /**

@@ -2,6 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from './db/database.js';
 import { nestedDatabase } from './db/nested.js';
 import { newId } from './ids.js';
+import type { ComputerState } from './operations/states.js';
+import {
+  addSeedMember,
+  insertSeedComputer,
+  insertSeedWorkspace,
+  recountLiveComputers,
+} from './repositories/seed.js';
 import { setLocalAccount } from './signin/accounts.js';
 
 /** What the sandbox's demo data holds, for the start-up message. */
@@ -37,22 +44,17 @@ export async function seedSandbox(db: Database, ownerId: string): Promise<Sandbo
     for (const workspace of workspaces) {
       const id = newId();
       ids[workspace.name] = id;
-      await tx.query('INSERT INTO workspaces (id, name, display_name, created_by) VALUES ($1, $2, $3, $4)', [
+      await insertSeedWorkspace(tx, {
         id,
-        workspace.name,
-        workspace.display,
-        ownerId,
-      ]);
-      await tx.query(
-        `INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, 'owner')`,
-        [newId(), id, ownerId],
-      );
+        name: workspace.name,
+        displayName: workspace.display,
+        createdBy: ownerId,
+      });
+      await addSeedMember(tx, id, ownerId, 'owner');
     }
-    await tx.query(
-      `INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, 'viewer')`,
-      [newId(), ids.demo, viewerId],
-    );
-    const computers: [string, string, string, string, Record<string, string>][] = [
+    const demo = ids.demo as string; // set by the loop above
+    await addSeedMember(tx, demo, viewerId, 'viewer');
+    const computers: [string, ComputerState, string, string, Record<string, string>][] = [
       ['web-1', 'running', 'medium', 'ubuntu-2404', { team: 'web', env: 'prod' }],
       ['web-2', 'running', 'medium', 'ubuntu-2404', { team: 'web', env: 'prod' }],
       ['batch-1', 'stopped', 'large', 'debian-13', { team: 'data' }],
@@ -60,18 +62,17 @@ export async function seedSandbox(db: Database, ownerId: string): Promise<Sandbo
       ['old-1', 'deleted', 'small', 'ubuntu-2404', {}],
     ];
     for (const [name, state, size, image, labels] of computers) {
-      await tx.query(
-        `INSERT INTO computers (id, workspace_id, name, state, size, image, labels, created_by, started_at, stopped_at, deleted_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-                 CASE WHEN $4 = 'running' THEN now() END, CASE WHEN $4 = 'stopped' THEN now() END,
-                 CASE WHEN $4 = 'deleted' THEN now() END)`,
-        [newId(), ids.demo, name, state, size, image, labels, ownerId],
-      );
+      await insertSeedComputer(tx, {
+        workspaceId: demo,
+        name,
+        state,
+        size,
+        image,
+        labels,
+        createdBy: ownerId,
+      });
     }
-    await tx.query(
-      `UPDATE workspaces SET live_computers = (SELECT count(*) FROM computers WHERE workspace_id = $1 AND state <> 'deleted') WHERE id = $1`,
-      [ids.demo],
-    );
+    await recountLiveComputers(tx, demo);
     return { workspaces: workspaces.map((w) => w.name), viewer: { email, password } };
   });
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/open.js';
+import { hasPrincipals } from '../repositories/principals.js';
 import { LocalAccountError, setLocalAccount } from '../signin/accounts.js';
 
 /** Where `svc-server account` reads and writes; `main.ts` passes the process's, tests their own. */
@@ -78,8 +79,7 @@ export async function runAccountCommand(argv: readonly string[], io: AccountComm
     try {
       // Bootstrap runs only on a database without principals: an account added first would stop the
       // server from ever creating its owner, workspace and key file.
-      const { rowCount } = await db.query('SELECT 1 FROM principals LIMIT 1');
-      if (rowCount === 0)
+      if (!(await hasPrincipals(db)))
         throw new LocalAccountError(
           'the database is empty: start svc-server once first (it creates the owner account, a workspace and the key file), then add accounts',
         );

@@ -169,3 +169,14 @@ export async function insertUserPrincipal(
     [user.id, user.name, user.displayName, user.email],
   );
 }
+
+/**
+ * Whether the database holds any principal: the first start (bootstrap) runs only on one that holds none.
+ *
+ * @example
+ * if (!(await hasPrincipals(db))) await bootstrap(db, options);
+ */
+export async function hasPrincipals(db: Queryable): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM principals LIMIT 1');
+  return rowCount > 0;
+}
