@@ -1,9 +1,9 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from './db/database.js';
-import { serverSecret } from './db/secrets.js';
 import { invalidArgument } from './errors.js';
 import { canonicalJson } from './idempotency.js';
 import { isId } from './ids.js';
+import { serverSecret } from './repositories/server-secrets.js';
 
 /** design §6: default page size, and the most one page holds (larger `limit`s are clamped). */
 export const DEFAULT_PAGE_SIZE = 50;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from './database.js';
+import type { Queryable } from '../db/database.js';
 
 /**
  * A named secret of the server (the cursor key, the sign-in CSRF key), created by the first replica
