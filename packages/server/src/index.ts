@@ -56,7 +56,8 @@ export {
   RateLimiter,
   rateLimitHeaders,
 } from './ratelimit.js';
-export type { Counter, CounterOptions, CounterState, CounterStore } from './ratelimit-store.js';
+export type { Counter, CounterState } from './ratelimit-counter.js';
+export type { CounterOptions, CounterStore } from './ratelimit-store.js';
 export { counterStore, memoryCounters } from './ratelimit-store.js';
 export type { ComputerRow } from './repositories/computers.js';
 export type { OperationRow } from './repositories/operations.js';

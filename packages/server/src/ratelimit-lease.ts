@@ -1,4 +1,4 @@
-import type { Counter, CounterState } from './ratelimit-store.js';
+import type { Counter, CounterState } from './ratelimit-counter.js';
 
 /** The share of a window's budget one replica takes from the shared store at once. */
 export const LEASE_SHARE = 100;

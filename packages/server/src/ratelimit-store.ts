@@ -6,6 +6,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import type { Database } from './db/database.js';
+import type { Counter } from './ratelimit-counter.js';
 import { leased } from './ratelimit-lease.js';
 
 /** One counter: `points` per `durationSeconds`, fixed windows that start with a key's first point. */
@@ -20,28 +21,6 @@ export interface CounterOptions {
    * a little early when several replicas hold blocks. For the API's rate limits, not sign-in throttles.
    */
   lease?: boolean;
-}
-
-/** Where a key stands after a consume (or a refusal). */
-export interface CounterState {
-  allowed: boolean;
-  remaining: number;
-  /** Milliseconds until the key's window ends. */
-  msBeforeNext: number;
-  /** Points counted in the key's window, this consume's included (when the store says). */
-  consumed?: number;
-}
-
-/**
- * One atomic counter per key (rate-limiter-flexible): `consume` counts a point and decides in the
- * same step, so concurrent requests never all pass a check that read the count before it changed.
- */
-export interface Counter {
-  consume(key: string, points?: number): Promise<CounterState>;
-  /** Gives `points` back (a reserved attempt that turned out not to count). */
-  refund(key: string, points?: number): Promise<void>;
-  /** Forgets the key (a success clears a failure count). */
-  reset(key: string): Promise<void>;
 }
 
 /** Makes counters: where they live is chosen once per app by {@link counterStore}. */

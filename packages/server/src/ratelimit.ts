@@ -1,5 +1,6 @@
 import { ApiError } from './errors.js';
-import type { Counter, CounterStore } from './ratelimit-store.js';
+import type { Counter } from './ratelimit-counter.js';
+import type { CounterStore } from './ratelimit-store.js';
 
 /** The two policies of design §11. */
 export type RateLimitPolicyName = 'principal' | 'workspace_mutations';

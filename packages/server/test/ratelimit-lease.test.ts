@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
+import type { Counter } from '../src/ratelimit-counter.js';
 import { leased } from '../src/ratelimit-lease.js';
-import type { Counter } from '../src/ratelimit-store.js';
 import { memoryCounters } from '../src/ratelimit-store.js';
 
 /** A shared store (one budget for every replica), counting the statements it would run. */

@@ -1,4 +1,5 @@
-import type { Counter, CounterStore } from '../ratelimit-store.js';
+import type { Counter } from '../ratelimit-counter.js';
+import type { CounterStore } from '../ratelimit-store.js';
 
 /** `quota` per `windowSeconds`. */
 export interface SigninLimit {
