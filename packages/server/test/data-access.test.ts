@@ -1,6 +1,6 @@
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
-import { moduleSource, parseModule, serverModules } from './support/modules.js';
+import { importGraph, moduleSource, parseModule, serverModules } from './support/modules.js';
 
 // SQL lives in src/repositories/ (one module per resource; auth/, signin/ and operations/ for theirs)
 // and src/db/ (connections and migrations). Every other module of the server reaches the database
@@ -71,6 +71,24 @@ test.each(outside)('%s holds no SQL and runs no statement of its own', (path) =>
 
 test.each(outside.filter((path) => path.startsWith('handlers/')))('%s opens no transaction', (path) => {
   expect(transactions(moduleSource(path))).toEqual([]);
+});
+
+// States, transitions and rendering are pure: nothing they load at run time, however indirectly, is a
+// module that reaches the database.
+const PURE = ['operations/states.ts', 'operations/transitions.ts', 'render.ts', 'roles.ts'];
+
+test.each(PURE)('%s loads no module of repositories/ or db/, however indirectly', (path) => {
+  const graph = importGraph();
+  const loaded = new Set<string>();
+  const load = (module: string): void => {
+    for (const { to, kind } of graph.get(module) ?? [])
+      if (kind === 'run' && !loaded.has(to)) {
+        loaded.add(to);
+        load(to);
+      }
+  };
+  load(path);
+  expect([...loaded].filter((module) => /^(repositories|db)\//.test(module))).toEqual([]);
 });
 
 describe('the checks', () => {
