@@ -6,10 +6,6 @@ import { type ReachRow, reachOf } from './repositories/members.js';
 import { type WorkspaceRow, workspaceWithRole } from './repositories/workspaces.js';
 import type { Role } from './roles.js';
 
-// Declared in roles.ts, which the repositories import without importing the checks; handed on here with
-// the checks that rank it.
-export type { Role };
-
 // Weakest first. Keyed by the spec's enum, so a role added to the spec does not compile until ranked
 // here; test/spec-drift.test.ts checks the order against the spec's (strongest first).
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, editor: 1, admin: 2, owner: 3 };

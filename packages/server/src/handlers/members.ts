@@ -1,4 +1,3 @@
-import type { Role } from '../access.js';
 import { allows, NEEDS, permissionDenied, workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -14,6 +13,7 @@ import {
 } from '../repositories/members.js';
 import { enabledPrincipalKind } from '../repositories/principals.js';
 import { isServiceAccountOf } from '../repositories/service-accounts.js';
+import type { Role } from '../roles.js';
 import { API_PREFIX, checkMemberQuota, lastOwner, permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 

@@ -1,9 +1,10 @@
-import { allows, type Role, workspaceAccess } from '../access.js';
+import { allows, workspaceAccess } from '../access.js';
 import { ApiError } from '../errors.js';
 import { waitForOperation } from '../operations/events.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderOperation } from '../render.js';
 import { listOperationRows, operationWorkspace } from '../repositories/operations.js';
+import type { Role } from '../roles.js';
 import { permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 
