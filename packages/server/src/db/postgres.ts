@@ -96,6 +96,9 @@ export const DEFAULT_CONNECTION_BOUNDS: Readonly<ConnectionBounds> = Object.free
   idleInTransactionTimeoutMs: 10_000,
 });
 
+/** `application_name` of the connection that listens for notifications (`pg_stat_activity`). */
+export const LISTEN_APPLICATION_NAME = 'svc-listen';
+
 /** How long a notification barrier may take before it counts as "not listening". */
 const BARRIER_TIMEOUT_MS = 2000;
 
@@ -167,29 +170,39 @@ export async function openPostgres(
     for (const onGap of gapListeners) onGap();
   };
 
+  /** Listening connections already given up: their late errors change nothing. */
+  const givenUp = new WeakSet<pg.Client>();
+  // Waiters also poll the database, so losing notifications only slows them; reconnect later.
+  // Caches that rely on them drop what they hold now and again once the connection is back.
+  const lostListener = () => {
+    listenClient = undefined;
+    reportGap();
+    if (!closed && listeners.size > 0) {
+      setTimeout(() => {
+        if (closed || listenClient) return;
+        listenClient = connectListener();
+        listenClient.then(reportGap, () => {
+          listenClient = undefined;
+        });
+      }, 1000).unref();
+    }
+  };
+
   const connectListener = async (): Promise<pg.Client> => {
     const client = new pg.Client({
       connectionString: url,
       types,
       connectionTimeoutMillis: bounds.checkoutTimeoutMs,
+      // Named, so an operator (and a test) can tell it from the pools' connections.
+      application_name: LISTEN_APPLICATION_NAME,
     });
     client.on('notification', (message) => {
       for (const listener of listeners.get(message.channel) ?? []) listener(message.payload ?? '');
     });
     client.on('error', () => {
-      // Waiters also poll the database, so losing notifications only slows them; reconnect later.
-      // Caches that rely on them drop what they hold now and again once the connection is back.
-      listenClient = undefined;
-      reportGap();
-      if (!closed && listeners.size > 0) {
-        setTimeout(() => {
-          if (closed || listenClient) return;
-          listenClient = connectListener();
-          listenClient.then(reportGap, () => {
-            listenClient = undefined;
-          });
-        }, 1000).unref();
-      }
+      if (givenUp.has(client)) return;
+      givenUp.add(client);
+      lostListener();
     });
     await client.connect();
     for (const channel of listeners.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
@@ -207,7 +220,20 @@ export async function openPostgres(
       ? within(
           pending.then((client) => client.query('SELECT 1')).then(() => {}),
           BARRIER_TIMEOUT_MS,
-        )
+        ).catch((error: unknown) => {
+          // A listening connection that does not answer in time is given up: what it would have
+          // delivered may be lost, so the caches hear of a gap, and a new connection is made.
+          if (listenClient === pending) {
+            lostListener();
+            pending
+              .then((client) => {
+                givenUp.add(client);
+                return client.end();
+              })
+              .catch(() => {});
+          }
+          throw error;
+        })
       : Promise.reject(new Error('not listening'));
     barrier = run.finally(() => {
       barrier = undefined;

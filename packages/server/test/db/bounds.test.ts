@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { LISTEN_APPLICATION_NAME } from '../../src/db/postgres.js';
 import { errorOf, openTestApp, type TestApp, unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 
@@ -130,6 +131,42 @@ describePostgres('bounded waits', (engine) => {
     expect(rows[0]?.state).toBe('succeeded');
     await t.app.worker.start();
   });
+});
+
+describePostgres('a listening connection that stops answering', (engine) => {
+  test('is given up after the barrier bound, and a new one listens', async () => {
+    const db = await engine.open();
+    const heard: string[] = [];
+    await db.listen('svc_test_frozen', (payload) => heard.push(payload));
+    const listener = async () =>
+      (
+        await db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+          [LISTEN_APPLICATION_NAME],
+        )
+      ).rows.map((row) => row.pid);
+    const [frozen] = await listener();
+    expect(frozen).toBeTypeOf('number');
+    // The backend stops answering, as one behind a dead network path would: its socket stays open.
+    process.kill(frozen as number, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      await expect(db.notificationBarrier()).rejects.toThrow();
+      expect(performance.now() - started).toBeLessThan(3000);
+      // Within a few seconds another connection listens, and a notification reaches the listener.
+      const until = Date.now() + 10_000;
+      while (!heard.includes('again') && Date.now() < until) {
+        await db.query(`SELECT pg_notify('svc_test_frozen', 'again')`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(heard).toContain('again');
+      // The frozen backend lingers until it runs again; beside it, a new one listens.
+      expect((await listener()).filter((pid) => pid !== frozen)).toHaveLength(1);
+      await expect(db.notificationBarrier()).resolves.toBeUndefined();
+    } finally {
+      process.kill(frozen as number, 'SIGCONT');
+    }
+  }, 30_000);
 });
 
 /** The test database's address, as the server's pool sees it. */
