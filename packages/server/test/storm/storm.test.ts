@@ -1,8 +1,8 @@
-// The storm: many clients at once send every kind of mutation (workspace, member, service account,
-// key, computer create/update/start/stop/restart/delete, exec and run) into one workspace and across
-// several, at production defaults: rate limits and quotas as shipped, the pool as shipped. On PGlite
-// (one process) and on PostgreSQL with two replicas (each its own pool and worker), to the app's core
-// (no socket), bounded in time and count. It passes when
+// The storm: many clients at once send every kind of mutation (workspace create/update/delete,
+// member, service account, key, computer create/update/start/stop/restart/delete, exec and run) into
+// one workspace and across several, at production defaults: rate limits and quotas as shipped, the
+// pool as shipped. On PGlite (one process) and on PostgreSQL with two replicas (each its own pool and
+// worker), to the app's core (no socket), bounded in time and count. It passes when
 // - no request waits longer than WAIT_BOUND_MS;
 // - every answer is a documented status in the published error shape: 2xx, 404, 409, 429, 503, and
 //   403 only as `quota_exceeded` (the quotas as shipped are part of the storm);
@@ -64,6 +64,9 @@ interface Ground {
   /** Operation ids named by 202 answers, with their type. */
   operations: Map<string, string>;
   displayNames: Set<string>;
+  /** Workspaces the owner created during the storm, and those it deleted. */
+  workspaces: Set<string>;
+  deletedWorkspaces: Set<string>;
 }
 
 interface Figures {
@@ -125,6 +128,8 @@ describeEngines('storm at production defaults', (engine) => {
         deletedKeys: new Set(),
         operations: new Map(),
         displayNames: new Set([created.body.workspace.display_name]),
+        workspaces: new Set(),
+        deletedWorkspaces: new Set(),
       };
       for (const [who, role] of [
         [ground.admin, 'admin'],
@@ -310,10 +315,27 @@ async function act(rand: () => number, g: Ground, call: Caller): Promise<void> {
     if (answer.status === 202) noteOperations(g, answer);
     return;
   }
-  if (roll < 0.67) {
+  if (roll < 0.65) {
     const display_name = unique('d');
     const answer = await call(rand, 'updateWorkspace', 'PATCH', ws, g.owner, { display_name });
     if (answer.status === 200) g.displayNames.add(display_name);
+    return;
+  }
+  if (roll < 0.67) {
+    // A workspace of the owner's own, made and deleted (empty: nothing else is sent into it).
+    const other = pick(
+      rand,
+      [...g.workspaces].filter((id) => !g.deletedWorkspaces.has(id)),
+    );
+    if (other && rand() < 0.5) {
+      const answer = await call(rand, 'deleteWorkspace', 'DELETE', `/v1/workspaces/${other}`, g.owner);
+      if (answer.status === 204) g.deletedWorkspaces.add(other);
+    } else {
+      const answer = await call(rand, 'createWorkspace', 'POST', '/v1/workspaces', g.owner, {
+        name: unique('side'),
+      });
+      if (answer.status === 201) g.workspaces.add(answer.body.workspace.id);
+    }
     return;
   }
   const manager = pick(rand, [g.owner, g.admin]) as Person;
@@ -434,7 +456,14 @@ interface Effects {
 /** Compares what the database holds with what the successful answers said. */
 async function checkEffects(db: Database, grounds: Ground[]): Promise<Effects> {
   const mismatches: string[] = [];
-  const counts: Record<string, number> = { computers: 0, operations: 0, members: 0, accounts: 0, keys: 0 };
+  const counts: Record<string, number> = {
+    workspaces: 0,
+    computers: 0,
+    operations: 0,
+    members: 0,
+    accounts: 0,
+    keys: 0,
+  };
   const same = (what: string, held: Iterable<string>, said: Iterable<string>) => {
     const a = [...held].sort();
     const b = [...said].sort();
@@ -504,6 +533,17 @@ async function checkEffects(db: Database, grounds: Ground[]): Promise<Effects> {
       [...g.keys].filter(([id, owner]) => live.includes(owner) && !g.deletedKeys.has(id)).map(([id]) => id),
     );
     counts.keys = (counts.keys ?? 0) + keys.rows.length;
+
+    const sides = await db.query<{ id: string }>(
+      'SELECT id FROM workspaces WHERE created_by = $1 AND id <> $2',
+      [g.owner.id, g.id],
+    );
+    same(
+      `workspaces created by ${g.owner.id}`,
+      sides.rows.map((row) => row.id),
+      [...g.workspaces].filter((id) => !g.deletedWorkspaces.has(id)),
+    );
+    counts.workspaces = (counts.workspaces ?? 0) + sides.rows.length;
 
     const workspace = await db.query<{ display_name: string }>(
       'SELECT display_name FROM workspaces WHERE id = $1',
