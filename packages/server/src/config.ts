@@ -40,6 +40,11 @@ export interface Config {
    * (never older than the database; see `ReadCache`). `off` reads the database every time.
    */
   readCache: boolean;
+  /**
+   * `SVC_COMPUTER_WAITS_PER_PRINCIPAL` (default 10): the `GET …/computers/{computer}?wait_for=` waits one
+   * principal may hold at once on this replica; one more is answered 429 (`computer-waits`).
+   */
+  computerWaitsPerPrincipal: number;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -196,6 +201,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       ),
     }),
     readCache: oneOf(env, 'SVC_READ_CACHE', ['on', 'off'] as const) === 'on',
+    computerWaitsPerPrincipal: int(env, 'SVC_COMPUTER_WAITS_PER_PRINCIPAL', 10, 1, 10_000),
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,

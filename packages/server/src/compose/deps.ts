@@ -2,6 +2,7 @@ import type { OpenApiDocument } from '@svc/contract';
 import { AccessTokens } from '../auth/access-token.js';
 import { loadSecretKey } from '../auth/secret-key.js';
 import { ServerKeys } from '../auth/signing-keys.js';
+import { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AppDeps } from '../handlers/types.js';
@@ -47,11 +48,22 @@ export async function createDeps(options: {
     now: options.clock,
     enabled: config.readCache,
   });
-  const unlisten = config.readCache
-    ? await db.listen(COMPUTERS_CHANNEL, (workspaceId) => reads.invalidate(workspaceId), {
-        onGap: () => reads.clear(),
-      })
-    : async () => {};
+  // The same notifications wake the waits on a computer's state (`?wait_for=`), cache or no cache:
+  // the cache is dropped first, so a woken wait reads the change.
+  const computerChanges = new ComputerChanges();
+  const unlisten = await db.listen(
+    COMPUTERS_CHANNEL,
+    (workspaceId) => {
+      reads.invalidate(workspaceId);
+      computerChanges.notify(workspaceId);
+    },
+    {
+      onGap: () => {
+        reads.clear();
+        computerChanges.wakeAll();
+      },
+    },
+  );
   const deps: AppDeps = {
     db,
     config,
@@ -63,6 +75,8 @@ export async function createDeps(options: {
         )
       : undefined,
     events: new OperationEvents(),
+    computerChanges,
+    computerWaits: new WaitSlots(config.computerWaitsPerPrincipal),
     driver: options.driver,
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),

@@ -1,5 +1,7 @@
-import { ApiError } from '../errors.js';
+import { waitForComputerState } from '../computer-waits.js';
+import { ApiError, invalidArgument } from '../errors.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
+import { COMPUTER_STATES, type ComputerState } from '../operations/states.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
 import {
@@ -12,6 +14,7 @@ import {
 } from '../repositories/computers.js';
 import type { OperationRow } from '../repositories/operations.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
+import { MAX_WAIT_SECONDS } from './operations.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 
 function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined): void {
@@ -55,13 +58,36 @@ export const listComputers: Handler<'listComputers'> = async (ctx) => {
 
 export const getComputer: Handler<'getComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
-  return {
-    status: 200,
-    body: {
-      computer: renderComputer(await readComputer(ctx.deps.reads, ctx.db, workspace.id, ctx.path.computer)),
-    },
-  };
+  const read = () => readComputer(ctx.deps.reads, ctx.db, workspace.id, ctx.path.computer);
+  const { wait_for, wait } = ctx.query;
+  if (wait_for === undefined) return { status: 200, body: { computer: renderComputer(await read()) } };
+  const states = waitedStates(wait_for);
+  const timeoutMs = Math.min(wait ?? 0, MAX_WAIT_SECONDS) * 1000;
+  // A wait that answers at once takes no slot; one that holds takes one of its principal's until it answers.
+  const { computer, result } = await waitForComputerState(
+    read,
+    ctx.deps.computerChanges,
+    workspace.id,
+    states,
+    timeoutMs,
+    { signal: ctx.request.signal, hold: () => ctx.deps.computerWaits.take(ctx.principal.id) },
+  );
+  return { status: 200, body: { computer: renderComputer(computer) }, headers: { 'wait-result': result } };
 };
+
+/** `wait_for`'s comma-separated states, each checked against the spec's `ComputerState`. */
+function waitedStates(value: string): ReadonlySet<ComputerState> {
+  const names = value.split(',');
+  const unknown = names.filter((name) => !COMPUTER_STATES.has(name as ComputerState));
+  if (unknown.length > 0)
+    throw invalidArgument([
+      {
+        field: 'wait_for',
+        description: `not a computer state: ${unknown.join(', ')} (one of ${[...COMPUTER_STATES].join(', ')})`,
+      },
+    ]);
+  return new Set(names as ComputerState[]);
+}
 
 /**
  * Creates a computer and starts it: 202 with the computer (`creating`) and its `computer.create` operation.

@@ -4,6 +4,7 @@ import type { AccessTokens } from '../auth/access-token.js';
 import type { Principal } from '../auth/authenticate.js';
 import type { WithoutAccessToken } from '../auth/route-security.js';
 import type { ServerKeys } from '../auth/signing-keys.js';
+import type { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { ComputerDriver } from '../operations/driver.js';
@@ -55,6 +56,10 @@ export interface AppDeps {
    */
   limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
+  /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computers` (see computer-waits.ts). */
+  computerChanges: ComputerChanges;
+  /** The waits on a computer's state each principal holds here (`SVC_COMPUTER_WAITS_PER_PRINCIPAL`). */
+  computerWaits: WaitSlots;
   /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
   driver: ComputerDriver;
   /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */

@@ -32,3 +32,7 @@ const statesWhere = <State extends string>(table: Readonly<Record<State, boolean
 export const TERMINAL_OPERATION_STATES: ReadonlySet<OperationState> = statesWhere(OPERATION_STATE_IS_FINAL);
 /** The computer states that hold while an operation runs (`current_operation_id` names it). */
 export const TRANSIENT_COMPUTER_STATES: ReadonlySet<ComputerState> = statesWhere(COMPUTER_STATE_IS_TRANSIENT);
+/** Every computer state of the spec (`ComputerState`), in the spec's order. */
+export const COMPUTER_STATES: ReadonlySet<ComputerState> = new Set(
+  Object.keys(COMPUTER_STATE_IS_TRANSIENT) as ComputerState[],
+);
