@@ -69,6 +69,34 @@ export function computersSuite(): void {
     });
   }
 
+  it('getComputer with wait_for and wait answers 200 with the computer (the mock at once)', async () => {
+    const { data, response } = await client().GET('/workspaces/{workspace}/computers/{computer}', {
+      params: { path: at(), query: { wait_for: 'running,failed', wait: 5 } },
+    });
+    expect(response.status).toBe(200);
+    expect(data?.computer.id).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
+    const result = response.headers.get('wait-result');
+    if (result !== null) expect(['reached', 'timed_out', 'unreachable']).toContain(result);
+  });
+
+  statefulIt('getComputer?wait_for: reached at once, timed_out after wait, 400 for no state', async () => {
+    const reached = await client().GET('/workspaces/{workspace}/computers/{computer}', {
+      params: { path: at(), query: { wait_for: 'running', wait: 30 } },
+    });
+    expect(reached.data?.computer.state).toBe('running');
+    expect(reached.response.headers.get('wait-result')).toBe('reached');
+    const timedOut = await client().GET('/workspaces/{workspace}/computers/{computer}', {
+      params: { path: at(), query: { wait_for: 'stopped', wait: 1 } },
+    });
+    expect(timedOut.data?.computer.state).toBe('running');
+    expect(timedOut.response.headers.get('wait-result')).toBe('timed_out');
+    const { error, response } = await client().GET('/workspaces/{workspace}/computers/{computer}', {
+      params: { path: at(), query: { wait_for: 'runing', wait: 1 } },
+    });
+    expect(response.status).toBe(400);
+    expect(error?.error.code).toBe('invalid_argument');
+  });
+
   it('execComputer runs a command in the running computer and answers 200 with its exit code and output', async () => {
     const { execution } = await unwrap(
       client().POST('/workspaces/{workspace}/computers/{computer}/exec', {
