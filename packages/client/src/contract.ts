@@ -40,6 +40,8 @@ export type ErrorCode = components['schemas']['ErrorCode'] | (string & {});
  * const done = (state: OperationState) => state === 'succeeded' || state === 'failed';
  */
 export type OperationState = components['schemas']['OperationState'];
+/** A computer's state, as the spec's `ComputerState` names it. */
+export type ComputerState = components['schemas']['ComputerState'];
 
 /**
  * The known values of an open enum: its members that are not just any string.
@@ -98,6 +100,15 @@ type Body<Method extends HttpMethod, Path extends PathsWithMethod<paths, Method>
  * const describe = (op: Operation) => `${op.type} ${op.state} ${op.progress}%`;
  */
 export type Operation = Body<'get', '/operations/{operation}'>['operation'];
+
+/**
+ * The computer record, as `GET /workspaces/{workspace}/computers/{computer}` returns it.
+ *
+ * @example
+ * import type { Computer } from '@svc/client';
+ * const describe = (computer: Computer) => `${computer.name} ${computer.state}`;
+ */
+export type Computer = Body<'get', '/workspaces/{workspace}/computers/{computer}'>['computer'];
 
 /**
  * The token record of `POST /auth/token`.

@@ -1,4 +1,4 @@
-import type { ErrorCode, Operation } from './contract.js';
+import type { Computer, ErrorCode, Operation } from './contract.js';
 
 /** Fields every error of this package carries (docs/style.md: status, code, requestId, cause). */
 interface ErrorFields<Code extends string> {
@@ -86,7 +86,8 @@ export function sendFailure(request: Request, cause: unknown, attempts: number):
 }
 
 /**
- * `waitForOperations` ran out of time. `operations` holds the last state seen of every operation, so
+ * `waitForOperations` or `waitForComputerState` ran out of time. `operations` holds the last state seen of every
+ * operation (`computer`, the computer's), so
  * the caller can report progress or keep waiting.
  *
  * @example
@@ -99,10 +100,16 @@ export class TimeoutError extends Error {
   readonly code = 'timeout' as const;
   readonly requestId: string | undefined = undefined;
   readonly operations: readonly Operation[];
+  /** {@link waitForComputerState}: the computer as it stood when the wait gave up. */
+  readonly computer: Computer | undefined;
 
-  constructor(message: string, fields: { operations: readonly Operation[]; cause?: unknown }) {
+  constructor(
+    message: string,
+    fields: { operations: readonly Operation[]; computer?: Computer | undefined; cause?: unknown },
+  ) {
     super(message, { cause: fields.cause });
     this.operations = fields.operations;
+    this.computer = fields.computer;
   }
 }
 

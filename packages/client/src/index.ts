@@ -2,10 +2,14 @@
 export type { GetToken } from './auth/tokens.js';
 export type { ClientOptions, SvcClient } from './client.js';
 export { CLIENT_VERSION, createClient } from './client.js';
+export type { ComputerWaitOptions } from './computer-state.js';
+export { waitForComputerState } from './computer-state.js';
 export type {
   ApiMethod,
   ApiPaths,
   ApiResponse,
+  Computer,
+  ComputerState,
   ErrorCode,
   KnownValues,
   Operation,
