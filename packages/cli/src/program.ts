@@ -7,7 +7,7 @@ import { addConfigCommands } from './commands/config.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
-import { addWaitCommand, WAIT_PATH } from './commands/wait.js';
+import { addComputerWaitCommand, addWaitCommand, COMPUTER_WAIT_PATH, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp, RemoteExit } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -152,6 +152,11 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   );
   if (operationsGroup && wanted(operationsGroup.group))
     addWaitCommand(groupOf(operationsGroup.group, ''), contextOf);
+  const computersGroup = commands.find(
+    (c) => c.operation.path === COMPUTER_WAIT_PATH && c.operation.method === 'get',
+  );
+  if (computersGroup && wanted(computersGroup.group))
+    addComputerWaitCommand(groupOf(computersGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   route(program, io);
   return program;

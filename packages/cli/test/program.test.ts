@@ -375,6 +375,52 @@ describe('--wait on long-running commands', () => {
   });
 });
 
+describe("waiting for a computer's state", () => {
+  const box = (state: string) => ({
+    id: '01m6cnenctgek8472bc9m7jfnzd',
+    workspace_id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+    name: 'box',
+    state,
+    size: 'small',
+    image: 'ubuntu-2404',
+    labels: {},
+    created_at: '2026-11-03T10:00:00Z',
+    updated_at: '2026-11-03T10:00:00Z',
+  });
+
+  test('svc computers wait <ws> <computer> --for running: one long-poll request, then the computer', async () => {
+    const api = fakeApi({
+      'GET /workspaces/dev/computers/box': () => ({
+        status: 200,
+        body: { computer: box('running') },
+        headers: { 'wait-result': 'reached' },
+      }),
+    });
+    const outcome = await svc(['computers', 'wait', 'dev', 'box', '--for', 'running,failed', '--json'], {
+      env,
+      fetch: api.fetch,
+    });
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout).computer.state).toBe('running');
+    expect(api.seen).toHaveLength(1);
+    expect(api.seen[0]!.url.searchParams.get('wait_for')).toBe('running,failed');
+    expect(api.seen[0]!.url.searchParams.get('wait')).toBe('60');
+  });
+
+  test('svc computers get --wait-for … --query-wait N passes both to the long poll (derived from the spec)', async () => {
+    const api = fakeApi({
+      'GET /workspaces/dev/computers/box': () => ({ status: 200, body: { computer: box('stopped') } }),
+    });
+    const outcome = await svc(
+      ['computers', 'get', 'dev', 'box', '--wait-for', 'stopped', '--query-wait', '30', '--json'],
+      { env, fetch: api.fetch },
+    );
+    expect(outcome.code).toBe(0);
+    expect(api.seen[0]!.url.searchParams.get('wait_for')).toBe('stopped');
+    expect(api.seen[0]!.url.searchParams.get('wait')).toBe('30');
+  });
+});
+
 describe('svc keys create', () => {
   const keyFile = {
     type: 'service_account_key',
