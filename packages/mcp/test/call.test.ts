@@ -238,3 +238,43 @@ describe('long-running calls return the final resource', () => {
     expect(new URL(seen.at(-1)?.url ?? '').pathname).toBe('/v1/workspaces/w/computers/box');
   });
 });
+
+describe("get_computer waits for a computer's state (parameters from the spec)", () => {
+  it('takes wait_for and wait, and one call is one request to the long poll', async () => {
+    const get = tool('get_computer');
+    const properties = get.inputSchema.properties as Record<string, { type?: string; maximum?: number }>;
+    expect(properties.wait_for?.type).toBe('string');
+    expect(properties.wait?.maximum).toBe(60);
+    const seen: Request[] = [];
+    const computer = {
+      id: '01m6cnenctgek8472bc9m7jfnzd',
+      workspace_id: '01m6bxdm0dxxxstsc03qpv3hzmd',
+      name: 'box',
+      state: 'running',
+      size: 'small',
+      image: 'ubuntu-2404',
+      labels: {},
+      created_at: '2026-11-03T10:00:00Z',
+      updated_at: '2026-11-03T10:00:00Z',
+    };
+    const client = createClient({
+      baseUrl: 'http://api.test/v1',
+      token: 't',
+      fetch: async (request) => {
+        seen.push(request);
+        return json(200, { computer });
+      },
+    });
+    const result = await callTool(
+      client,
+      get,
+      { workspace: 'dev', computer: 'box', wait_for: 'running,failed', wait: 30 },
+      context(),
+    );
+    expect(result.isError).toBeFalsy();
+    expect(seen).toHaveLength(1);
+    const url = new URL(seen[0]!.url);
+    expect(url.searchParams.get('wait_for')).toBe('running,failed');
+    expect(url.searchParams.get('wait')).toBe('30');
+  });
+});

@@ -66,7 +66,7 @@ describe('buildTools', () => {
     ]);
     for (const tool of tools)
       expect('wait' in (tool.inputSchema.properties as object), tool.name).toBe(
-        tool.longRunning || tool.name === 'get_operation',
+        tool.longRunning || tool.name === 'get_operation' || tool.name === 'get_computer',
       );
   });
 
