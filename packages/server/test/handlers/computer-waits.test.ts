@@ -6,7 +6,7 @@ import { type App, createApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import type { Team, TestApp } from '../support/app.js';
-import { errorOf, openTestApp, unique } from '../support/app.js';
+import { errorOf, ORIGIN, openTestApp, unique } from '../support/app.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { callReplica, replicaConfig } from '../support/replicas.js';
 
@@ -158,6 +158,32 @@ describeEngines('handlers: waiting for a computer state', (engine) => {
     });
     expect(again.status).toBe(200);
     expect(again.headers.get('wait-result')).toBe('timed_out');
+  });
+
+  test('a caller who hangs up ends its wait and gives its slot back', async () => {
+    const id = await runningComputer();
+    const hangUps = [1, 2].map(() => new AbortController());
+    const held = hangUps.map(async (controller) => {
+      const response = await t.app.fetch(
+        new Request(`${ORIGIN}${ws()}/computers/${id}?wait_for=stopped&wait=30`, {
+          headers: { authorization: `Bearer ${team.admin.token}` },
+          signal: controller.signal,
+        }),
+      );
+      return { status: response.status, result: response.headers.get('wait-result') };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    for (const controller of hangUps) controller.abort();
+    expect(await Promise.all(held)).toEqual([
+      { status: 200, result: 'timed_out' },
+      { status: 200, result: 'timed_out' },
+    ]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    const next = await t.call('GET', `${ws()}/computers/${id}?wait_for=stopped&wait=1`, {
+      token: team.admin.token,
+    });
+    expect(next.status).toBe(200);
   });
 });
 
