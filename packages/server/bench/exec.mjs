@@ -20,9 +20,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { childEnv, stopChild } from '@svc/tools/child-process';
-import Docker from 'dockerode';
 import { signAssertion } from '../dist/auth/assertion.js';
-import { DockerDriver } from '../dist/operations/docker/index.js';
+import { DockerDriver, dockerClient } from '../dist/operations/docker/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MAIN = join(here, '..', 'dist', 'main.js');
@@ -127,7 +126,7 @@ const round = (ms) => Math.round(ms * 10) / 10;
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-exec-'));
   const keyFile = join(dir, 'bootstrap-key.json');
-  const docker = new Docker({ socketPath: SOCKET });
+  const docker = dockerClient(SOCKET);
   let server;
   let computerId;
   try {
