@@ -2,15 +2,17 @@
 //   - bare: the Engine API's own exec over the socket (create, start attached, inspect) on a kept-alive
 //     unix-socket agent: the baseline;
 //   - driver: DockerDriver.exec in this process (no HTTP);
+//   - floor: GET /v1/workspaces/{ws}/computers/{computer} through the server: what any request costs there;
 //   - api: POST /v1/workspaces/{ws}/computers/{computer}/exec through the built server (SVC_DRIVER=docker,
-//     rate limits as shipped, loopback).
+//     rate limits as shipped, loopback), without an Idempotency-Key (it is optional), and again with one
+//     (the server then writes the key's record and the answer: database writes of its own).
 // The three alternate in rounds, so load on a shared machine falls on all of them alike. Prints the median
 // and p95 of each and its ratio to the bare baseline. Needs `pnpm build` and `pnpm images:build`.
 //
 //   node packages/server/bench/exec.mjs [--samples 40] [--warmup 5] [--socket /var/run/docker.sock]
 //
-// Rate limits as shipped allow 120 mutations a minute per workspace and every exec is one: keep
-// samples + warmup under about 110.
+// Rate limits as shipped allow 120 mutations a minute per workspace and every exec through the server
+// is one (two per round): keep samples + warmup under about 55.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -107,12 +109,13 @@ async function startServer(env) {
   }
 }
 
-async function api(base, token, method, path, body) {
+async function api(base, token, method, path, body, { idempotent = true } = {}) {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
-      ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(body && idempotent ? { 'idempotency-key': randomUUID() } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
   });
@@ -184,18 +187,31 @@ async function main() {
         if (result.exitCode !== 0 || Buffer.from(result.stdout).toString() !== 'hi\n')
           throw new Error(`driver exec: ${JSON.stringify(result)}`);
       },
+      floor: async () => {
+        const res = await api(base, token, 'GET', `${wsPath}/computers/${computerId}`);
+        if (res.status !== 200) throw new Error(`get computer: ${res.status} ${JSON.stringify(res.body)}`);
+      },
       api: async () => {
+        const res = await api(base, token, 'POST', execPath, { argv: ['echo', 'hi'] }, { idempotent: false });
+        if (res.status !== 200 || res.body.execution.exit_code !== 0)
+          throw new Error(`api exec: ${res.status} ${JSON.stringify(res.body)}`);
+        inServer.push(res.body.execution.duration_ms);
+      },
+      apiKeyed: async () => {
         const res = await api(base, token, 'POST', execPath, { argv: ['echo', 'hi'] });
         if (res.status !== 200 || res.body.execution.exit_code !== 0)
           throw new Error(`api exec: ${res.status} ${JSON.stringify(res.body)}`);
       },
     };
-    const times = { bare: [], driver: [], api: [] };
+    /** `duration_ms` of each answer: the driver's exec as timed inside the server. */
+    const inServer = [];
+    const times = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
     for (let round = 0; round < WARMUP + SAMPLES; round++) {
       for (const [name, run] of Object.entries(ways)) {
         const start = performance.now();
         await run();
         if (round >= WARMUP) times[name].push(performance.now() - start);
+        else if (name === 'api') inServer.length = 0;
       }
     }
     const stats = Object.fromEntries(
@@ -207,7 +223,9 @@ async function main() {
     const labels = {
       bare: 'bare Engine API exec (kept-alive socket)',
       driver: 'driver exec (in-process)',
+      floor: 'GET …/computers/{computer} (server floor)',
       api: 'POST …/exec through the server',
+      apiKeyed: 'POST …/exec, with an Idempotency-Key',
     };
     process.stdout.write(
       `exec of \`echo hi\`, ${SAMPLES} samples each (after ${WARMUP} warm-up), interleaved\n`,
@@ -218,6 +236,13 @@ async function main() {
           `  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95\n`,
       );
     }
+    const driverInServer = quantile(
+      [...inServer].sort((a, b) => a - b),
+      0.5,
+    );
+    process.stdout.write(
+      `  of which the driver's exec inside the server (duration_ms)  p50 ${driverInServer} ms; the rest is HTTP, auth, the handler\n`,
+    );
   } finally {
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
     if (computerId)
