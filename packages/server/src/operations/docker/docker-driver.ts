@@ -33,6 +33,8 @@ export interface DockerDriverOptions {
 /** `User` when the image would run as root: `nobody`, which every image we build has. */
 const FALLBACK_USER = '65534:65534';
 const ROOT_USERS = new Set(['', '0', 'root', '0:0', 'root:root']);
+/** Bound on the remembered container ids of `exec` (a few dozen bytes each); past it they are forgotten. */
+const MAX_EXEC_TARGETS = 10_000;
 
 /**
  * Runs computers as Docker containers through the Engine API socket (never the network): one container
@@ -57,6 +59,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly stopSeconds: number;
   private readonly pidsLimit: number;
   private readonly log: NonNullable<DockerDriverOptions['log']>;
+  /** Computer id → the Engine id of its container, once an inspect found it ours and running. */
+  private readonly execTargets = new Map<string, string>();
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -130,11 +134,28 @@ export class DockerDriver implements ComputerDriver {
     await this.container(computer).update({ ...want, abortSignal: signal });
   }
 
+  /**
+   * Runs a command in the computer's running container. The container is addressed by the Engine id
+   * that a first inspect found ours (labels) and running, so later commands skip that round trip; an
+   * id that no longer answers (404: removed, even if a stranger took the name since; 409: not running)
+   * is forgotten and the command goes through the inspect again.
+   */
   async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
+    const known = this.execTargets.get(computer.id);
+    if (known) {
+      try {
+        return await runExec(this.docker, this.docker.getContainer(known), request);
+      } catch (error) {
+        this.execTargets.delete(computer.id);
+        if (!isStatus(error, 404, 409)) throw error;
+      }
+    }
     const info = await this.inspect(computer, request.signal);
     if (!info?.State.Running)
       throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
-    return runExec(this.docker, this.container(computer), request);
+    if (this.execTargets.size >= MAX_EXEC_TARGETS) this.execTargets.clear();
+    this.execTargets.set(computer.id, info.Id);
+    return runExec(this.docker, this.docker.getContainer(info.Id), request);
   }
 
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */
@@ -300,6 +321,12 @@ function unless(...statuses: number[]) {
     if (status !== undefined && statuses.includes(status)) return status;
     throw error;
   };
+}
+
+/** Whether `error` is the Engine's answer with one of `statuses`. */
+function isStatus(error: unknown, ...statuses: number[]): boolean {
+  const status = (error as { statusCode?: number }).statusCode;
+  return status !== undefined && statuses.includes(status);
 }
 
 /** `undefined` when the Engine answers 404. */

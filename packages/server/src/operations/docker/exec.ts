@@ -4,6 +4,9 @@ import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { ExecRequest, ExecResult } from '../driver.js';
 
+/** The environment variable that marks an exec's processes, so a timeout can find and kill them. */
+const MARKER = 'SVC_EXEC';
+
 /** Keeps the first `limit` bytes written to it and notes whether more came. */
 class CappedSink extends Writable {
   private readonly chunks: Buffer[] = [];
@@ -32,10 +35,12 @@ class CappedSink extends Writable {
 
 /**
  * Runs `request.argv` in a running container with the Engine's exec API: stdout and stderr demuxed and
- * each capped at `maxOutputBytes`, `stdin` written then closed. The Engine has no call to kill an
- * exec, so the command runs under `/bin/sh`, which writes its pid to a file in the container's `/tmp`
- * and `exec`s the command in place (same pid); on timeout or abort a second exec sends it SIGKILL.
- * Images therefore need `/bin/sh` and a writable `/tmp` (the driver mounts a tmpfs there).
+ * each capped at `maxOutputBytes`, `stdin` written then closed. Three round trips to the Engine: create,
+ * the hijacked start (output and its end on one connection), and an inspect for the exit code. The
+ * Engine has no call to kill an exec, so the command carries a marker in its environment
+ * (`SVC_EXEC=<uuid>`, inherited by whatever it starts) and on timeout or abort a second exec SIGKILLs
+ * every process of the container whose environment holds it. Images therefore need `/bin/sh`, `tr`,
+ * `grep` and `kill` (busybox has them); nothing is written to the container's disk.
  *
  * @example
  * const result = await runExec(docker, container, { argv: ['id'], timeoutMs: 5000, maxOutputBytes: 65536, signal });
@@ -45,10 +50,12 @@ export async function runExec(
   container: Docker.Container,
   request: ExecRequest,
 ): Promise<ExecResult> {
-  const pidFile = `/tmp/.svc-exec-${randomUUID()}`;
+  const marker = randomUUID();
   const withStdin = request.stdin !== undefined;
   const exec = await container.exec({
-    Cmd: ['/bin/sh', '-c', 'echo $$ > "$0"; exec "$@"', pidFile, ...request.argv],
+    // Through `/bin/sh` so that a program that is not there exits 127, as in a shell.
+    Cmd: ['/bin/sh', '-c', 'exec "$@"', 'sh', ...request.argv],
+    Env: [`${MARKER}=${marker}`],
     AttachStdin: withStdin,
     AttachStdout: true,
     AttachStderr: true,
@@ -67,7 +74,7 @@ export async function runExec(
   let timedOut = false;
   let killed: Promise<void> | undefined;
   const kill = () => {
-    killed ??= killByPidFile(container, pidFile).finally(() => stream.destroy());
+    killed ??= killMarked(container, marker).finally(() => stream.destroy());
   };
   const timer = setTimeout(() => {
     timedOut = true;
@@ -83,7 +90,6 @@ export async function runExec(
     request.signal.removeEventListener('abort', kill);
   }
   const info = await waitForExit(exec);
-  void removePidFile(container, pidFile);
   return {
     exitCode: info.ExitCode ?? (timedOut || killed ? 137 : -1),
     stdout: stdout.bytes(),
@@ -103,12 +109,10 @@ async function waitForExit(exec: Docker.Exec): Promise<Docker.ExecInspectInfo> {
   }
 }
 
-async function killByPidFile(container: Docker.Container, pidFile: string): Promise<void> {
-  await runDetached(container, ['/bin/sh', '-c', 'kill -KILL "$(cat "$0")"', pidFile]).catch(() => {});
-}
-
-async function removePidFile(container: Docker.Container, pidFile: string): Promise<void> {
-  await runDetached(container, ['/bin/rm', '-f', pidFile]).catch(() => {});
+/** SIGKILLs every process of the container whose environment holds `SVC_EXEC=<marker>`. */
+async function killMarked(container: Docker.Container, marker: string): Promise<void> {
+  const script = `for p in /proc/[0-9]*; do tr '\\0' '\\n' < "$p/environ" 2>/dev/null | grep -qx "${MARKER}=$0" && kill -KILL "\${p#/proc/}"; done; true`;
+  await runDetached(container, ['/bin/sh', '-c', script, marker]).catch(() => {});
 }
 
 async function runDetached(container: Docker.Container, cmd: string[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { Agent } from 'node:http';
 import Docker from 'dockerode';
 import type { Config } from '../../config.js';
 import { ConfigError } from '../../config.js';
@@ -17,6 +18,22 @@ export type { ReconcilerOptions } from './reconciler.js';
 export { DockerReconciler } from './reconciler.js';
 
 /**
+ * A client of the Engine at `socketPath` whose connections are kept alive, so that a command's create
+ * and inspect reuse one instead of opening a new one each (docker-modem passes `agent` to every request;
+ * @types/dockerode does not list it). A hijacked exec start takes its connection out of the pool.
+ *
+ * @example
+ * const docker = dockerClient('/var/run/docker.sock');
+ */
+export function dockerClient(socketPath: string): Docker {
+  const options: Docker.DockerOptions & { agent: Agent } = {
+    socketPath,
+    agent: new Agent({ keepAlive: true }),
+  };
+  return new Docker(options);
+}
+
+/**
  * The Docker driver and its reconciler for `SVC_DRIVER=docker`: checks the Engine answers on
  * `SVC_DOCKER_SOCKET` (a `ConfigError` naming the socket otherwise, so start-up stops with a clear
  * message) and reads the host's CPU count once, to cap sizes to it.
@@ -31,7 +48,13 @@ export async function openDockerDriver(
   log?: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<{ driver: DockerDriver; reconciler: DockerReconciler }> {
   const { socketPath, instance, pull, sweepMs } = config.docker;
-  const docker = new Docker({ socketPath });
+  // Kept-alive connections to the Engine: a command's create and inspect reuse one, not a new one each.
+  // docker-modem passes `agent` to every request; @types/dockerode does not list it.
+  const options: Docker.DockerOptions & { agent: Agent } = {
+    socketPath,
+    agent: new Agent({ keepAlive: true }),
+  };
+  const docker = new Docker(options);
   let cpus: number;
   try {
     cpus = (await docker.info()).NCPU;

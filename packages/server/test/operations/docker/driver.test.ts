@@ -200,10 +200,45 @@ describeDocker('docker driver', (engine) => {
     // The command is gone from the computer, not merely detached from.
     const ps = await driver.exec(box, execRequest(['/bin/ps', '-o', 'args']));
     expect(text(ps.stdout)).not.toContain('sleep 30');
+    // So are the processes it started, and the exec left nothing in /tmp.
+    const tree = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'sleep 31 & sleep 32'], { timeoutMs: 300 }),
+    );
+    expect(tree).toMatchObject({ timedOut: true });
+    const after = await driver.exec(box, execRequest(['/bin/sh', '-c', 'ps -o args; ls -A /tmp']));
+    expect(text(after.stdout)).not.toMatch(/sleep 3[12]/);
+    expect(text(after.stdout)).not.toContain('svc');
+    const missing = await driver.exec(box, execRequest(['/no/such/program']));
+    expect(missing.exitCode).toBe(127);
     await driver.run('stop', box, context());
     await expect(driver.exec(box, execRequest(['/bin/true']))).rejects.toMatchObject({
       code: 'invalid_state',
     });
     await driver.run('delete', box, context());
+  });
+
+  test('exec: a container replaced by a stranger under the same name runs nothing', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    expect((await driver.exec(box, execRequest(['/bin/true']))).exitCode).toBe(0); // its id is now known
+    await driver.run('delete', box, context());
+    const stranger = await engine.docker.createContainer({
+      name: containerName(engine.instance, box.id),
+      Image: TEST_IMAGE,
+      Cmd: ['/bin/sleep', '600'],
+      Labels: { [LABEL.managed]: 'true', [LABEL.instance]: engine.instance },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    await stranger.start();
+    await expect(driver.exec(box, execRequest(['/bin/touch', '/tmp/ran']))).rejects.toMatchObject({
+      code: 'internal',
+    });
+    const probe = await stranger.exec({ Cmd: ['/bin/ls', '/tmp/ran'] });
+    await probe.start({ Detach: true });
+    let probed = await probe.inspect();
+    while (probed.Running) probed = await probe.inspect();
+    expect(probed.ExitCode).toBe(1); // no such file: /tmp/ran was never made
+    await stranger.remove({ force: true });
   });
 });

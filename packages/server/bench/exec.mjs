@@ -1,0 +1,262 @@
+// `exec` of `echo hi` three ways, in one run, against one running busybox container (issue #28, item 2):
+//   - bare: the Engine API's own exec over the socket (create, start attached, inspect) on a kept-alive
+//     unix-socket agent: the baseline;
+//   - driver: DockerDriver.exec in this process (no HTTP);
+//   - floor: GET /v1/workspaces/{ws}/computers/{computer} through the server: what any request costs there;
+//   - api: POST /v1/workspaces/{ws}/computers/{computer}/exec through the built server (SVC_DRIVER=docker,
+//     rate limits as shipped, loopback), without an Idempotency-Key (it is optional), and again with one
+//     (the server then writes the key's record and the answer: database writes of its own).
+// The three alternate in rounds, so load on a shared machine falls on all of them alike. Prints the median
+// and p95 of each and its ratio to the bare baseline. Needs `pnpm build` and `pnpm images:build`.
+//
+//   node packages/server/bench/exec.mjs [--samples 40] [--warmup 5] [--gap-ms 150] [--socket /var/run/docker.sock]
+//
+// Rate limits as shipped allow 120 mutations a minute per workspace and every exec through the server
+// is one (two per round): keep samples + warmup under about 55.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { childEnv, stopChild } from '@svc/tools/child-process';
+import { signAssertion } from '../dist/auth/assertion.js';
+import { DockerDriver, dockerClient } from '../dist/operations/docker/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MAIN = join(here, '..', 'dist', 'main.js');
+const { values } = parseArgs({
+  options: {
+    samples: { type: 'string', default: '40' },
+    warmup: { type: 'string', default: '5' },
+    'gap-ms': { type: 'string', default: '150' },
+    socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
+  },
+});
+const SAMPLES = Number(values.samples);
+const WARMUP = Number(values.warmup);
+const GAP_MS = Number(values['gap-ms']);
+const SOCKET = values.socket;
+const INSTANCE = `bench-exec-${process.pid}`;
+
+/** One request to the Engine over `agent`; answers { status, body } (body parsed when JSON). */
+function engine(agent, method, path, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      {
+        socketPath: SOCKET,
+        agent,
+        method,
+        path,
+        headers: payload
+          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+          : {},
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const json = res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : text;
+          resolve({ status: res.statusCode, body: json, raw: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The Engine's own exec, as a small script would call it: create, start attached (output to its end), inspect. */
+async function bareExec(agent, container) {
+  const created = await engine(agent, 'POST', `/containers/${container}/exec`, {
+    Cmd: ['echo', 'hi'],
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  if (created.status !== 201)
+    throw new Error(`exec create: ${created.status} ${JSON.stringify(created.body)}`);
+  const started = await engine(agent, 'POST', `/exec/${created.body.Id}/start`, {
+    Detach: false,
+    Tty: false,
+  });
+  if (started.status !== 200) throw new Error(`exec start: ${started.status}`);
+  // The raw stream: an 8-byte header (stream, 0, 0, 0, length) per frame.
+  if (!started.raw.subarray(8).toString().startsWith('hi')) throw new Error(`exec output: ${started.raw}`);
+  const inspected = await engine(agent, 'GET', `/exec/${created.body.Id}/json`);
+  if (inspected.body.ExitCode !== 0) throw new Error(`exec exit: ${JSON.stringify(inspected.body)}`);
+}
+
+async function startServer(env) {
+  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const append = (chunk) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
+    if (match) return { url: match[1], child };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+      throw new Error(`server did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function api(base, token, method, path, body, { idempotent = true } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(body && idempotent ? { 'idempotency-key': randomUUID() } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  return { status: res.status, body: json };
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+const round = (ms) => Math.round(ms * 10) / 10;
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-exec-'));
+  const keyFile = join(dir, 'bootstrap-key.json');
+  const docker = dockerClient(SOCKET);
+  let server;
+  let computerId;
+  try {
+    server = await startServer({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SVC_DATA_DIR: join(dir, 'data'),
+      SVC_BOOTSTRAP_KEY_FILE: keyFile,
+      SVC_DRIVER: 'docker',
+      SVC_DOCKER_SOCKET: SOCKET,
+      SVC_DOCKER_INSTANCE: INSTANCE,
+      LOG_LEVEL: process.env.LOG_LEVEL || 'info',
+    });
+    const base = server.url;
+    const key = JSON.parse(readFileSync(keyFile, 'utf8'));
+    const assertion = await signAssertion(key, { tokenUrl: `${base}/v1/auth/token` });
+    const tokenRes = await fetch(`${base}/v1/auth/token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${assertion}` },
+    });
+    const tokenBody = await tokenRes.json();
+    if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${JSON.stringify(tokenBody)}`);
+    const token = tokenBody.token.access_token;
+    const ws = await api(base, token, 'POST', '/v1/workspaces', { name: `bench-exec-${process.pid}` });
+    if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
+    const wsPath = `/v1/workspaces/${ws.body.workspace.id}`;
+    const created = await api(base, token, 'POST', `${wsPath}/computers`, {
+      name: 'bench',
+      size: 'small',
+      image: 'busybox',
+    });
+    if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
+    computerId = created.body.computer.id;
+    const op = await api(base, token, 'GET', `/v1/operations/${created.body.operations[0].id}?wait=30`);
+    if (op.body.operation.state !== 'succeeded') throw new Error(`create: ${JSON.stringify(op.body)}`);
+    const computer = { ...created.body.computer, labels: created.body.computer.labels ?? {} };
+    const container = `svc-${INSTANCE}-${computerId}`;
+
+    const agent = new http.Agent({ keepAlive: true });
+    const driver = new DockerDriver({
+      docker,
+      catalog: { image: async () => undefined, size: async () => undefined },
+      instance: INSTANCE,
+    });
+    const execPath = `${wsPath}/computers/${computerId}/exec`;
+    const ways = {
+      bare: () => bareExec(agent, container),
+      driver: async () => {
+        const result = await driver.exec(computer, {
+          argv: ['echo', 'hi'],
+          timeoutMs: 10_000,
+          maxOutputBytes: 65_536,
+          signal: AbortSignal.timeout(15_000),
+        });
+        if (result.exitCode !== 0 || Buffer.from(result.stdout).toString() !== 'hi\n')
+          throw new Error(`driver exec: ${JSON.stringify(result)}`);
+      },
+      floor: async () => {
+        const res = await api(base, token, 'GET', `${wsPath}/computers/${computerId}`);
+        if (res.status !== 200) throw new Error(`get computer: ${res.status} ${JSON.stringify(res.body)}`);
+      },
+      api: async () => {
+        const res = await api(base, token, 'POST', execPath, { argv: ['echo', 'hi'] }, { idempotent: false });
+        if (res.status !== 200 || res.body.execution.exit_code !== 0)
+          throw new Error(`api exec: ${res.status} ${JSON.stringify(res.body)}`);
+        inServer.push(res.body.execution.duration_ms);
+      },
+      apiKeyed: async () => {
+        const res = await api(base, token, 'POST', execPath, { argv: ['echo', 'hi'] });
+        if (res.status !== 200 || res.body.execution.exit_code !== 0)
+          throw new Error(`api exec: ${res.status} ${JSON.stringify(res.body)}`);
+      },
+    };
+    /** `duration_ms` of each answer: the driver's exec as timed inside the server. */
+    const inServer = [];
+    const times = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
+    for (let round = 0; round < WARMUP + SAMPLES; round++) {
+      for (const [name, run] of Object.entries(ways)) {
+        const start = performance.now();
+        await run();
+        if (round >= WARMUP) times[name].push(performance.now() - start);
+        else if (name === 'api') inServer.length = 0;
+        // What a call leaves the Engine to do after it answered (an earlier driver ran a clean-up exec)
+        // must not land on the next way's measurement.
+        await new Promise((resolve) => setTimeout(resolve, GAP_MS));
+      }
+    }
+    const stats = Object.fromEntries(
+      Object.entries(times).map(([name, list]) => {
+        const sorted = [...list].sort((a, b) => a - b);
+        return [name, { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }];
+      }),
+    );
+    const labels = {
+      bare: 'bare Engine API exec (kept-alive socket)',
+      driver: 'driver exec (in-process)',
+      floor: 'GET …/computers/{computer} (server floor)',
+      api: 'POST …/exec through the server',
+      apiKeyed: 'POST …/exec, with an Idempotency-Key',
+    };
+    process.stdout.write(
+      `exec of \`echo hi\`, ${SAMPLES} samples each (after ${WARMUP} warm-up), interleaved, ${GAP_MS} ms apart\n`,
+    );
+    for (const [name, s] of Object.entries(stats)) {
+      process.stdout.write(
+        `  ${labels[name].padEnd(42)} p50 ${String(round(s.p50)).padStart(6)} ms  p95 ${String(round(s.p95)).padStart(6)} ms` +
+          `  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95\n`,
+      );
+    }
+    const driverInServer = quantile(
+      [...inServer].sort((a, b) => a - b),
+      0.5,
+    );
+    process.stdout.write(
+      `  of which the driver's exec inside the server (duration_ms)  p50 ${driverInServer} ms; the rest is HTTP, auth, the handler\n`,
+    );
+  } finally {
+    if (server) await stopChild(server.child, { killAfterMs: 3000 });
+    if (computerId)
+      await docker
+        .getContainer(`svc-${INSTANCE}-${computerId}`)
+        .remove({ force: true })
+        .catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
