@@ -1,5 +1,6 @@
 import type { SvcClient } from './client.js';
 import type { ApiPaths, Computer, ComputerState } from './contract.js';
+import { withDeadline } from './deadline.js';
 import { TimeoutError } from './errors.js';
 import { realSleep, type Sleep } from './retry.js';
 import { unwrap } from './unwrap.js';
@@ -51,43 +52,30 @@ export async function waitForComputerState(
   const minIntervalMs = options.minIntervalMs ?? 1000;
   const sleep = options.sleep ?? realSleep;
   const wanted = new Set<string>(states);
-  const stop = new AbortController();
-  const deadline = Date.now() + timeoutMs;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop.abort(new Error('timeout'));
-  }, timeoutMs);
-  const onAbort = () => stop.abort(signal?.reason);
-  signal?.addEventListener('abort', onAbort, { once: true });
   let last: Computer | undefined;
-  try {
-    for (;;) {
-      const started = Date.now();
-      const wait = Math.max(0, Math.min(pollSeconds, Math.floor((deadline - started) / 1000)));
-      const { computer } = await unwrap(
-        client.GET('/workspaces/{workspace}/computers/{computer}', {
-          params: { path, query: { wait_for: states.join(','), wait } },
-          signal: stop.signal,
-        }),
-      );
-      last = computer;
-      if (wanted.has(computer.state) || computer.state === 'deleted') return computer;
-      const elapsed = Date.now() - started;
-      if (elapsed < minIntervalMs) await sleep(minIntervalMs - elapsed, stop.signal);
-    }
-  } catch (cause) {
-    if (timedOut) {
-      throw new TimeoutError(
+  return withDeadline(
+    timeoutMs,
+    signal,
+    async (stop, deadline) => {
+      for (;;) {
+        const started = Date.now();
+        const wait = Math.max(0, Math.min(pollSeconds, Math.floor((deadline - started) / 1000)));
+        const { computer } = await unwrap(
+          client.GET('/workspaces/{workspace}/computers/{computer}', {
+            params: { path, query: { wait_for: states.join(','), wait } },
+            signal: stop,
+          }),
+        );
+        last = computer;
+        if (wanted.has(computer.state) || computer.state === 'deleted') return computer;
+        const elapsed = Date.now() - started;
+        if (elapsed < minIntervalMs) await sleep(minIntervalMs - elapsed, stop);
+      }
+    },
+    (cause) =>
+      new TimeoutError(
         `computer ${path.computer} not in ${states.join(', ')} after ${timeoutMs} ms (${last?.state ?? 'unread'})`,
         { operations: [], computer: last, cause },
-      );
-    }
-    if (signal?.aborted) throw signal.reason;
-    throw cause;
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    stop.abort();
-  }
+      ),
+  );
 }

@@ -1,5 +1,6 @@
 import type { SvcClient } from './client.js';
 import type { ApiPaths, KnownValues, Operation, OperationState } from './contract.js';
+import { withDeadline } from './deadline.js';
 import { TimeoutError } from './errors.js';
 import { realSleep, type Sleep } from './retry.js';
 import { unwrap } from './unwrap.js';
@@ -84,51 +85,37 @@ export async function waitForOperations(
   const latest: (Operation | undefined)[] = operations.map((op) => (typeof op === 'string' ? undefined : op));
   const ids = operations.map((op) => (typeof op === 'string' ? op : op.id));
 
-  // One signal for every poll and pause: fires on the caller's abort, the deadline, or the first failure.
-  const stop = new AbortController();
-  const deadline = Date.now() + timeoutMs;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop.abort(new Error('timeout'));
-  }, timeoutMs);
-  const onAbort = () => stop.abort(signal?.reason);
-  signal?.addEventListener('abort', onAbort, { once: true });
-
-  const follow = async (index: number, id: string) => {
-    let current = latest[index];
-    while (!current || !isOperationDone(current)) {
-      const started = Date.now();
-      const wait = Math.max(0, Math.min(pollSeconds, Math.floor((deadline - started) / 1000)));
-      const { operation } = await unwrap(
-        client.GET('/operations/{operation}', {
-          params: { path: { operation: id }, query: { wait } },
-          signal: stop.signal,
-        }),
-      );
-      if (!current || JSON.stringify(current) !== JSON.stringify(operation)) onProgress?.(operation);
-      current = latest[index] = operation;
-      const elapsed = Date.now() - started;
-      if (!isOperationDone(current) && elapsed < minIntervalMs)
-        await sleep(minIntervalMs - elapsed, stop.signal);
-    }
-  };
-
-  try {
-    await Promise.all(ids.map((id, index) => follow(index, id)));
-    return latest as Operation[];
-  } catch (cause) {
-    if (timedOut) {
-      throw new TimeoutError(`operations not finished after ${timeoutMs} ms: ${ids.join(', ')}`, {
+  // One signal for every poll and pause: fires on the caller's abort, the deadline, or the first
+  // failure (cancelling sibling polls still in flight).
+  return withDeadline(
+    timeoutMs,
+    signal,
+    async (stop, deadline) => {
+      const follow = async (index: number, id: string) => {
+        let current = latest[index];
+        while (!current || !isOperationDone(current)) {
+          const started = Date.now();
+          const wait = Math.max(0, Math.min(pollSeconds, Math.floor((deadline - started) / 1000)));
+          const { operation } = await unwrap(
+            client.GET('/operations/{operation}', {
+              params: { path: { operation: id }, query: { wait } },
+              signal: stop,
+            }),
+          );
+          if (!current || JSON.stringify(current) !== JSON.stringify(operation)) onProgress?.(operation);
+          current = latest[index] = operation;
+          const elapsed = Date.now() - started;
+          if (!isOperationDone(current) && elapsed < minIntervalMs)
+            await sleep(minIntervalMs - elapsed, stop);
+        }
+      };
+      await Promise.all(ids.map((id, index) => follow(index, id)));
+      return latest as Operation[];
+    },
+    (cause) =>
+      new TimeoutError(`operations not finished after ${timeoutMs} ms: ${ids.join(', ')}`, {
         operations: latest.filter((op): op is Operation => op !== undefined),
         cause,
-      });
-    }
-    if (signal?.aborted) throw signal.reason;
-    throw cause;
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    stop.abort(); // cancel sibling polls still in flight after a failure
-  }
+      }),
+  );
 }
