@@ -137,6 +137,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ownsDb: !options.db,
     log,
     housekeepingMs: options.housekeepingMs,
+    retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
     reconciler: docker?.reconciler,
     beforeClose: async () => {
       await auth.unlisten();

@@ -72,6 +72,13 @@ export interface Config {
   operationLeaseMs: number;
   /** How many operations one replica runs at once. */
   operationConcurrency: number;
+  /** `SVC_EVENT_RETENTION_HOURS` (default 168, 7 days): how long a workspace's event log keeps an event. */
+  eventRetentionHours: number;
+  /**
+   * `SVC_OUTPUT_RETENTION_HOURS` (default 24): how long a command's output log is kept after its
+   * operation ended (the operation keeps its `result`).
+   */
+  outputRetentionHours: number;
   /** `LOG_LEVEL`: pino's levels or `silent`; default `info`. */
   logLevel: LogLevel;
   /** `SVC_METRICS_PORT` and `SVC_METRICS_HOST` (default 127.0.0.1); `undefined` (no metrics) when the port is unset. */
@@ -223,6 +230,8 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
+    eventRetentionHours: int(env, 'SVC_EVENT_RETENTION_HOURS', 7 * 24, 1, 24 * 366),
+    outputRetentionHours: int(env, 'SVC_OUTPUT_RETENTION_HOURS', 24, 1, 24 * 366),
     logLevel,
     metrics: metrics && Object.freeze(metrics),
     shutdownTimeoutMs,
