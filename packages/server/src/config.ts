@@ -45,6 +45,14 @@ export interface Config {
    * principal may hold at once on this replica; one more is answered 429 (`computer-waits`).
    */
   computerWaitsPerPrincipal: number;
+  /**
+   * `SVC_STREAMS_PER_PRINCIPAL` (default 16): the event streams (`GET …/operations/{operation}/output`,
+   * `GET …/workspaces/{workspace}/events`) one principal may hold open at once on this replica; one
+   * more is answered 429 (`streams`).
+   */
+  streamsPerPrincipal: number;
+  /** `SVC_STREAM_KEEPALIVE_MS` (default 15 s): how often an open event stream sends a `: keepalive` comment. */
+  streamKeepaliveMs: number;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -209,6 +217,8 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     }),
     readCache: oneOf(env, 'SVC_READ_CACHE', ['on', 'off'] as const) === 'on',
     computerWaitsPerPrincipal: int(env, 'SVC_COMPUTER_WAITS_PER_PRINCIPAL', 10, 1, 10_000),
+    streamsPerPrincipal: int(env, 'SVC_STREAMS_PER_PRINCIPAL', 16, 1, 10_000),
+    streamKeepaliveMs: int(env, 'SVC_STREAM_KEEPALIVE_MS', 15_000, 10, 300_000),
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,
