@@ -270,10 +270,12 @@ describeEngines('workspace event log', (engine) => {
         'key.deleted',
       ]),
     );
-    // Ids are unique and sort as the sequences do.
+    // Ids are unique and sort as the sequences do; so do the times of the commits.
     const ids = all.map((event) => event.data.id);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+    const times = all.map((event) => event.data.created_at);
+    expect([...times].sort()).toEqual(times);
   });
 
   test('a change rolled back writes no event; a no-op write none either', async () => {

@@ -277,8 +277,10 @@ BEGIN
         last_id = CASE WHEN EXCLUDED.last_id > c.last_id COLLATE "C" THEN EXCLUDED.last_id
                        ELSE svc_id_after(c.last_id) END
   RETURNING * INTO taken;
-  INSERT INTO workspace_events (workspace_id, sequence, id, type, data)
-  VALUES (noted.workspace_id, taken.last_sequence, taken.last_id, noted.kind || '.' || noted.change, snapshot);
+  -- The time of the commit, not of the transaction's start (now()): a workspace's events are in order of it.
+  INSERT INTO workspace_events (workspace_id, sequence, id, type, data, created_at)
+  VALUES (noted.workspace_id, taken.last_sequence, taken.last_id, noted.kind || '.' || noted.change, snapshot,
+          clock_timestamp());
   PERFORM pg_notify('svc_workspace_events', noted.workspace_id);
   RETURN NULL;
 END
