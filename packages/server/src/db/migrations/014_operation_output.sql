@@ -7,7 +7,7 @@
 
 CREATE TABLE operation_output (
   operation_id  text COLLATE "C" NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
-  sequence      integer NOT NULL CHECK (sequence > 0),
+  sequence      integer NOT NULL,
   event         text NOT NULL CHECK (event IN ('output', 'exit', 'failed')),
   data          jsonb NOT NULL,
   created_at    timestamptz NOT NULL DEFAULT now(),
