@@ -80,15 +80,20 @@ export async function firstRetainedWorkspaceEventSequence(
 }
 
 /**
- * Deletes the events recorded more than `hours` ago (`SVC_EVENT_RETENTION_HOURS`); how many.
+ * Deletes the events recorded more than `hours` ago (`SVC_EVENT_RETENTION_HOURS`); how many. Also the
+ * counters of workspaces that no longer exist: a change committed beside its workspace's deletion can
+ * leave one behind (its events go with retention).
  *
  * @example
  * const events = await purgeWorkspaceEvents(db, 168);
  */
 export async function purgeWorkspaceEvents(db: Queryable, hours: number): Promise<number> {
-  return (
-    await db.query('DELETE FROM workspace_events WHERE created_at < now() - make_interval(hours => $1)', [
-      hours,
-    ])
-  ).rowCount;
+  const { rowCount } = await db.query(
+    'DELETE FROM workspace_events WHERE created_at < now() - make_interval(hours => $1)',
+    [hours],
+  );
+  await db.query(
+    `DELETE FROM workspace_event_counters c WHERE NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id)`,
+  );
+  return rowCount;
 }

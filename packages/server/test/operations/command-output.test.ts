@@ -216,9 +216,9 @@ describeEngines('a command’s output log', (engine) => {
     const report = await housekeeping(db, { eventHours: 168, outputHours: 24 });
     expect(report.output).toBeGreaterThanOrEqual(2);
     expect(await operationOutputAfter(db, old.id, 0, 10)).toEqual([]);
-    expect((await operationOutputAfter(db, recent.id, 0, 10)).map((event) => event.event)).toEqual([
-      'output',
-      'exit',
-    ]);
+    // How many chunks depends on when the flushes fell; the log is whole either way.
+    const kept = (await operationOutputAfter(db, recent.id, 0, 10)).map((event) => event.event);
+    expect(kept.at(-1)).toBe('exit');
+    expect(kept).toContain('output');
   });
 });

@@ -77,6 +77,78 @@ describePostgres('workspace event log under concurrent writers', (engine) => {
     expect([...eventIds].sort()).toEqual(eventIds);
   });
 
+  test('changes that hold the workspace’s row (a member’s) beside changes that do not: no deadlock at the commit', async () => {
+    const db = await engine.open({ poolSize: 10 });
+    const { workspaceId, userId } = await createWorkspace(db);
+    const ids = await computers(db, workspaceId, userId, 10);
+    const errors: string[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, writer) => {
+        for (let i = 0; i < 25; i++)
+          await db
+            .transaction(async (tx) => {
+              if (writer % 2 === 0) {
+                // As a member's change does: the workspace's row first, held to the commit.
+                await tx.query('SELECT id FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
+                await tx.query('UPDATE members SET updated_at = now() WHERE workspace_id = $1', [
+                  workspaceId,
+                ]);
+              } else {
+                await tx.query('UPDATE computers SET labels = $2, updated_at = now() WHERE id = $1', [
+                  ids[(writer + i) % ids.length],
+                  { i: String(i) },
+                ]);
+              }
+            })
+            .catch((error: { code?: string; message?: string }) =>
+              errors.push(`${error.code} ${error.message}`),
+            );
+      }),
+    );
+    expect(errors).toEqual([]);
+    const events = await workspaceEventsAfter(db, workspaceId, 0, 1000);
+    expect(events.map((event) => event.sequence)).toEqual(events.map((_, i) => i + 1));
+  });
+
+  test('transactions writing to two workspaces’ logs in opposite orders: no deadlock', async () => {
+    const db = await engine.open({ poolSize: 10 });
+    const a = await createWorkspace(db);
+    const b = await createWorkspace(db);
+    const users = Array.from({ length: 8 }, () => newId());
+    for (const id of users) {
+      await db.query(`INSERT INTO principals (id, kind, name) VALUES ($1, 'user', $1)`, [id]);
+      for (const ws of [a, b])
+        await db.query(
+          `INSERT INTO members (id, workspace_id, principal_id, role) VALUES ($1, $2, $3, 'viewer')`,
+          [newId(), ws.workspaceId, id],
+        );
+    }
+    const errors: string[] = [];
+    await Promise.all(
+      users.map(async (user, writer) => {
+        const order = writer % 2 === 0 ? [a, b] : [b, a];
+        for (let i = 0; i < 20; i++)
+          await db
+            .transaction(async (tx) => {
+              for (const ws of order)
+                await tx.query(
+                  `UPDATE members SET role = $3, updated_at = now() WHERE workspace_id = $1 AND principal_id = $2`,
+                  [ws.workspaceId, user, i % 2 === 0 ? 'editor' : 'viewer'],
+                );
+            })
+            .catch((error: { code?: string; message?: string }) =>
+              errors.push(`${error.code} ${error.message}`),
+            );
+      }),
+    );
+    expect(errors).toEqual([]);
+    for (const ws of [a, b]) {
+      const events = await workspaceEventsAfter(db, ws.workspaceId, 0, 1000);
+      expect(events.map((event) => event.sequence)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((event) => event.type === 'member.updated')).toHaveLength(users.length * 20);
+    }
+  });
+
   test('a storm of 200 PATCHes of computers in one workspace: every one answered, one event each (figures printed)', async () => {
     const t = await openTestApp(engine, { env: { SVC_RATE_LIMITS: 'off', SVC_READ_CACHE: 'off' } });
     try {

@@ -17,8 +17,11 @@
 -- in UTC with milliseconds); the server renders it with render.ts on the way out. Never an operation's
 -- `result` or `command`, never a secret (the keys table holds none).
 
+-- No foreign key to workspaces: its check would take a share lock on the workspace's row at the
+-- commit, under the counter's lock, and a request holding that row (a member's change) waiting for the
+-- counter would deadlock with it. Deleting a workspace deletes its log by a trigger instead.
 CREATE TABLE workspace_events (
-  workspace_id  text COLLATE "C" NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  workspace_id  text COLLATE "C" NOT NULL,
   sequence      bigint NOT NULL,
   id            text COLLATE "C" NOT NULL UNIQUE,
   type          text NOT NULL,
@@ -31,7 +34,7 @@ CREATE INDEX workspace_events_created ON workspace_events (created_at);
 
 -- The last sequence and id of each workspace's log: taken, one writer at a time, at the commit.
 CREATE TABLE workspace_event_counters (
-  workspace_id   text COLLATE "C" PRIMARY KEY REFERENCES workspaces (id) ON DELETE CASCADE,
+  workspace_id   text COLLATE "C" PRIMARY KEY,
   last_sequence  bigint NOT NULL,
   last_id        text COLLATE "C" NOT NULL
 );
@@ -261,9 +264,21 @@ BEGIN
   IF NOT FOUND THEN
     RETURN NULL;
   END IF;
-  -- A workspace deleted in this transaction takes its log with it (ON DELETE CASCADE).
+  -- A workspace deleted in this transaction has taken its log with it (workspaces_event_delete).
   IF NOT EXISTS (SELECT 1 FROM workspaces WHERE id = noted.workspace_id) THEN
     RETURN NULL;
+  END IF;
+  -- A transaction that writes to several workspaces' logs (deleting a service account that is a
+  -- member elsewhere) takes their counters in one order, so that two such never wait in a circle.
+  IF EXISTS (SELECT 1 FROM workspace_event_changes WHERE tx = NEW.tx AND workspace_id <> noted.workspace_id) THEN
+    INSERT INTO workspace_event_counters (workspace_id, last_sequence, last_id)
+    SELECT w.id, 0, '' FROM workspaces w
+     WHERE w.id IN (SELECT workspace_id FROM workspace_event_changes WHERE tx = NEW.tx UNION SELECT noted.workspace_id)
+     ORDER BY w.id
+    ON CONFLICT (workspace_id) DO NOTHING;
+    PERFORM 1 FROM workspace_event_counters
+      WHERE workspace_id IN (SELECT workspace_id FROM workspace_event_changes WHERE tx = NEW.tx UNION SELECT noted.workspace_id)
+      ORDER BY workspace_id FOR UPDATE;
   END IF;
   snapshot := coalesce(svc_event_snapshot(noted.kind, noted.resource_id), noted.data);
   IF snapshot IS NULL THEN
@@ -285,6 +300,18 @@ BEGIN
   RETURN NULL;
 END
 $$;
+
+-- Deleting a workspace deletes its log and counter; nobody can read them any more.
+CREATE FUNCTION svc_workspace_log_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM workspace_events WHERE workspace_id = OLD.id;
+  DELETE FROM workspace_event_counters WHERE workspace_id = OLD.id;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER workspaces_event_delete AFTER DELETE ON workspaces FOR EACH ROW
+  EXECUTE FUNCTION svc_workspace_log_delete();
 
 CREATE CONSTRAINT TRIGGER workspace_event_changes_commit AFTER INSERT ON workspace_event_changes
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION svc_workspace_event_commit();
