@@ -9,6 +9,7 @@ import { childEnv } from '@svc/tools/child-process';
 import { decodeJwt } from 'jose';
 import { afterAll, describe, expect, test } from 'vitest';
 import { signAssertion } from '../../src/auth/assertion.js';
+import { opened, openStream } from '../support/streams.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -167,6 +168,73 @@ describe('svc-server (dist/main.js), PGlite on disk', () => {
       expect(tally.keptAlive).toBe(0);
       expect(idle).toMatchObject({ status: 200, connection: 'close' });
       expect(code).toBe(0);
+    },
+    90_000,
+  );
+
+  test.runIf(existsSync(MAIN))(
+    'SIGTERM with event streams open: each ends at once with shutting_down, and the drain is not held up',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'svc-main-'));
+      const keyFilePath = join(dir, 'bootstrap-key.json');
+      const { child, output } = await start({
+        PORT: '0',
+        SVC_DATA_DIR: join(dir, 'data'),
+        SVC_BOOTSTRAP_KEY_FILE: keyFilePath,
+        SVC_BASE_URL: '',
+        DATABASE_URL: '',
+        SVC_DRAIN_DELAY_MS: '3000',
+        SVC_SHUTDOWN_TIMEOUT_MS: '20000',
+      });
+      children.push(child);
+      const origin = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1] as string;
+      const file = JSON.parse(await readFile(keyFilePath, 'utf8'));
+      const assertion = await signAssertion(file, { tokenUrl: `${file.base_url}/auth/token` });
+      const exchanged = await fetch(`${origin}/v1/auth/token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${assertion}` },
+      });
+      const token = ((await exchanged.json()) as { token: { access_token: string } }).token.access_token;
+      const created = await fetch(`${origin}/v1/workspaces`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'drain-1',
+        },
+        body: JSON.stringify({ name: 'drained' }),
+      });
+      expect(created.status).toBe(201);
+      const streams = await Promise.all(
+        [1, 2].map(async () =>
+          opened(
+            await openStream(
+              (request) => fetch(request),
+              '/v1/workspaces/drained/events',
+              'WorkspaceEventStreamItem',
+              {
+                token,
+                origin,
+              },
+            ),
+          ),
+        ),
+      );
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const signalled = performance.now();
+      child.kill('SIGTERM');
+      for (const stream of streams) {
+        const ended = await stream.waitFor((e) => e.event === 'stream.ended', 2000);
+        expect(ended.data).toMatchObject({ reason: 'shutting_down', reconnect: true });
+        // At once: well within the drain delay (a busy machine takes some of it to deliver the signal).
+        expect(ended.at - signalled).toBeLessThan(1500);
+        await stream.closed;
+        expect(stream.violations).toEqual([]);
+      }
+      expect(await exited).toBe(0);
+      // Stopped after the drain delay, well before the deadline would have cut the streams.
+      expect(performance.now() - signalled).toBeLessThan(12_000);
+      expect(output()).not.toContain('were cut');
     },
     90_000,
   );
