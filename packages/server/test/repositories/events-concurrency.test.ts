@@ -150,7 +150,12 @@ describePostgres('workspace event log under concurrent writers', (engine) => {
   });
 
   test('a storm of 200 PATCHes of computers in one workspace: every one answered, one event each (figures printed)', async () => {
-    const t = await openTestApp(engine, { env: { SVC_RATE_LIMITS: 'off', SVC_READ_CACHE: 'off' } });
+    // 200 requests queue for 10 connections: the checkout bound is raised so that a loaded machine's
+    // queue is not what the test measures (the counter's lock is bounded by the lock timeout as shipped).
+    const t = await openTestApp(engine, {
+      env: { SVC_RATE_LIMITS: 'off', SVC_READ_CACHE: 'off' },
+      database: { bounds: { checkoutTimeoutMs: 20_000 } },
+    });
     try {
       const team = await t.team();
       const workspaceId = team.workspace.id;
@@ -166,7 +171,9 @@ describePostgres('workspace event log under concurrent writers', (engine) => {
               body: { labels: { round } },
             });
             latencies.push(performance.now() - at);
-            return answer.status;
+            return answer.status === 200
+              ? 200
+              : `${answer.status} ${JSON.stringify(answer.body?.error?.message)}`;
           }),
         );
         latencies.sort((a, b) => a - b);
@@ -180,19 +187,26 @@ describePostgres('workspace event log under concurrent writers', (engine) => {
       await storm('warm-up');
       const before = await lastWorkspaceEventSequence(t.db, workspaceId);
       const logged = await storm('logged');
-      expect(logged.statuses.every((status) => status === 200)).toBe(true);
+      expect(logged.statuses.filter((status) => status !== 200)).toEqual([]);
       const events = await workspaceEventsAfter(t.db, workspaceId, before, 1000);
       expect(events.map((event) => event.sequence)).toEqual(ids.map((_, i) => before + 1 + i));
       expect(events.every((event) => event.type === 'computer.updated')).toBe(true);
-      // The same storm with the computers' event trigger off, in the same run, for the ratio.
-      await t.db.query('ALTER TABLE computers DISABLE TRIGGER computers_event_update');
-      const unlogged = await storm('unlogged');
-      await t.db.query('ALTER TABLE computers ENABLE TRIGGER computers_event_update');
-      expect(unlogged.statuses.every((status) => status === 200)).toBe(true);
+      // The figures: the same storm with the computers' event trigger on and off, alternately, in this
+      // run (a shared machine's noise is larger than the difference in any one pair).
+      const totals: Record<'on' | 'off', number[]> = { on: [logged.totalMs], off: [] };
+      for (let round = 0; round < 5; round++) {
+        const on = round % 2 === 1;
+        if (!on) await t.db.query('ALTER TABLE computers DISABLE TRIGGER computers_event_update');
+        const result = await storm(`round-${round}`);
+        if (!on) await t.db.query('ALTER TABLE computers ENABLE TRIGGER computers_event_update');
+        expect(result.statuses.filter((status) => status !== 200)).toEqual([]);
+        totals[on ? 'on' : 'off'].push(result.totalMs);
+      }
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
       console.log(
-        `storm: 200 concurrent PATCHes in one workspace (pool 10): with the event log ${logged.totalMs} ms ` +
-          `(p50 ${logged.p50Ms} ms, max ${logged.maxMs} ms); without it ${unlogged.totalMs} ms ` +
-          `(p50 ${unlogged.p50Ms} ms, max ${unlogged.maxMs} ms)`,
+        `storm: 200 concurrent PATCHes in one workspace (pool 10), total ms per storm: with the event log ` +
+          `${totals.on.join(', ')} (median ${median(totals.on)}); without it ${totals.off.join(', ')} ` +
+          `(median ${median(totals.off)}); first storm with it: p50 ${logged.p50Ms} ms, max ${logged.maxMs} ms`,
       );
     } finally {
       await t.close();
