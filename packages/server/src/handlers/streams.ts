@@ -24,6 +24,9 @@ const BATCH = 200;
  * What each workspace event type needs the caller to hold to see it on the stream. Today every type
  * is readable by any member (`read`); a type that needs more (a secret's, say) names it here, and the
  * stream leaves it out for a caller without it.
+ *
+ * @example
+ * allows(role, eventPermission('computer.updated')); // true for any member
  */
 export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
   return 'read';
@@ -33,6 +36,9 @@ export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission
  * The cursor of a stream request: `Last-Event-ID` (it wins) or `after`, both checked against the spec's
  * pattern by request validation; `undefined` when neither is sent. An id past what a number holds
  * exactly is no event id of ours: 400.
+ *
+ * @example
+ * streamCursor(new Request(url, { headers: { 'last-event-id': '41' } }), '7'); // 41
  */
 export function streamCursor(request: Request, after: string | undefined): number | undefined {
   const header = request.headers.get('last-event-id');

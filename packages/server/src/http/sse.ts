@@ -32,7 +32,12 @@ export function eventStream(run: (writer: EventWriter) => Promise<void>): EventS
   return { kind: 'event-stream', run };
 }
 
-/** Whether a handler's answer is an {@link EventStreamBody} (not a JSON body). */
+/**
+ * Whether a handler's answer is an {@link EventStreamBody} (not a JSON body).
+ *
+ * @example
+ * if (isEventStream(reply.body)) return ctx.eventStream(reply.body, log, reply.headers);
+ */
 export function isEventStream(body: unknown): body is EventStreamBody {
   return (body as EventStreamBody | undefined)?.kind === 'event-stream';
 }
@@ -41,6 +46,10 @@ export function isEventStream(body: unknown): body is EventStreamBody {
  * What `run` writes with: events and comment lines, each handed to the adapter as one chunk as soon
  * as it is written (nothing buffers it). `signal` aborts when the client has gone (the adapter
  * cancelled the body, or aborted `request.signal`): stop then, the writes go nowhere.
+ *
+ * @example
+ * await writer.send({ event: 'output', id: '1', data: { stream: 'stdout', offset: 0, encoding: 'utf-8', data: 'hi' } });
+ * await writer.comment('keepalive');
  */
 export class EventWriter {
   readonly #api: SSEStreamingApi;

@@ -91,7 +91,8 @@ export async function follow(options: Following): Promise<void> {
     drainCut = setTimeout(() => writer.abort(), LAST_WRITE_MS);
   });
   signal.addEventListener('abort', interrupt);
-  const expiry = setTimeout(interrupt, Math.max(0, options.expiresAt - streams.now()));
+  // Capped: setTimeout fires at once past 2^31 - 1 ms (tokens live minutes; the checks cover the rest).
+  const expiry = setTimeout(interrupt, Math.min(2 ** 31 - 1, Math.max(0, options.expiresAt - streams.now())));
   const keepalive = setInterval(() => void writer.comment('keepalive'), streams.keepaliveMs);
   let subscription: { woken: Promise<void>; cancel: () => void } | undefined;
   let pause: NodeJS.Timeout | undefined;
