@@ -1,12 +1,18 @@
-import { expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
+import type { Database } from '../src/db/database.js';
 import { housekeeping } from '../src/housekeeping.js';
 import { newId } from '../src/ids.js';
 import { describeEngines } from './support/databases.js';
 import { createWorkspace } from './support/fixtures.js';
 
 describeEngines('housekeeping', (engine) => {
+  // Opened before the test, under the hook's longer bound: PGlite's start-up is slow on a loaded machine.
+  let db: Database;
+  beforeAll(async () => {
+    db = await engine.open();
+  });
+
   test('removes expired jtis, idempotency records over 24 h and computers deleted over 7 days ago, nothing else', async () => {
-    const db = await engine.open();
     const { workspaceId, userId } = await createWorkspace(db);
     await db.query(
       `INSERT INTO assertion_jtis VALUES ($1, 'old', now() - interval '1 second'), ($1, 'live', now() + interval '1 minute')`,
