@@ -111,6 +111,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
+  metrics?.watchStreams(deps.streams);
   const validator = compileValidator(document, config.bodyLimitBytes);
   const limits = rateLimiting(deps.limiter, deps.tokens);
   deps.limitRequest = limits.limitRequest;

@@ -92,6 +92,21 @@ export class Metrics {
   }
 
   /**
+   * The event streams this replica holds open (`GET …/output`, `GET …/events`), read at scrape time:
+   * each is an open socket; a replica's share is bounded per principal (`SVC_STREAMS_PER_PRINCIPAL`).
+   */
+  watchStreams(streams: { readonly size: number }): void {
+    new Gauge({
+      name: 'svc_streams_open',
+      help: 'Event streams (Server-Sent Events) this replica holds open',
+      registers: [this.registry],
+      collect() {
+        this.set(streams.size);
+      },
+    });
+  }
+
+  /**
    * Operation queue gauges. Depth and lag are read from the database at scrape time, so every replica
    * reports the same shared queue; in-flight counts this replica's worker only.
    */

@@ -166,6 +166,15 @@ describeEngines('observability', (engine) => {
     text = await scrape();
     expect(sample(text, 'svc_operations{state="pending"}')).toBe(0);
     expect(sample(text, 'svc_operation_queue_lag_seconds')).toBe(0);
+    expect(sample(text, 'svc_streams_open')).toBe(0);
+    const stream = await t.app.fetch(
+      new Request(`${ORIGIN}/v1/workspaces/${team.workspace.id}/events`, {
+        headers: { authorization: `Bearer ${team.viewer.token}` },
+      }),
+    );
+    expect(stream.status).toBe(200);
+    expect(sample(await scrape(), 'svc_streams_open')).toBe(1);
+    await stream.body?.cancel();
     if (engine.name === 'postgres') {
       expect(sample(text, 'svc_db_pool_connections{state="max"}')).toBe(10);
       expect(sample(text, 'svc_db_pool_connections{state="in_use"}')).toBeGreaterThanOrEqual(0);
