@@ -8,6 +8,7 @@ import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
 import { OperationWorker } from '../../src/operations/worker.js';
 import { renderOperation } from '../../src/render.js';
 import {
+  appendOperationOutput,
   OPERATION_OUTPUT_CHANNEL,
   type OutputEventRecord,
   operationOutputAfter,
@@ -203,6 +204,23 @@ describeEngines('a command’s output log', (engine) => {
     } finally {
       await unlisten();
     }
+  });
+
+  test('an append is fenced by the claim: another token writes nothing', async () => {
+    const operation = await command(['echo', 'fenced']);
+    await db.query(`UPDATE operations SET state = 'running', claimed_by = 'worker-a/1' WHERE id = $1`, [
+      operation.id,
+    ]);
+    const chunk = {
+      event: 'output',
+      data: { stream: 'stdout', offset: 0, encoding: 'utf-8', data: 'x' },
+    } as const;
+    expect(await appendOperationOutput(db, operation.id, 'worker-b/2', [chunk])).toBe(false);
+    expect(await operationOutputAfter(db, operation.id, 0, 10)).toEqual([]);
+    expect(await appendOperationOutput(db, operation.id, 'worker-a/1', [chunk, chunk])).toBe(true);
+    expect((await operationOutputAfter(db, operation.id, 0, 10)).map((event) => event.sequence)).toEqual([
+      1, 2,
+    ]);
   });
 
   test('retention: housekeeping deletes the output of commands that ended more than 24 hours ago', async () => {
