@@ -2,7 +2,7 @@
 // one replica: who may open them (the errors before a stream are JSON), what they carry (every event
 // checked against the spec), how they end (`stream.ended`: token expiry, revoked access, the drain)
 // and that a client's leaving leaves nothing behind.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import { listen } from '../../src/http/node-adapter.js';
 import { newId } from '../../src/ids.js';
@@ -460,12 +460,35 @@ describeEngines(
     describe('a client that leaves', () => {
       test('hanging up stops the stream: no slot, wake-up or timer is left (core and socket)', async () => {
         const base = { streams: t.app.deps.streams.size, wakeups: t.app.deps.workspaceEvents.size };
-        const stream = await openEvents(team.viewer.token);
-        await waitUntil(() => t.app.deps.workspaceEvents.size > base.wakeups);
-        await stream.close();
-        await waitUntil(
-          () => t.app.deps.streams.size === base.streams && t.app.deps.workspaceEvents.size === base.wakeups,
-        );
+        // The stream's timers: its keep-alive interval and its token-expiry timeout (minutes away).
+        const intervals = new Set<unknown>();
+        const expiries = new Set<unknown>();
+        const setInterval = vi.spyOn(globalThis, 'setInterval');
+        const setTimeout = vi.spyOn(globalThis, 'setTimeout');
+        const clearInterval = vi.spyOn(globalThis, 'clearInterval');
+        const clearTimeout = vi.spyOn(globalThis, 'clearTimeout');
+        try {
+          const stream = await openEvents(team.viewer.token);
+          await waitUntil(() => t.app.deps.workspaceEvents.size > base.wakeups);
+          for (const [i, call] of setInterval.mock.calls.entries()) {
+            if (call[1] === 100) intervals.add(setInterval.mock.results[i]?.value);
+          }
+          for (const [i, call] of setTimeout.mock.calls.entries()) {
+            if ((call[1] ?? 0) > 60_000) expiries.add(setTimeout.mock.results[i]?.value);
+          }
+          expect([intervals.size, expiries.size]).toEqual([1, 1]);
+          await stream.close();
+          await waitUntil(
+            () =>
+              t.app.deps.streams.size === base.streams && t.app.deps.workspaceEvents.size === base.wakeups,
+          );
+          const cleared = new Set<unknown>(
+            [...clearInterval.mock.calls, ...clearTimeout.mock.calls].map((c) => c[0]),
+          );
+          expect([...intervals, ...expiries].every((handle) => cleared.has(handle))).toBe(true);
+        } finally {
+          vi.restoreAllMocks();
+        }
 
         const running = await listen(t.app.fetch, { port: 0 });
         try {
