@@ -8,6 +8,7 @@ import { keyHandlers } from '../handlers/keys.js';
 import { memberHandlers } from '../handlers/members.js';
 import { operationHandlers } from '../handlers/operations.js';
 import { serviceAccountHandlers } from '../handlers/service-accounts.js';
+import { streamHandlers } from '../handlers/streams.js';
 import type { Handlers } from '../handlers/types.js';
 import { workspaceHandlers } from '../handlers/workspaces.js';
 
@@ -27,4 +28,5 @@ export const handlers: Handlers = {
   ...execHandlers,
   ...operationHandlers,
   ...catalogHandlers,
+  ...streamHandlers,
 };
