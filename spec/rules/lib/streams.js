@@ -41,3 +41,30 @@ export function streamItemSchemas(doc) {
   }
   return items;
 }
+
+/**
+ * The events of a stream operation in a bundle (local `$ref`s kept): its item schema's name and, per
+ * `oneOf` branch, the event names (`const` or `enum`) and the components schema of their data
+ * (`data.contentSchema.$ref`). For the docs build, which runs before any package is built; the
+ * packages read streams with `eventStream` of @svc/contract.
+ *
+ * @param {Record<string, any>} doc a bundled document
+ * @param {Record<string, any>} operation one of its operations
+ * @returns {{ itemSchema: string, events: { names: string[], dataSchema: string }[] } | undefined}
+ */
+export function streamEventsOf(doc, operation) {
+  const name = (ref) => (typeof ref === 'string' ? ref.replace('#/components/schemas/', '') : undefined);
+  const local = (node) =>
+    typeof node?.$ref === 'string' ? doc.components?.schemas?.[name(node.$ref)] : node;
+  const ok = local(operation?.responses?.['200']);
+  const schema = local(ok?.content?.[EVENT_STREAM]?.schema);
+  const itemSchema = name(schema?.items?.$ref);
+  if (itemSchema === undefined) return undefined;
+  const events = (local(schema.items).oneOf ?? []).map((raw) => {
+    const branch = local(raw);
+    const event = branch?.properties?.event ?? {};
+    const names = typeof event.const === 'string' ? [event.const] : (event.enum ?? []);
+    return { names, dataSchema: name(branch?.properties?.data?.contentSchema?.$ref) ?? '(inline)' };
+  });
+  return { itemSchema, events };
+}
