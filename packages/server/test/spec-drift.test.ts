@@ -164,7 +164,13 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
   for (const { column, definition, values } of constraints) {
     const schema = SPEC_ENUMS[column];
     if (schema) problems.push(...drift(`${column} CHECK vs spec ${schema}`, values, specEnum(schema, doc)));
-    else if (column === 'operations.progress') {
+    else if (column === 'operation_output.event') {
+      // A command's output log holds the stream's events but `stream.ended`, which a server sends
+      // when it ends a stream and never logs (design §14).
+      const item = schemas(doc).OperationOutputStreamItem as { properties: { event: { enum: string[] } } };
+      const logged = item.properties.event.enum.filter((event) => event !== 'stream.ended');
+      problems.push(...drift(`${column} CHECK vs spec OperationOutputStreamItem.event`, values, logged));
+    } else if (column === 'operations.progress') {
       const bounds = [...definition.matchAll(/[<>]= (\d+)/g)].map((m) => Number(m[1]));
       if (String(bounds) !== String([progress?.minimum, progress?.maximum]))
         problems.push(
@@ -175,7 +181,7 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
         `${column}: CHECK ${definition} is neither mapped to a spec enum nor declared internal here`,
       );
   }
-  for (const column of [...Object.keys(SPEC_ENUMS), ...Object.keys(INTERNAL)])
+  for (const column of [...Object.keys(SPEC_ENUMS), ...Object.keys(INTERNAL), 'operation_output.event'])
     if (!constraints.some((c) => c.column === column))
       problems.push(`${column}: no such CHECK constraint any more`);
   return problems;
@@ -198,9 +204,13 @@ describeEngines('database CHECK constraints hold the spec enums', (engine) => {
     (
       schemas(changed).Operation as { properties: { progress: { maximum: number } } }
     ).properties.progress.maximum = 1000;
+    (
+      schemas(changed).OperationOutputStreamItem as { properties: { event: { enum: string[] } } }
+    ).properties.event.enum.push('progress');
     const extra = { column: 'computers.flavour', definition: "CHECK ((flavour = 'x'::text))", values: ['x'] };
     expect(constraintDrift([...constraints, extra], changed)).toEqual([
       "computers.state CHECK vs spec ComputerState: the spec has 'hibernating', the code does not",
+      "operation_output.event CHECK vs spec OperationOutputStreamItem.event: the spec has 'progress', the code does not",
       expect.stringMatching(/^operations\.progress: CHECK .* Operation\.progress is 0\.\.1000$/),
       `computers.flavour: CHECK ${extra.definition} is neither mapped to a spec enum nor declared internal here`,
     ]);

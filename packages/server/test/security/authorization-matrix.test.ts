@@ -237,8 +237,16 @@ describeEngines('authorization matrix (design §8)', (engine) => {
           ).id;
           break;
         case 'operation': {
-          const { operation } = await computer(workspace, 'running');
+          const { id, operation } = await computer(workspace, 'running');
           params[name] = operation;
+          // A command's output is a command's: its operation is one that ran a command.
+          if (op.operationId === 'streamOperationOutput') {
+            const run = await h.expectCall(202, 'POST', `/v1/workspaces/${workspace}/computers/${id}/run`, {
+              ...owner(),
+              json: { argv: ['echo', 'matrix'] },
+            });
+            params[name] = (run.operations as { id: string }[])[0]?.id as string;
+          }
           break;
         }
         case 'member': {

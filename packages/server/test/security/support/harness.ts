@@ -116,6 +116,12 @@ export async function startHarness(
     if (o.contentType === null) headers.delete('content-type');
     else if (o.contentType !== undefined) headers.set('content-type', o.contentType);
     const response = await app.fetch(new Request(`http://svc.test${path}`, { method, headers, body }));
+    // An event stream does not end by itself: its status and headers are the answer here (the
+    // streams' own suites read the events); hanging up ends it.
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await response.body?.cancel();
+      return { status: response.status, headers: response.headers, body: undefined, text: '' };
+    }
     const text = await response.text();
     let parsed: unknown = text;
     try {
