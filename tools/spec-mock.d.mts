@@ -24,7 +24,7 @@ export declare function eventsAfter<T extends { id: string }>(
 ): T[];
 export declare function freePort(host?: string): Promise<number>;
 export declare function startStreamFront(options: {
-  document: Record<string, unknown>;
+  document: Record<string, unknown> | (() => Record<string, unknown>);
   upstream: string;
   host?: string;
   port?: number;

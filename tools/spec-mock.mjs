@@ -132,7 +132,7 @@ export function eventsAfter(events, cursor) {
  * Starts the front: an HTTP server on `host:port` in front of Prism at `upstream`, answering stream
  * operations itself and proxying the rest.
  *
- * @param {{ document: Record<string, any>, upstream: string, host?: string, port?: number, dynamic?: boolean }} options
+ * @param {{ document: Record<string, any> | (() => Record<string, any>), upstream: string, host?: string, port?: number, dynamic?: boolean }} options
  * @returns {Promise<{ url: string, close(): Promise<void> }>}
  * @example
  * const front = await startStreamFront({ document: bundle, upstream: 'http://127.0.0.1:4011', port: 4010 });
@@ -145,11 +145,13 @@ export async function startStreamFront({
   port = 0,
   dynamic = false,
 }) {
-  const streams = streamOperations(document);
+  // A function: the document as it is now (the spec-dev loop rewrites it), read again on each request.
+  const fixed = typeof document === 'function' ? undefined : streamOperations(document);
+  const streamsNow = () => fixed ?? streamOperations(document());
   const target = new URL(upstream);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://front');
-    const stream = req.method === 'GET' ? streams.find((s) => s.path.test(url.pathname)) : undefined;
+    const stream = req.method === 'GET' ? streamsNow().find((s) => s.path.test(url.pathname)) : undefined;
     const headers = { ...req.headers, host: target.host };
     // Prism only checks a stream request: its body is the front's. Generating one from the schema in
     // the dynamic mode (an array of up to `maxItems` events) takes Prism many seconds, for nothing.
