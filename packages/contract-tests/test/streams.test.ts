@@ -7,7 +7,7 @@ import { eventViolations, parseStream, readStream, streamOf, unknownEvents } fro
 
 const stream = streamOf('streamOperationOutput');
 const example = (
-  document.paths['/operations/{operation}/output']?.get as {
+  document.paths['/operations/{operation}/output']!.get as {
     responses: Record<
       string,
       { content: Record<string, { examples: Record<string, { value: EventSourceMessage[] }> }> }
