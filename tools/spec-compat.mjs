@@ -85,7 +85,34 @@ export const POLICY = Object.freeze({
   'request-additional-properties-allowed': 'additive',
   'request-additional-properties-refused': 'breaking',
   'response-additional-properties-changed': 'additive',
+  // Event streams (`text/event-stream`), event by event. An event's data is compared in the `event`
+  // direction: a stream replays events recorded before a change (`Last-Event-ID`, `after=0`), so what
+  // an event already in the log could fail (a new required field, a narrower type, a tighter bound) is
+  // breaking as well as what clients could not read (a removed or retyped field).
+  'stream-event-added': 'additive',
+  'stream-event-removed': 'breaking',
+  'stream-event-data-changed': 'breaking',
+  'event-field-added-optional': 'additive',
+  'event-field-added-required': 'breaking',
+  'event-field-removed': 'breaking',
+  'event-field-renamed': 'breaking',
+  'event-field-became-required': 'breaking',
+  'event-field-became-optional': 'breaking',
+  'event-field-deprecated': 'deprecation',
+  'event-type-changed': 'breaking',
+  'event-enum-value-added': 'additive',
+  'event-enum-value-removed': 'breaking',
+  'event-constraint-loosened': 'breaking',
+  'event-constraint-tightened': 'breaking',
+  'event-constraint-changed': 'breaking',
+  'event-variant-added': 'breaking',
+  'event-variant-removed': 'breaking',
+  'event-additional-properties-allowed': 'additive',
+  'event-additional-properties-refused': 'breaking',
 });
+
+/** The media type of an event stream, compared event by event (compareStream). */
+const EVENT_STREAM = 'text/event-stream';
 
 /**
  * One classified difference, seen from one operation.
@@ -382,6 +409,10 @@ function compareContent(base, current, bc = {}, cc = {}, pointer, direction, whe
     }
     const bs = bc[type].schema;
     const cs = cc[type].schema;
+    if (type === EVENT_STREAM && direction === 'response' && bs && cs) {
+      compareStream(base, current, bs, cs, `${at}/schema`, `${where} (${type})`, say);
+      continue;
+    }
     if (bs || cs) {
       compareSchema(
         base,
@@ -618,6 +649,28 @@ function compareSchema(base, current, b, c, direction, where, field, say, stack 
     );
   }
 
+  // The schema of a string's content (`contentMediaType: application/json`): JSON inside a string is
+  // still what clients read or send, so it is compared like the rest.
+  const [bc, cc] = [bv.raw.contentSchema, cv.raw.contentSchema];
+  if (bc && cc) {
+    compareSchema(
+      base,
+      current,
+      { node: bc, pointer: `${bv.pointer}/contentSchema` },
+      { node: cc, pointer: `${at}/contentSchema` },
+      direction,
+      where,
+      `${field}<json>`,
+      say,
+      inner,
+    );
+  } else if (bc || cc) {
+    emit(
+      cc ? 'constraint-tightened' : 'constraint-loosened',
+      `${lead}contentSchema ${cc ? 'added' : 'removed'}`,
+    );
+  }
+
   // Alternatives, compared by position.
   for (const keyword of ['oneOf', 'anyOf']) {
     const bl = bv.raw[keyword] ?? [];
@@ -649,6 +702,91 @@ function compareSchema(base, current, b, c, direction, where, field, say, stack 
         `${at}/${keyword}`,
       );
   }
+}
+
+/**
+ * Compares two event streams (the `text/event-stream` schema of a response: `type: array` of an item
+ * schema whose `oneOf` branches tie event names to the schema of their data, `data.contentSchema`)
+ * event by event: a new event name is additive, a removed one breaking, a name whose branch names
+ * another data schema breaking, and each data schema is compared in the `event` direction (POLICY),
+ * once per branch. The item's own fields (`id`, `retry`, …) are compared as a response.
+ */
+function compareStream(base, current, bs, cs, pointer, where, say) {
+  const b = streamOf(base, bs, '');
+  const c = streamOf(current, cs, pointer);
+  // The item without its names and branches, which are compared event by event below.
+  const bare = (item) => ({
+    ...item,
+    oneOf: undefined,
+    properties: { ...item.properties, event: { ...item.properties?.event, enum: undefined } },
+  });
+  compareSchema(
+    base,
+    current,
+    { node: bare(b.item), pointer: b.itemPointer },
+    { node: bare(c.item), pointer: c.itemPointer },
+    'response',
+    where,
+    '',
+    say,
+  );
+  for (const [name, event] of c.events)
+    if (!b.events.has(name))
+      say('stream-event-added', `${where} event ${name}`, `new event \`${name}\``, event.pointer);
+  for (const name of b.events.keys())
+    if (!c.events.has(name))
+      say(
+        'stream-event-removed',
+        `${where} event ${name}`,
+        `event \`${name}\` removed`,
+        `${c.itemPointer}/oneOf`,
+      );
+  const compared = new Set();
+  for (const [name, ce] of c.events) {
+    const be = b.events.get(name);
+    if (!be) continue;
+    const names = [...c.events]
+      .filter(([, e]) => e.branch === ce.branch && b.events.has(e.name))
+      .map(([n]) => n);
+    const here = `${where} event ${names.join('|')}`;
+    if (be.ref !== ce.ref) {
+      say(
+        'stream-event-data-changed',
+        `${where} event ${name}`,
+        `event \`${name}\`: its data is ${ce.ref ?? 'an inline schema'}, was ${be.ref ?? 'an inline schema'}`,
+        `${ce.pointer}/properties/data/contentSchema`,
+      );
+      continue;
+    }
+    if (compared.has(ce.branch)) continue;
+    compared.add(ce.branch);
+    compareSchema(
+      base,
+      current,
+      { node: be.data, pointer: '' },
+      { node: ce.data, pointer: `${ce.pointer}/properties/data/contentSchema` },
+      'event',
+      here,
+      '',
+      say,
+    );
+  }
+}
+
+/** An event stream's item schema and its events: name → its branch, the `$ref` and schema of its data. */
+function streamOf(doc, schema, pointer) {
+  const { node: array, pointer: at } = deref(doc, schema, pointer);
+  const { node: item, pointer: itemPointer } = deref(doc, array.items ?? {}, `${at}/items`);
+  const events = new Map();
+  (item.oneOf ?? []).forEach((raw, branch) => {
+    const { node, pointer: branchPointer } = deref(doc, raw, `${itemPointer}/oneOf/${branch}`);
+    const event = node.properties?.event ?? {};
+    const names = event.const !== undefined ? [event.const] : (event.enum ?? []);
+    const data = node.properties?.data?.contentSchema ?? {};
+    const ref = typeof data.$ref === 'string' ? data.$ref : undefined;
+    for (const name of names) events.set(name, { name, branch, data, ref, pointer: branchPointer });
+  });
+  return { item, itemPointer, events };
 }
 
 /** A schema with `$ref`s followed and `allOf` merged, ready to compare. */

@@ -1,28 +1,79 @@
 // Redocly CLI plugin of the v1 contract (loaded by ../redocly.yaml under `plugins:`): rules that need
-// data shared with the Spectral ruleset, so that data lives in one place (lib/verbs.js).
-import { STANDARD_VERBS } from './lib/verbs.js';
+// data shared with the Spectral ruleset, so that data lives in one place (lib/verbs.js, lib/streams.js).
+import { EVENT_STREAM, isStreamOperation } from './lib/streams.js';
+import { STANDARD_VERBS, STREAM_VERB } from './lib/verbs.js';
+
+/** A node of the sources with its `$ref` followed (Redocly lints the sources, where `$ref`s stay). */
+function resolver(ctx) {
+  return (node) => (node && typeof node.$ref === 'string' ? ctx.resolve(node).node : node);
+}
 
 /**
  * svc/operation-id-verb: every operationId is lowerCamelCase and starts with a standard verb of
- * lib/verbs.js (listComputers, getMe) or with the verb of the custom action the operation declares,
- * `x-svc.action` (startComputer, exchangeToken). Clients, CLI commands and MCP tools derive their names
- * from it.
+ * lib/verbs.js (listComputers, getMe), with the verb of the custom action the operation declares,
+ * `x-svc.action` (startComputer, exchangeToken), or, for a stream operation (a GET whose 200 answers
+ * `text/event-stream`) and only for one, with `stream` (streamWorkspaceEvents). Clients, CLI commands and
+ * MCP tools derive their names from it.
  */
 function OperationIdVerb() {
   return {
     Operation: {
       enter(operation, ctx) {
         const id = operation.operationId;
+        const stream = isStreamOperation(String(ctx.key), operation, resolver(ctx));
         const action = operation['x-svc']?.action;
-        const verbs =
-          typeof action === 'string' && /^[a-z]+$/.test(action)
+        const verbs = stream
+          ? [STREAM_VERB]
+          : typeof action === 'string' && /^[a-z]+$/.test(action) && action !== STREAM_VERB
             ? [...STANDARD_VERBS, action]
             : STANDARD_VERBS;
         if (typeof id !== 'string' || new RegExp(`^(${verbs.join('|')})[A-Z][A-Za-z0-9]*$`).test(id)) return;
         ctx.report({
-          message: `operationId \`${id}\` must be lowerCamelCase and start with a standard verb (${STANDARD_VERBS.join(', ')}; rules/lib/verbs.js) or the verb its custom action declares (\`x-svc.action\`).`,
+          message: stream
+            ? `operationId \`${id}\` of a stream operation (a GET answering ${EVENT_STREAM}) must be lowerCamelCase and start with \`${STREAM_VERB}\` (rules/lib/verbs.js).`
+            : `operationId \`${id}\` must be lowerCamelCase and start with a standard verb (${STANDARD_VERBS.join(', ')}; rules/lib/verbs.js) or the verb its custom action declares (\`x-svc.action\`).`,
           location: ctx.location.child('operationId'),
         });
+      },
+    },
+  };
+}
+
+/**
+ * svc/response-mime-type: responses are JSON (design §2), with one exception: the 200 of a GET may be
+ * `text/event-stream`, which makes it a stream operation (svc-event-stream holds it to the SSE shape).
+ * Replaces Redocly's response-mime-type, which cannot allow a media type for some responses only.
+ * Options: { allowedValues: string[] } (default `application/json`).
+ */
+function ResponseMimeType(options) {
+  const allowed = options?.allowedValues ?? ['application/json'];
+  const reported = new Set();
+  return {
+    Operation: {
+      enter(operation, ctx) {
+        const method = String(ctx.key);
+        for (const [status, raw] of Object.entries(operation.responses ?? {})) {
+          const { node: response, location } =
+            raw && typeof raw.$ref === 'string'
+              ? ctx.resolve(raw)
+              : { node: raw, location: ctx.location.child(['responses', status]) };
+          for (const type of Object.keys(response?.content ?? {})) {
+            if (allowed.includes(type)) continue;
+            if (type === EVENT_STREAM && method === 'get' && status === '200') continue;
+            const at = location.child(['content', type]).key();
+            // A shared response is reached from every operation that uses it: report it once.
+            const where = `${at.source.absoluteRef}#${at.pointer}`;
+            if (reported.has(where)) continue;
+            reported.add(where);
+            ctx.report({
+              message:
+                type === EVENT_STREAM
+                  ? `Mime type "${type}" is allowed only for the 200 of a GET (a stream operation), not ${method.toUpperCase()} ${status}.`
+                  : `Mime type "${type}" is not allowed (${allowed.join(', ')}; ${EVENT_STREAM} for a stream operation's 200).`,
+              location: at,
+            });
+          }
+        }
       },
     },
   };
@@ -35,6 +86,7 @@ export default function svcPlugin() {
     rules: {
       oas3: {
         'operation-id-verb': OperationIdVerb,
+        'response-mime-type': ResponseMimeType,
       },
     },
   };

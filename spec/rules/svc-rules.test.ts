@@ -21,6 +21,16 @@ const MEMBER = '/workspaces/{workspace}/members/{member}';
 const START = '/workspaces/{workspace}/computers/{computer}/start';
 const REBOOT = '/workspaces/{workspace}/computers/{computer}/reboot';
 const JSON_TYPE = 'application/json';
+const OUTPUT = '/workspaces/{workspace}/computers/{computer}/output';
+const SSE = 'text/event-stream';
+const STREAM_AT = ['paths', OUTPUT, 'get', 'responses', '200', 'content', SSE];
+const ITEM_AT = ['components', 'schemas', 'OutputStreamItem'];
+/** The fixture's stream: its response's media type object and its item schema, to break one thing. */
+const stream = (d: Doc) => ({
+  media: d.paths[OUTPUT].get.responses['200'].content[SSE],
+  item: d.components.schemas.OutputStreamItem,
+  events: d.paths[OUTPUT].get.responses['200'].content[SSE].examples.hello.value,
+});
 
 interface Case {
   mutate: (doc: Doc) => void;
@@ -645,6 +655,269 @@ const cases: [string, Case][] = [
       },
       code: 'svc-policy',
       path: ['paths', START, 'post', 'x-svc', 'mcp'],
+    },
+  ],
+
+  // svc-custom-action and svc-policy on stream operations: the valid fixture's stream ends in a singular
+  // segment and needs `exec`, which both accept for a stream only.
+  [
+    'a custom action that declares the stream verb',
+    {
+      mutate: (d) => {
+        const item = d.paths[START];
+        delete d.paths[START];
+        d.paths[START.replace(/start$/, 'stream')] = item;
+        item.post.operationId = 'streamComputer';
+        item.post['x-svc'].action = 'stream';
+      },
+      code: 'svc-custom-action',
+      path: ['paths', START.replace(/start$/, 'stream'), 'post'],
+    },
+  ],
+  [
+    'a singular segment on a GET that is no stream (its 200 is JSON)',
+    {
+      mutate: (d) => {
+        const ok = d.paths[OUTPUT].get.responses['200'];
+        ok.content = { [JSON_TYPE]: d.paths['/me'].get.responses['200'].content[JSON_TYPE] };
+        d.paths[OUTPUT].get.operationId = 'getComputerOutput';
+        d.paths[OUTPUT].get['x-svc'].permission = 'read';
+        delete d.components.schemas.OutputStreamItem;
+      },
+      code: 'svc-custom-action',
+      path: ['paths', OUTPUT, 'get'],
+    },
+  ],
+  [
+    'a GET that is no stream needing more than read',
+    {
+      mutate: (d) => {
+        d.paths['/workspaces'].get.parameters = [];
+        d.paths['/workspaces'].get['x-svc'].permission = 'exec';
+        const item = d.paths['/workspaces'];
+        delete d.paths['/workspaces'];
+        d.paths['/workspaces/{workspace}/computers'] = {
+          parameters: [{ $ref: '#/components/parameters/Workspace' }],
+          ...item,
+        };
+        item.get.parameters = [
+          { $ref: '#/components/parameters/Limit' },
+          { $ref: '#/components/parameters/Cursor' },
+        ];
+      },
+      code: 'svc-policy',
+      path: ['paths', '/workspaces/{workspace}/computers', 'get', 'x-svc', 'permission'],
+    },
+  ],
+
+  // svc-event-stream
+  [
+    'an event stream answered by another status than 200',
+    {
+      mutate: (d) => {
+        const bad = structuredClone(d.components.responses.BadRequest);
+        bad.content[SSE] = structuredClone(stream(d).media);
+        d.paths[OUTPUT].get.responses['400'] = bad;
+      },
+      code: 'svc-event-stream',
+      path: ['paths', OUTPUT, 'get', 'responses', '400', 'content', SSE],
+    },
+  ],
+  [
+    'a stream operation whose operationId does not start with `stream`',
+    {
+      mutate: (d) => {
+        d.paths[OUTPUT].get.operationId = 'getComputerOutput';
+      },
+      code: 'svc-event-stream',
+      path: ['paths', OUTPUT, 'get', 'operationId'],
+    },
+  ],
+  [
+    'a stream whose schema is the item, not an array of it',
+    {
+      mutate: (d) => {
+        stream(d).media.schema = { $ref: '#/components/schemas/OutputStreamItem' };
+        stream(d).media.examples.hello.value = stream(d).events[0];
+      },
+      code: 'svc-event-stream',
+      // Reported where the schema is written: the $ref'd item schema.
+      path: ITEM_AT,
+    },
+  ],
+  [
+    'a stream whose item schema is written inline, not in components',
+    {
+      mutate: (d) => {
+        stream(d).media.schema.items = stream(d).item;
+        delete d.components.schemas.OutputStreamItem;
+      },
+      code: 'svc-event-stream',
+      path: [...STREAM_AT, 'schema'],
+    },
+  ],
+  [
+    'an item whose `event` is a string without an enum',
+    {
+      mutate: (d) => {
+        stream(d).item.properties.event = { type: 'string', maxLength: 64, pattern: '^[a-z.]+$' };
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'event'],
+    },
+  ],
+  [
+    'an item whose `id` is an integer',
+    {
+      mutate: (d) => {
+        stream(d).item.properties.id = { type: 'integer', format: 'int64', minimum: 1, maximum: 1000000 };
+        for (const event of stream(d).events) event.id = Number(event.id);
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'id'],
+    },
+  ],
+  [
+    'an item whose `data` does not say it is JSON',
+    {
+      mutate: (d) => {
+        delete stream(d).item.properties.data.contentMediaType;
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'data'],
+    },
+  ],
+  [
+    'a branch that does not require `data`',
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf[0].required = ['event'];
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'oneOf', 0],
+    },
+  ],
+  [
+    'a branch that names no event',
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf.push({
+          required: ['event', 'data'],
+          properties: { data: { contentSchema: { $ref: '#/components/schemas/OutputChunk' } } },
+        });
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'oneOf', 2, 'properties'],
+    },
+  ],
+  [
+    'a branch whose data names no schema',
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf[0].properties.data = { maxLength: 100 };
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'oneOf', 0, 'properties'],
+    },
+  ],
+  [
+    "a branch whose data's schema is inline, not in components",
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf[0].properties.data.contentSchema = structuredClone(
+          d.components.schemas.OutputChunk,
+        );
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'oneOf', 0, 'properties'],
+    },
+  ],
+  [
+    'an event of the enum that no branch names',
+    {
+      mutate: (d) => {
+        stream(d).item.properties.event.enum.push('exit');
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'event'],
+    },
+  ],
+  [
+    'an event that two branches name',
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf[1].properties.event = { enum: ['stream.ended', 'output'] };
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'event'],
+    },
+  ],
+  [
+    'a branch that names an event the enum does not list',
+    {
+      mutate: (d) => {
+        stream(d).item.oneOf.push({
+          required: ['event', 'data'],
+          properties: {
+            event: { const: 'exit' },
+            data: { contentSchema: { $ref: '#/components/schemas/OutputChunk' } },
+          },
+        });
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'oneOf', 2, 'properties', 'event'],
+    },
+  ],
+  [
+    'a stream without `stream.ended`',
+    {
+      mutate: (d) => {
+        stream(d).item.properties.event.enum = ['output'];
+        stream(d).item.oneOf.pop();
+        stream(d).events.pop();
+      },
+      code: 'svc-event-stream',
+      path: [...ITEM_AT, 'properties', 'event'],
+    },
+  ],
+  [
+    'an example event with an unknown name',
+    {
+      mutate: (d) => {
+        stream(d).events[0].event = 'progress';
+      },
+      code: 'svc-event-stream',
+      path: [...STREAM_AT, 'examples', 'hello', 'value', 0, 'event'],
+    },
+  ],
+  [
+    'an example event whose id does not match the pattern',
+    {
+      mutate: (d) => {
+        stream(d).events[0].id = 'one';
+      },
+      code: 'svc-event-stream',
+      path: [...STREAM_AT, 'examples', 'hello', 'value', 0, 'id'],
+    },
+  ],
+  [
+    'an example event whose data is not JSON',
+    {
+      mutate: (d) => {
+        stream(d).events[0].data = '{text: hello}';
+      },
+      code: 'svc-event-stream',
+      path: [...STREAM_AT, 'examples', 'hello', 'value', 0, 'data'],
+    },
+  ],
+  [
+    "an example event whose data does not match its branch's schema",
+    {
+      mutate: (d) => {
+        stream(d).events[1].data = '{"reason":"shutting_down"}';
+      },
+      code: 'svc-event-stream',
+      path: [...STREAM_AT, 'examples', 'hello', 'value', 1, 'data'],
     },
   ],
 

@@ -63,7 +63,15 @@ function withOperationIds(ids: string[], action?: string): Doc {
 }
 
 /** The operationIds `redocly lint` (with spec's redocly.yaml) reports under svc/operation-id-verb. */
-function redoclyRefused(doc: Doc): Promise<string[]> {
+async function redoclyRefused(doc: Doc): Promise<string[]> {
+  return (await redoclyProblems(doc, 'svc/operation-id-verb')).map((pointer) => {
+    const [, route, method] = /^#\/paths\/([^/]+)\/([a-z]+)\//.exec(pointer) ?? [];
+    return doc.paths[String(route).replaceAll('~1', '/')]?.[String(method)]?.operationId;
+  });
+}
+
+/** The pointers of what `redocly lint` (with spec's redocly.yaml) reports under `rule`. */
+function redoclyProblems(doc: Doc, rule: string): Promise<string[]> {
   const file = mkdtempSync(path.join(scratch, 'redocly-'));
   writeFileSync(path.join(file, 'openapi.yaml'), stringify(doc));
   return new Promise((resolve, reject) => {
@@ -83,14 +91,7 @@ function redoclyRefused(doc: Doc): Promise<string[]> {
         const { problems } = JSON.parse(stdout) as {
           problems: { ruleId: string; location: { pointer: string }[] }[];
         };
-        resolve(
-          problems
-            .filter((p) => p.ruleId === 'svc/operation-id-verb')
-            .map((p) => {
-              const [, route] = /^#\/paths\/([^/]+)\//.exec(p.location[0]?.pointer ?? '') ?? [];
-              return doc.paths[String(route).replaceAll('~1', '/')]?.post?.operationId;
-            }),
-        );
+        resolve(problems.filter((p) => p.ruleId === rule).map((p) => p.location[0]?.pointer ?? ''));
       },
     );
   });
@@ -133,5 +134,60 @@ describe('one place: a new custom action is declared beside its operation, and b
     expect(await redoclyRefused(withOperationIds(['resizeComputer']))).toEqual(['resizeComputer']);
     expect(await redoclyRefused(withOperationIds(['resizeComputer'], 'resize'))).toEqual([]);
     expect(await redoclyRefused(withOperationIds(['resizeComputer'], 'reboot'))).toEqual(['resizeComputer']);
+  });
+});
+
+/** A minimal document with one GET per operationId, its 200 answering `types` (each with an empty body). */
+function withGets(ids: string[], types: string[] = ['text/event-stream'], status = '200'): Doc {
+  const paths: Doc = {};
+  ids.forEach((operationId, i) => {
+    const content = Object.fromEntries(types.map((type) => [type, { schema: { type: 'array' } }]));
+    paths[`/things-${i}`] = {
+      get: { operationId, responses: { [status]: { description: 'Events.', content } } },
+    };
+  });
+  return { openapi: '3.1.0', info: { title: 'Streams', version: '1.0.0' }, paths };
+}
+
+describe('stream operations: `stream` is their verb, and only theirs', () => {
+  it('Redocly accepts `stream…` on a GET whose 200 answers text/event-stream, and nothing else there', async () => {
+    expect(await redoclyRefused(withGets(['streamThings', 'getThings', 'listThings']))).toEqual([
+      'getThings',
+      'listThings',
+    ]);
+  });
+
+  it('Redocly refuses `stream…` on an operation that is no stream, even one declaring `action: stream`', async () => {
+    expect(await redoclyRefused(withGets(['streamThings'], ['application/json']))).toEqual(['streamThings']);
+    expect(await redoclyRefused(withOperationIds(['streamThings'], 'stream'))).toEqual(['streamThings']);
+  });
+});
+
+describe('Redocly svc/response-mime-type: JSON, and text/event-stream for the 200 of a GET only', () => {
+  it.each([
+    ['the 200 of a GET', withGets(['streamThings']), []],
+    ['JSON', withGets(['getThings'], ['application/json']), []],
+    [
+      'another status',
+      withGets(['getThings'], ['text/event-stream'], '404'),
+      ['#/paths/~1things-0/get/responses/404/content/text~1event-stream'],
+    ],
+    [
+      'another type',
+      withGets(['getThings'], ['text/plain']),
+      ['#/paths/~1things-0/get/responses/200/content/text~1plain'],
+    ],
+  ])('%s', async (_name, doc, refused) => {
+    expect(await redoclyProblems(doc, 'svc/response-mime-type')).toEqual(refused);
+  });
+
+  it('refuses text/event-stream on a POST', async () => {
+    const doc = withOperationIds(['createThings']);
+    doc.paths['/things-0'].post.responses = {
+      '200': { description: 'Events.', content: { 'text/event-stream': { schema: { type: 'array' } } } },
+    };
+    expect(await redoclyProblems(doc, 'svc/response-mime-type')).toEqual([
+      '#/paths/~1things-0/post/responses/200/content/text~1event-stream',
+    ]);
   });
 });

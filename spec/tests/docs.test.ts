@@ -16,6 +16,28 @@ const RENDER_BLOCKING = new Set(['document', 'script', 'stylesheet', 'fetch', 'x
 
 type Operation = { name: string; summary: string | undefined };
 
+// biome-ignore lint/suspicious/noExplicitAny: the bundle is walked as plain JSON
+type Json = any;
+
+/**
+ * Each stream operation's events, read from the bundle apart from the docs build: the operation's
+ * summary, and per `oneOf` branch of its item schema the event names and their data schema's name.
+ */
+function streamsOf(bundle: Json): { summary: string; events: { names: string[]; data: string }[] }[] {
+  const schema = (ref: string) => bundle.components.schemas[ref.split('/').pop() ?? ''];
+  const streams = [];
+  for (const item of Object.values(bundle.paths ?? {}) as Json[]) {
+    const media = item.get?.responses?.['200']?.content?.['text/event-stream'];
+    if (!media) continue;
+    const events = (schema(media.schema.items.$ref).oneOf as Json[]).map((branch) => ({
+      names: branch.properties.event.enum ?? [branch.properties.event.const],
+      data: String(branch.properties.data.contentSchema.$ref).split('/').pop() ?? '',
+    }));
+    streams.push({ summary: item.get.summary, events });
+  }
+  return streams;
+}
+
 function operationsOf(bundle: { paths?: object; webhooks?: object }): Operation[] {
   const operations: Operation[] = [];
   for (const group of [bundle.paths, bundle.webhooks]) {
@@ -86,6 +108,7 @@ describe('reference docs page', { timeout: 60_000 }, () => {
   let browser: Browser;
   let page: Page;
   let operations: Operation[];
+  let streams: ReturnType<typeof streamsOf>;
   let rendered = '';
   const external: string[] = [];
 
@@ -95,6 +118,7 @@ describe('reference docs page', { timeout: 60_000 }, () => {
     }
     if (!existsSync(bundlePath)) throw new Error(`${bundlePath} is missing: run the build task first`);
     operations = operationsOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
+    streams = streamsOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
 
     browser = await launchChromium();
     page = await browser.newPage();
@@ -132,6 +156,20 @@ describe('reference docs page', { timeout: 60_000 }, () => {
     const text = squash(rendered);
     const missing = operations.filter((operation) => !text.includes(squash(operation.summary ?? '\0')));
     expect(missing.map((operation) => `${operation.name}: "${operation.summary}"`)).toEqual([]);
+  });
+
+  it("shows each stream operation's events: every name, with the schema of its data", () => {
+    expect(streams.length).toBeGreaterThan(0);
+    const squash = (text: string) => text.replace(/\s+/g, ' ');
+    // The section of the page that holds the operation: from its summary to the next "Events" table's end.
+    const missing = streams.flatMap(({ summary, events }) => {
+      const section = squash(rendered).split(squash(summary)).slice(1).join(' ');
+      const table = section.slice(section.indexOf('Events'));
+      return events.flatMap(({ names, data }) =>
+        [...names, data].filter((text) => !table.includes(text)).map((text) => `${summary}: ${text}`),
+      );
+    });
+    expect(missing).toEqual([]);
   });
 
   it('loads no script, style or data from the network (build with --inlineBundle)', () => {

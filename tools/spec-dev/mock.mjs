@@ -1,9 +1,13 @@
 // The Prism mock of the spec-dev loop. Prism (`prism mock`) watches its document and reloads itself when
 // the file changes, so the loop only rewrites dist/openapi.json with a good bundle; this module starts
-// Prism, reports its reloads, and starts it again (on the last good bundle) if it ever exits.
+// Prism, reports its reloads, and starts it again (on the last good bundle) if it ever exits. As in
+// `pnpm mock`, Prism runs on a port of its own behind the front of ../spec-mock.mjs, which serves the
+// event streams (from the document as it is at each request) and proxies the rest.
 import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { freePort, startStreamFront } from '../spec-mock.mjs';
 
 const require = createRequire(import.meta.url);
 const prismPackage = require.resolve('@stoplight/prism-cli/package.json');
@@ -17,6 +21,15 @@ const prismCli = join(dirname(prismPackage), require(prismPackage).bin.prism);
  */
 export function startMock({ document, host, port, log }) {
   let child;
+  let inner;
+  let front;
+  let cached = { mtime: -1, doc: {} };
+  // The last good bundle, read again when the loop has rewritten it.
+  const current = () => {
+    const mtime = statSync(document).mtimeMs;
+    if (mtime !== cached.mtime) cached = { mtime, doc: JSON.parse(readFileSync(document, 'utf8')) };
+    return cached.doc;
+  };
   let closing = false;
   let restarts = 0;
   let markReady;
@@ -27,7 +40,7 @@ export function startMock({ document, host, port, log }) {
   const start = () => {
     child = spawn(
       process.execPath,
-      [prismCli, 'mock', document, '--host', host, '--port', String(port), '--cors', '--errors'],
+      [prismCli, 'mock', document, '--host', host, '--port', String(inner), '--cors', '--errors'],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
     );
     let reloading = false;
@@ -54,12 +67,18 @@ export function startMock({ document, host, port, log }) {
       else log('mock: gave up after 5 restarts; fix the error above and restart pnpm spec:dev');
     });
   };
-  start();
+  const started = (async () => {
+    inner = await freePort(host);
+    front = await startStreamFront({ document: current, upstream: `http://${host}:${inner}`, host, port });
+    start();
+  })();
 
   return {
-    ready,
+    ready: started.then(() => ready),
     async close() {
       closing = true;
+      await started.catch(() => {});
+      await front?.close();
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

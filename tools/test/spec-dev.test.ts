@@ -131,6 +131,27 @@ describe('pnpm spec:dev', () => {
     expect(response.status).toBe(200);
   });
 
+  it('serves the event streams from the bundle, as pnpm mock does', async () => {
+    const bundle = JSON.parse(readFileSync(join(specDir, 'dist', 'openapi.json'), 'utf8'));
+    // A stream operation, from the bundle: a GET whose 200 answers text/event-stream.
+    const [path] =
+      Object.entries(
+        bundle.paths as Record<string, { get?: { responses?: Record<string, { content?: object }> } }>,
+      ).find(([, item]) => 'text/event-stream' in (item.get?.responses?.['200']?.content ?? {})) ?? [];
+    expect(path).toBeTruthy();
+    const response = await fetch(
+      `${mockUrl}${String(path).replace(/\{[^}]+\}/g, '01m6e5gr5mpj3ht9gw2s64n9f80')}`,
+      {
+        headers: { authorization: 'Bearer anything' },
+      },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toMatch(
+      /^: keepalive\n\n(id: \d+\nevent: [a-z._]+\ndata: \{.*\}\n\n)+: end\n\n$/,
+    );
+  });
+
   it(`shows a saved description in the preview within ${LIMIT_MS} ms and reloads the mock`, async () => {
     const times: number[] = [];
     const bundled: string[] = [];

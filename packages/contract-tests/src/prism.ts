@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { childEnv, stopChild } from '@svc/tools/child-process';
+import { startStreamFront } from '@svc/tools/spec-mock';
 
 /** A running Prism mock started by {@link startPrism}. */
 export interface PrismMock {
@@ -54,6 +55,9 @@ export async function freePort(): Promise<number> {
  * Starts `prism mock` in static mode (answers from the spec's examples, no `-d`), validating requests
  * (`--errors`) with CORS on, on 127.0.0.1; or, given `upstream`, `prism proxy` in front of a server. The document is copied first: Prism watches its file and
  * restarts when it changes, and a rebuild of the spec must not restart a mock in the middle of a run.
+ * A mock is `pnpm mock`'s: Prism on a port of its own behind the front of `@svc/tools/spec-mock`, which
+ * serves the event streams Prism cannot (it answers them 500) and proxies everything else; `baseUrl` is
+ * the front's.
  *
  * @example
  * import { startPrism } from '@svc/contract-tests/prism';
@@ -66,7 +70,7 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   const dir = mkdtempSync(join(tmpdir(), 'svc-prism-'));
   const document = join(dir, 'openapi.json');
   copyFileSync(source, document);
-  const port = options.port ?? (await freePort());
+  const port = options.upstream ? (options.port ?? (await freePort())) : await freePort();
   const cli = join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
   const mode = options.upstream
     ? ['proxy', document, options.upstream]
@@ -76,7 +80,7 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
     [cli, ...mode, '--host', '127.0.0.1', '--port', String(port), '--cors', '-v', 'warn'],
     { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const prismUrl = `http://127.0.0.1:${port}`;
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -84,16 +88,26 @@ export async function startPrism(options: PrismOptions = {}): Promise<PrismMock>
   child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   });
+  let front: { url: string; close(): Promise<void> } | undefined;
   const stop = () =>
-    stopChild(child, { killAfterMs: 3000 }).finally(() => rmSync(dir, { recursive: true, force: true }));
+    (front?.close() ?? Promise.resolve())
+      .then(() => stopChild(child, { killAfterMs: 3000 }))
+      .finally(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    await waitUntilListening(baseUrl, child, options.timeoutMs ?? 60_000);
+    await waitUntilListening(prismUrl, child, options.timeoutMs ?? 60_000);
   } catch (error) {
     await stop();
-    throw new Error(`Prism did not start on ${baseUrl}: ${(error as Error).message}\n${output}`);
+    throw new Error(`Prism did not start on ${prismUrl}: ${(error as Error).message}\n${output}`);
   }
   if (child.pid === undefined) throw new Error('Prism has no pid');
-  return { baseUrl, pid: child.pid, stop };
+  if (options.upstream) return { baseUrl: prismUrl, pid: child.pid, stop };
+  front = await startStreamFront({
+    document: JSON.parse(readFileSync(document, 'utf8')),
+    upstream: prismUrl,
+    port: options.port ?? 0,
+    dynamic: options.dynamic === true,
+  });
+  return { baseUrl: front.url, pid: child.pid, stop };
 }
 
 async function waitUntilListening(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {

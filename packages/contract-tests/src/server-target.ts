@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as forward, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, stopChild } from '@svc/tools/child-process';
 import { createTestDatabase, testDatabaseUrl } from '@svc/tools/postgres';
+import { streamOperations } from '@svc/tools/spec-mock';
 import { type PrismMock, startPrism } from './prism.js';
 
 /** One entry of Prism's `sl-violations` header. */
@@ -24,6 +26,8 @@ export interface ProxiedExchange {
   path: string;
   status: number;
   violations: PrismViolation[];
+  /** A stream operation's request, sent to the server directly (not through `prism proxy`). */
+  direct?: boolean;
 }
 
 /**
@@ -155,7 +159,7 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
 
     const prism: PrismMock = await startPrism({ upstream: `${listening}/v1`, timeoutMs: options.timeoutMs });
     cleanups.push(() => prism.stop());
-    gateway.setUpstream(Number(new URL(prism.baseUrl).port));
+    gateway.setUpstream(Number(new URL(prism.baseUrl).port), Number(new URL(listening).port));
 
     return {
       baseUrl,
@@ -176,12 +180,29 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
 interface Gateway {
   server: Server;
   port: number;
-  setUpstream(port: number): void;
+  /** Prism's port, and the server's, to which stream operations go directly. */
+  setUpstream(port: number, serverPort: number): void;
 }
 
-/** `/v1/<path>` → Prism's `/<path>`, streamed both ways; records status and `sl-violations` per exchange. */
+/**
+ * The paths of the spec's stream operations (a GET whose 200 answers `text/event-stream`). `prism
+ * proxy` reads an upstream body whole before it answers (to validate it), so a stream that stays open
+ * would never reach the suite through it: the gateway sends them to the server, and the suite checks
+ * every event itself (test/support/streams.ts).
+ */
+function streamPaths(): RegExp[] {
+  const bundle = createRequire(import.meta.url).resolve('@svc/contract/openapi.json');
+  return streamOperations(JSON.parse(readFileSync(bundle, 'utf8'))).map((s) => s.path);
+}
+
+/**
+ * `/v1/<path>` → Prism's `/<path>` (a stream operation's: the server's `/v1/<path>`), streamed both ways;
+ * records status and `sl-violations` per exchange.
+ */
 async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
   let upstream = 0;
+  let serverPort = 0;
+  const streams = streamPaths();
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (upstream === 0 || !/^\/v1(\/|\?|$)/.test(url)) {
@@ -189,9 +210,11 @@ async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
       return;
     }
     const path = url.slice(3).startsWith('/') ? url.slice(3) : `/${url.slice(3)}`;
-    const headers: IncomingHttpHeaders = { ...req.headers, host: `127.0.0.1:${upstream}` };
+    const direct = req.method === 'GET' && streams.some((s) => s.test(path.split('?')[0] ?? ''));
+    const port = direct ? serverPort : upstream;
+    const headers: IncomingHttpHeaders = { ...req.headers, host: `127.0.0.1:${port}` };
     const out = forward(
-      { host: '127.0.0.1', port: upstream, method: req.method, path, headers },
+      { host: '127.0.0.1', port, method: req.method, path: direct ? url : path, headers },
       (answer) => {
         const status = answer.statusCode ?? 502;
         exchanges.push({
@@ -199,6 +222,7 @@ async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
           path,
           status,
           violations: parseViolations(answer.headers['sl-violations'] as string | undefined),
+          ...(direct ? { direct } : {}),
         });
         res.writeHead(status, answer.headers);
         answer.pipe(res);
@@ -219,8 +243,9 @@ async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
   return {
     server,
     port: address.port,
-    setUpstream(port) {
+    setUpstream(port, server) {
       upstream = port;
+      serverPort = server;
     },
   };
 }

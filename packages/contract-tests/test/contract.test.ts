@@ -1,15 +1,17 @@
 // One contract suite for the Prism mock and a real server (CONTRACT_TARGET). The files in suites/ run in
 // this order, in one module, so that the coverage check below sees every call the suite made.
+import { streamOperationIds } from '@svc/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { accessSuite } from './suites/access.js';
 import { catalogSuite } from './suites/catalog.js';
 import { cleanupSuite } from './suites/cleanup.js';
 import { computersSuite } from './suites/computers.js';
 import { serverOnlySuite } from './suites/server-only.js';
+import { streamsSuite } from './suites/streams.js';
 import { workspacesSuite } from './suites/workspaces.js';
 import { writeBackSuite } from './suites/write-back.js';
 import { exercised, takeViolations } from './support/harness.js';
-import { OPERATIONS, uncovered } from './support/spec-index.js';
+import { document, OPERATIONS, uncovered } from './support/spec-index.js';
 
 afterEach(() => {
   // Every response of every test was validated against the spec by the client's fetch.
@@ -20,6 +22,7 @@ describe('access: health, tokens, identity', accessSuite);
 describe('catalog', catalogSuite);
 describe('workspaces, service accounts, keys, members', workspacesSuite);
 describe('computers and operations', computersSuite);
+describe('event streams: every event checked, resumption', streamsSuite);
 describe('write then read back, every writable field', writeBackSuite);
 describe('needs a stateful server', serverOnlySuite);
 describe('cleanup: deletes', cleanupSuite);
@@ -27,8 +30,10 @@ describe('cleanup: deletes', cleanupSuite);
 describe('coverage', () => {
   it('exercises every operation of the bundled spec with a 2xx answer', () => {
     const missing = uncovered(exercised);
+    const streams = streamOperationIds(document);
     process.stdout.write(
-      `\ncontract coverage: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations\n`,
+      `\ncontract coverage: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations` +
+        ` (${streams.filter((id) => exercised.has(id)).length}/${streams.length} event streams read, every event checked)\n`,
     );
     expect(missing, `operations without a contract test: ${missing.join(', ')}`).toEqual([]);
   });

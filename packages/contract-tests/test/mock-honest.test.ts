@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrismMock, startPrism } from '../src/prism.js';
 import { EXAMPLE_REQUESTS, headerViolations } from './support/mock-requests.js';
 import { document, OPERATIONS } from './support/spec-index.js';
+import { eventViolations, parseStream, streamOf } from './support/streams.js';
 import { responseViolations } from './support/validate.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -48,9 +49,12 @@ describe.each([
       for (let round = 0; round < rounds; round++) {
         const response = await fetch(`${prism.baseUrl}${path}`, init);
         const text = await response.text();
-        const body = text ? JSON.parse(text) : undefined;
+        // An event stream (served by the mock's front): its events are checked one by one.
+        const stream = (response.headers.get('Content-Type') ?? '').startsWith('text/event-stream');
+        const body = text && !stream ? JSON.parse(text) : undefined;
         const problems = [
           ...(response.status >= 400 ? [`status ${response.status}: ${text.slice(0, 300)}`] : []),
+          ...(stream ? eventViolations(streamOf(op.operationId), parseStream(text).events) : []),
           ...responseViolations(op, response, body, { crossChecks: false, beyondSchema: !dynamic }),
           ...headerViolations(op, response.status, response.headers, validateHeader),
         ];

@@ -33,3 +33,13 @@ export {
 } from './reader.js';
 export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
+export type { EventStream, StreamEventBranch } from './streams.js';
+export {
+  EVENT_STREAM,
+  eventStream,
+  isStreamOperation,
+  STREAM_ENDED,
+  streamEventBranch,
+  streamOperationIds,
+} from './streams.js';
+export type { StreamEvent, StreamOperationId } from './types.js';

@@ -6,6 +6,7 @@ export type {
   operations,
   paths,
   securityRequirements,
+  streamEvents,
 } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
@@ -38,6 +39,15 @@ export {
 } from './reader.js';
 export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
+export type { EventStream, StreamEventBranch } from './streams.js';
+export {
+  EVENT_STREAM,
+  eventStream,
+  isStreamOperation,
+  STREAM_ENDED,
+  streamEventBranch,
+  streamOperationIds,
+} from './streams.js';
 export type {
   ErrorCode,
   OperationId,
@@ -46,4 +56,6 @@ export type {
   PublicOperationId,
   Schema,
   SchemesOf,
+  StreamEvent,
+  StreamOperationId,
 } from './types.js';

@@ -1,4 +1,10 @@
-import type { components, operationPolicies, operations, securityRequirements } from './generated/schema.js';
+import type {
+  components,
+  operationPolicies,
+  operations,
+  securityRequirements,
+  streamEvents,
+} from './generated/schema.js';
 
 /** The operationIds of the spec, as a string union. */
 export type OperationId = keyof operations;
@@ -52,3 +58,26 @@ export type PolicyOf<K extends OperationId> = operationPolicies[K];
 export type PermissionOf<K extends OperationId> = operationPolicies[K] extends { permission: infer P }
   ? P
   : never;
+
+/**
+ * The operations that answer Server-Sent Events (a GET whose 200 is `text/event-stream`), from the spec.
+ *
+ * @example
+ * import type { StreamOperationId } from '@svc/contract';
+ * const events: StreamOperationId = 'streamWorkspaceEvents';
+ */
+export type StreamOperationId = keyof streamEvents;
+
+/**
+ * One event of stream operation `K`, with its `data` parsed: a union with one member per branch of the
+ * stream's item schema, its `event` the names the branch gives and its `data` the schema it names.
+ * Generated from the bundle (scripts/generate.mjs); an event name added later is not in it, so a client
+ * skips names it does not know before narrowing.
+ *
+ * @example
+ * import type { StreamEvent } from '@svc/contract';
+ * function onEvent(e: StreamEvent<'streamWorkspaceEvents'>) {
+ *   if (e.event === 'computer.created') console.log(e.data.computer.name);
+ * }
+ */
+export type StreamEvent<K extends StreamOperationId> = streamEvents[K];

@@ -1,10 +1,15 @@
 import { isObject, isPluralNoun, operations } from '../lib/openapi.js';
-import { STANDARD_VERBS } from '../lib/verbs.js';
+import { isStreamOperation } from '../lib/streams.js';
+import { STANDARD_VERBS, STREAM_VERB } from '../lib/verbs.js';
 
 const isTemplate = (segment) => /^\{[^}]+\}$/.test(segment);
 
-/** The action segment of a path: a singular literal right after a path parameter (`…/{computer}/start`). */
-function actionSegment(path) {
+/**
+ * The action segment of a path: a singular literal right after a path parameter (`…/{computer}/start`).
+ * A stream operation's has none: its last segment names what it streams (`…/{operation}/output`).
+ */
+function actionSegment(path, method, operation) {
+  if (isStreamOperation(method, operation)) return undefined;
   const segments = path.split('/').filter(Boolean);
   if (segments.length < 2) return undefined;
   const last = segments[segments.length - 1];
@@ -18,7 +23,8 @@ function actionSegment(path) {
  * verb, on an action segment equal to the verb right after the resource
  * (`POST /workspaces/{workspace}/computers/{computer}/start`: `action: start`, `startComputer`). A
  * singular literal after a path parameter is such a segment, so an operation there that declares no
- * action (or another verb) is refused too. A verb is no standard one (rules/lib/verbs.js). An action
+ * action (or another verb) is refused too; a stream operation's last segment is no such segment (it
+ * names what is streamed). A verb is no standard one nor the stream verb (rules/lib/verbs.js). An action
  * without such a segment is a method of a collection or of the service (`POST /auth/token`:
  * `action: exchange`).
  */
@@ -27,7 +33,7 @@ export default function customAction(doc) {
   for (const { path, method, operation, at } of operations(doc)) {
     const policy = isObject(operation['x-svc']) ? operation['x-svc'] : {};
     const verb = typeof policy.action === 'string' ? policy.action : undefined;
-    const segment = actionSegment(path);
+    const segment = actionSegment(path, method, operation);
     if (verb === undefined && segment === undefined) continue;
     const problems = [];
     if (verb === undefined)
@@ -36,6 +42,10 @@ export default function customAction(doc) {
       problems.push(`its path ends in \`${segment}\` but it declares \`x-svc.action: ${verb}\``);
     if (verb !== undefined && STANDARD_VERBS.includes(verb))
       problems.push(`\`${verb}\` is a standard method, not a custom action`);
+    if (verb === STREAM_VERB)
+      problems.push(
+        `\`${verb}\` is the verb of stream operations (a GET answering text/event-stream), not a custom action`,
+      );
     if (method !== 'post') problems.push(`it must be a POST, not ${method.toUpperCase()}`);
     const expected = verb ?? segment;
     const id = typeof operation.operationId === 'string' ? operation.operationId : '';

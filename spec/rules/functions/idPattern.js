@@ -6,12 +6,14 @@ import {
   typesOf,
   walkAllSchemas,
 } from '../lib/openapi.js';
+import { streamItemSchemas } from '../lib/streams.js';
 
 /**
  * svc-id-pattern: ids are 27-character lowercase Crockford base32 strings (conventions §2, design §1).
  * Checks every schema property named `id` or ending in `_id`, and every path/query parameter that is
  * an id by its name (`id`, `*_id`). A path parameter that declares what it takes (`x-svc-accepts`) is
- * left to svc-path-parameter-accepts, so one broken parameter is reported once.
+ * left to svc-path-parameter-accepts, so one broken parameter is reported once. The SSE `id` field of a
+ * stream's item schema is the event's cursor, no resource id: svc-event-stream checks it.
  * Options: { pattern, length, exclude: string[], declaration: the extension (default x-svc-accepts) }.
  */
 export default function idPattern(doc, options) {
@@ -27,9 +29,13 @@ export default function idPattern(doc, options) {
       });
     }
   };
+  // The `id` of a Server-Sent Event is the stream's cursor (`Last-Event-ID`), not a resource id:
+  // svc-event-stream checks it.
+  const streamItems = streamItemSchemas(doc);
   walkAllSchemas(doc, (schema, path) => {
     if (!isObject(schema.properties)) return;
     for (const [name, property] of Object.entries(schema.properties)) {
+      if (name === 'id' && streamItems.has(schema)) continue;
       if (isIdName(name)) check(property, [...path, 'properties', name], `Property \`${name}\``);
     }
   });

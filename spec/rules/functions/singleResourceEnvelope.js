@@ -6,11 +6,13 @@ import {
   objectShape,
   responses,
 } from '../lib/openapi.js';
+import { isStreamOperation } from '../lib/streams.js';
 
 /**
  * svc-single-resource-envelope: a 200/201 JSON response of an operation that is not a list holds one
  * resource as `{"<noun>": {...}}` (conventions §2 "Response envelope"): exactly one property, required,
- * named by a singular noun, holding an object.
+ * named by a singular noun, holding an object. A stream operation's 200 (`text/event-stream`) is no
+ * resource and is left to svc-event-stream.
  * Options: { statuses: string[], except: string[] ("GET /health": routes that return no resource) }.
  */
 export default function singleResourceEnvelope(doc, options) {
@@ -18,6 +20,8 @@ export default function singleResourceEnvelope(doc, options) {
   const results = [];
   for (const r of responses(doc)) {
     if (!statuses.includes(r.status) || matchesRoute(except, r) || isListOperation(r)) continue;
+    // A stream's 200 is an event stream, not a resource: svc-event-stream holds it to its own shape.
+    if (r.status === '200' && isStreamOperation(r.method, r.operation)) continue;
     const json = jsonMedia(r.response);
     if (json === undefined) {
       results.push({

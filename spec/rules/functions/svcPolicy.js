@@ -7,6 +7,7 @@ import {
   TRANSACTIONS,
   WORKSPACE_PERMISSIONS,
 } from '../lib/policy.js';
+import { isStreamOperation } from '../lib/streams.js';
 
 const EXTENSION = 'x-svc';
 const list = (values) => Object.keys(values).join(', ');
@@ -71,7 +72,8 @@ function vocabularyProblems(policy, at) {
  * values, consistent with the rest of the operation:
  *  - `permission`: `public` exactly when its security is `[]`; `credential` exactly when its security
  *    names a scheme the document's default does not; a path under `{workspace}` needs a role in that
- *    workspace (design §8); a GET needs at most `read`.
+ *    workspace (design §8); a GET needs at most `read`, except a stream operation (a GET answering
+ *    `text/event-stream`, which may need more: a command's output needs `exec`).
  *  - `transaction` only on a mutation (it takes `Idempotency-Key`).
  *  - `cli: execution` takes a command (`argv` and `stdin` in its body) and answers its execution (an
  *    `execution` field, or `operations` when long-running); a 2xx body with an `execution` field says so.
@@ -123,7 +125,13 @@ export default function svcPolicy(doc) {
         'permission',
         `it acts in the workspace \`{workspace}\`: its permission is a role there (${WORKSPACE_PERMISSIONS.join(', ')}; design §8), not \`${permission}\`.`,
       );
-    else if (method === 'get' && WORKSPACE_PERMISSIONS.includes(permission) && permission !== 'read')
+    else if (
+      method === 'get' &&
+      !isStreamOperation(method, operation) &&
+      WORKSPACE_PERMISSIONS.includes(permission) &&
+      permission !== 'read'
+    )
+      // A stream operation may need more: reading a command's output as it runs needs `exec`.
       say('permission', `a GET reads: it needs at most \`read\` (design §8), not \`${permission}\`.`);
 
     const mutation = effectiveParameters(op).some(

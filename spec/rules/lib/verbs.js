@@ -1,13 +1,20 @@
 // The verbs an operation of the v1 API may start with, read by both linters:
 //
 //   - Redocly (redocly-plugin.js, rule svc/operation-id-verb, on the sources): every operationId is
-//     lowerCamelCase and starts with a standard verb, or with the verb of the custom action it declares
-//     (`x-svc.action`, rules/lib/policy.js).
+//     lowerCamelCase and starts with a standard verb, with the verb of the custom action it declares
+//     (`x-svc.action`, rules/lib/policy.js), or, for a stream operation and only there, `stream`.
 //   - Spectral (functions/customAction.js, rule svc-custom-action, on the bundle): a declared custom
-//     action is none of these.
+//     action is none of these; (functions/eventStream.js, rule svc-event-stream): a stream operation
+//     starts with `stream`.
 //
 // A new custom action (say `POST /workspaces/{workspace}/computers/{computer}/resize`) declares its verb
 // in the spec, `x-svc: {action: resize, …}`, beside the operation; nothing here changes.
 
 /** Standard methods: every resource is listed, read, created, updated and deleted with these. */
 export const STANDARD_VERBS = Object.freeze(['list', 'get', 'create', 'update', 'delete']);
+
+/**
+ * The verb of a stream operation (a GET whose 200 answers `text/event-stream`, rules/lib/streams.js):
+ * `streamWorkspaceEvents`. No other operation starts with it, and no custom action declares it.
+ */
+export const STREAM_VERB = 'stream';

@@ -144,6 +144,7 @@ export function computersSuite(): void {
       }),
     );
     expect(operations[0]!.type).toBe('computer.exec');
+    fx.execOperation = operations[0]!.id;
     const [done] = await waitForOperations(client(), operations, WAIT);
     expect(done!.state).toBe('succeeded');
   });

@@ -12,6 +12,8 @@ export const fx = {
   member: '',
   computer: '',
   operation: '',
+  /** A `computer.exec` operation (runComputer): its command's output is a stream. */
+  execOperation: '',
   size: '',
   image: '',
 };

@@ -1,6 +1,12 @@
 // A valid request for every operation, built from the spec alone: each parameter's example, each
 // request body's first example. What the mock must then answer with a response that fits the spec.
-import { requestBody as declaredBody, deref, operationParameters, responseFor } from '@svc/contract';
+import {
+  requestBody as declaredBody,
+  deref,
+  isStreamOperation,
+  operationParameters,
+  responseFor,
+} from '@svc/contract';
 import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
 
 type Node = Record<string, unknown>;
@@ -31,7 +37,8 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
   const query = new URLSearchParams();
   const headers: Record<string, string> = {
     Authorization: 'Bearer mock-access-token',
-    Accept: 'application/json',
+    // What the operation answers: JSON, or an event stream (Prism refuses a stream asked as JSON: 406).
+    Accept: isStreamOperation(document, op) ? 'text/event-stream' : 'application/json',
   };
   for (const param of params) {
     const value = exampleOf(param);

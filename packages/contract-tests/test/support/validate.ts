@@ -86,6 +86,16 @@ export function responseViolations(
   if (!requestId || !ID.test(requestId))
     problems.push(`Request-Id header missing or not an id: ${requestId}`);
 
+  const declaredContent = declaredResponse(op, status)?.response.content as
+    | Record<string, unknown>
+    | undefined;
+  if (declaredContent?.['text/event-stream']) {
+    // An event stream: its events are checked one by one (support/streams.ts), as they arrive.
+    const type = (headers.get('Content-Type') ?? '').toLowerCase();
+    if (!type.startsWith('text/event-stream'))
+      problems.push(`Content-Type is ${type}, not text/event-stream`);
+    return problems;
+  }
   if (validate === null) {
     if (body !== undefined) problems.push(`status ${status} declares no body but one was sent`);
     return problems;
