@@ -52,6 +52,11 @@ export interface App {
   worker: OperationWorker;
   /** Starts the operation worker and housekeeping. */
   start(): Promise<void>;
+  /**
+   * The drain's first step for event streams: every open one ends now (`stream.ended`,
+   * `shutting_down`), and one asked for from now on is `503`; `close` does it too.
+   */
+  endStreams(): void;
   /** Stops them and closes the database if the app opened it. */
   close(): Promise<void>;
 }
@@ -110,6 +115,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const limits = rateLimiting(deps.limiter, deps.tokens);
   deps.limitRequest = limits.limitRequest;
   const auth = await authentication({ db, tokens: deps.tokens, document, clock, log });
+  // Open streams re-check their caller as every request is checked: the same cache, the same refusals.
+  deps.streams.bind({ authenticate: auth.authenticateRequest, log });
   const api = createApi({
     document,
     router: compileRouter(document),
@@ -137,12 +144,22 @@ export async function createApp(options: AppOptions): Promise<App> {
     ownsDb: !options.db,
     log,
     housekeepingMs: options.housekeepingMs,
+    retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
     reconciler: docker?.reconciler,
     beforeClose: async () => {
+      deps.streams.end();
       await auth.unlisten();
       await unlisten();
     },
   });
   // One context per request, made here: the request log around everything reads what the steps set.
-  return { fetch: fetchHandler(observeRequests(front, observe)), db, deps, worker, start, close };
+  return {
+    fetch: fetchHandler(observeRequests(front, observe)),
+    db,
+    deps,
+    worker,
+    start,
+    endStreams: () => deps.streams.end(),
+    close,
+  };
 }

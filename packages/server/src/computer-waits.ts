@@ -79,20 +79,26 @@ export class ComputerChanges {
 export class WaitSlots {
   private readonly held = new Map<string, number>();
 
-  constructor(private readonly limit: number) {}
+  /**
+   * @param limit the slots each principal has
+   * @param refusal the 429's `details.policy` and what its message says is held (event streams share this class)
+   */
+  constructor(
+    private readonly limit: number,
+    private readonly refusal: { policy: string; what: string } = {
+      policy: COMPUTER_WAITS_POLICY,
+      what: "waits for a computer's state",
+    },
+  ) {}
 
   /** Takes one of the principal's slots; the returned function gives it back (once). */
   take(principalId: string): () => void {
     const n = this.held.get(principalId) ?? 0;
     if (n >= this.limit) {
-      throw new ApiError(
-        'rate_limited',
-        `at most ${this.limit} waits for a computer's state at once per principal`,
-        {
-          details: { policy: COMPUTER_WAITS_POLICY, retry_after_seconds: 1 },
-          headers: { 'retry-after': '1' },
-        },
-      );
+      throw new ApiError('rate_limited', `at most ${this.limit} ${this.refusal.what} at once per principal`, {
+        details: { policy: this.refusal.policy, retry_after_seconds: 1 },
+        headers: { 'retry-after': '1' },
+      });
     }
     this.held.set(principalId, n + 1);
     let released = false;

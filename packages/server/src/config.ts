@@ -45,6 +45,14 @@ export interface Config {
    * principal may hold at once on this replica; one more is answered 429 (`computer-waits`).
    */
   computerWaitsPerPrincipal: number;
+  /**
+   * `SVC_STREAMS_PER_PRINCIPAL` (default 16): the event streams (`GET …/operations/{operation}/output`,
+   * `GET …/workspaces/{workspace}/events`) one principal may hold open at once on this replica; one
+   * more is answered 429 (`streams`).
+   */
+  streamsPerPrincipal: number;
+  /** `SVC_STREAM_KEEPALIVE_MS` (default 15 s): how often an open event stream sends a `: keepalive` comment. */
+  streamKeepaliveMs: number;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -72,6 +80,13 @@ export interface Config {
   operationLeaseMs: number;
   /** How many operations one replica runs at once. */
   operationConcurrency: number;
+  /** `SVC_EVENT_RETENTION_HOURS` (default 168, 7 days): how long a workspace's event log keeps an event. */
+  eventRetentionHours: number;
+  /**
+   * `SVC_OUTPUT_RETENTION_HOURS` (default 24): how long a command's output log is kept after its
+   * operation ended (the operation keeps its `result`).
+   */
+  outputRetentionHours: number;
   /** `LOG_LEVEL`: pino's levels or `silent`; default `info`. */
   logLevel: LogLevel;
   /** `SVC_METRICS_PORT` and `SVC_METRICS_HOST` (default 127.0.0.1); `undefined` (no metrics) when the port is unset. */
@@ -202,6 +217,8 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     }),
     readCache: oneOf(env, 'SVC_READ_CACHE', ['on', 'off'] as const) === 'on',
     computerWaitsPerPrincipal: int(env, 'SVC_COMPUTER_WAITS_PER_PRINCIPAL', 10, 1, 10_000),
+    streamsPerPrincipal: int(env, 'SVC_STREAMS_PER_PRINCIPAL', 16, 1, 10_000),
+    streamKeepaliveMs: int(env, 'SVC_STREAM_KEEPALIVE_MS', 15_000, 10, 300_000),
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,
@@ -223,6 +240,8 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
+    eventRetentionHours: int(env, 'SVC_EVENT_RETENTION_HOURS', 7 * 24, 1, 24 * 366),
+    outputRetentionHours: int(env, 'SVC_OUTPUT_RETENTION_HOURS', 24, 1, 24 * 366),
     logLevel,
     metrics: metrics && Object.freeze(metrics),
     shutdownTimeoutMs,

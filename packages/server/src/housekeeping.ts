@@ -2,25 +2,47 @@ import type { Database } from './db/database.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency.js';
 import { purgeExpiredJtis } from './repositories/auth/assertion-jtis.js';
 import { purgeDeletedComputers } from './repositories/computers.js';
+import { purgeWorkspaceEvents } from './repositories/events.js';
+import { purgeOperationOutput } from './repositories/operation-output.js';
 
 /** What one housekeeping pass removed. */
 export interface HousekeepingReport {
   jtis: number;
   idempotencyKeys: number;
   computers: number;
+  /** Workspace events past their retention. */
+  events: number;
+  /** Output events of commands that ended longer ago than the output log's retention. */
+  output: number;
 }
+
+/** How long the logs keep what they hold (`SVC_EVENT_RETENTION_HOURS`, `SVC_OUTPUT_RETENTION_HOURS`). */
+export interface HousekeepingOptions {
+  /** A workspace's events (default 168 hours: 7 days). */
+  eventHours: number;
+  /** A command's output, after its operation ended (default 24 hours). */
+  outputHours: number;
+}
+
+const DEFAULT_RETENTION: HousekeepingOptions = { eventHours: 7 * 24, outputHours: 24 };
 
 /**
  * Deletes what has outlived its purpose: assertion jtis past their expiry, idempotency records older
- * than 24 h, and computers deleted more than 7 days ago (their operations stay). Safe to run on
- * every replica at once; the server runs it every few minutes.
+ * than 24 h, computers deleted more than 7 days ago (their operations stay), workspace events and
+ * commands' output past their retention. Safe to run on every replica at once; the server runs it
+ * every few minutes.
  *
  * @example
- * const report = await housekeeping(db); // { jtis: 3, idempotencyKeys: 0, computers: 1 }
+ * const report = await housekeeping(db); // { jtis: 3, idempotencyKeys: 0, computers: 1, events: 0, output: 0 }
  */
-export async function housekeeping(db: Database): Promise<HousekeepingReport> {
+export async function housekeeping(
+  db: Database,
+  retention: HousekeepingOptions = DEFAULT_RETENTION,
+): Promise<HousekeepingReport> {
   const jtis = await purgeExpiredJtis(db);
   const idempotencyKeys = await purgeExpiredIdempotencyKeys(db);
   const computers = await purgeDeletedComputers(db);
-  return { jtis, idempotencyKeys, computers };
+  const events = await purgeWorkspaceEvents(db, retention.eventHours);
+  const output = await purgeOperationOutput(db, retention.outputHours);
+  return { jtis, idempotencyKeys, computers, events, output };
 }

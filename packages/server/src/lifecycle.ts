@@ -82,6 +82,11 @@ export interface ShutdownSteps {
   timeoutMs: number;
   /** Every request from now on is answered with `Connection: close` (`RunningServer.endKeepAlive`). */
   endKeepAlive(): void;
+  /**
+   * Ends the open event streams at once (`stream.ended`, `shutting_down`; `App.endStreams`): a stream
+   * never ends by itself, so waiting for its connection would only wait for the deadline to cut it.
+   */
+  endStreams?(): void;
   /** Stops the worker claiming at once; what it holds may run until the deadline, then is handed back. */
   stopWorker(timeoutMs: number): Promise<void>;
   /**
@@ -96,9 +101,9 @@ export interface ShutdownSteps {
 }
 
 /**
- * The graceful shutdown of one replica: readiness turns 503, every answer closes its connection and
- * the worker stops claiming, at once; after `drainDelayMs` the listener closes and the connections
- * end as their requests are answered; the worker's operations in hand finish, or at the deadline are
+ * The graceful shutdown of one replica: readiness turns 503, every answer closes its connection,
+ * the open event streams end (their clients reconnect elsewhere) and the worker stops claiming, at
+ * once; after `drainDelayMs` the listener closes and the connections end as their requests are answered; the worker's operations in hand finish, or at the deadline are
  * handed back to the other replicas; then the rest closes. Answers `false` when the deadline cut
  * something short.
  *
@@ -110,6 +115,7 @@ export async function drainAndStop(steps: ShutdownSteps): Promise<boolean> {
   const deadline = Date.now() + steps.timeoutMs;
   steps.lifecycle.beginDrain();
   steps.endKeepAlive();
+  steps.endStreams?.();
   const left = () => Math.max(0, deadline - Date.now());
   // The worker gets until the deadline minus a little for closing the database.
   const worker = steps.stopWorker(Math.max(0, steps.timeoutMs - 1000));

@@ -94,6 +94,7 @@ async function serve(sandbox: boolean): Promise<void> {
         drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
         timeoutMs: config.shutdownTimeoutMs,
         endKeepAlive: () => running.endKeepAlive(),
+        endStreams: () => current?.endStreams(),
         stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
         // Ctrl-C at a terminal has no client to keep: idle keep-alive connections end at once.
         closeListener: () => (signal === 'SIGINT' ? running.close() : running.drain()),

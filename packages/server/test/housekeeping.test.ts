@@ -26,12 +26,24 @@ describeEngines('housekeeping', (engine) => {
     await computer('gone', 'deleted', '8 days');
     await computer('recent', 'deleted', '6 days');
     await computer('live', 'running', null);
-    expect(await housekeeping(db)).toEqual({ jtis: 1, idempotencyKeys: 1, computers: 1 });
+    expect(await housekeeping(db)).toEqual({
+      jtis: 1,
+      idempotencyKeys: 1,
+      computers: 1,
+      events: 0,
+      output: 0,
+    });
     const { rows } = await db.query<{ name: string }>(
       'SELECT name FROM computers WHERE workspace_id = $1 ORDER BY name',
       [workspaceId],
     );
     expect(rows.map((row) => row.name)).toEqual(['live', 'recent']);
-    expect(await housekeeping(db)).toEqual({ jtis: 0, idempotencyKeys: 0, computers: 0 });
+    expect(await housekeeping(db)).toEqual({
+      jtis: 0,
+      idempotencyKeys: 0,
+      computers: 0,
+      events: 0,
+      output: 0,
+    });
   });
 });

@@ -12,7 +12,11 @@ import { OperationEvents } from '../operations/events.js';
 import { Cursors, loadCursorSecret } from '../paging.js';
 import { POLICY_WIRE_NAMES, RateLimiter } from '../ratelimit.js';
 import { type CounterStore, counterStore } from '../ratelimit-store.js';
+import { WORKSPACE_EVENTS_CHANNEL } from '../repositories/events.js';
+import { OPERATION_OUTPUT_CHANNEL } from '../repositories/operation-output.js';
 import { COMPUTERS_CHANNEL, ReadCache } from '../repositories/read-cache.js';
+import { Streams } from '../streams/registry.js';
+import { Wakeups } from '../streams/wakeups.js';
 
 /**
  * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.
@@ -64,6 +68,11 @@ export async function createDeps(options: {
       },
     },
   );
+  // Open event streams wake on their log's notifications (and poll, should one be lost).
+  const workspaceEvents = new Wakeups();
+  const operationOutput = new Wakeups();
+  const unlistenEvents = await workspaceEvents.listen(db, WORKSPACE_EVENTS_CHANNEL);
+  const unlistenOutput = await operationOutput.listen(db, OPERATION_OUTPUT_CHANNEL);
   const deps: AppDeps = {
     db,
     config,
@@ -77,11 +86,21 @@ export async function createDeps(options: {
     events: new OperationEvents(),
     computerChanges,
     computerWaits: new WaitSlots(config.computerWaitsPerPrincipal),
+    streams: new Streams({
+      perPrincipal: config.streamsPerPrincipal,
+      keepaliveMs: config.streamKeepaliveMs,
+      now: options.clock,
+    }),
+    workspaceEvents,
+    operationOutput,
     driver: options.driver,
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),
     reads,
     version: options.document.info.version,
   };
-  return { deps, counters, unlisten };
+  const unlistenAll = async () => {
+    await Promise.all([unlisten(), unlistenEvents(), unlistenOutput()]);
+  };
+  return { deps, counters, unlisten: unlistenAll };
 }

@@ -5,6 +5,7 @@ import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
 import type { AppDeps } from '../handlers/types.js';
 import type { HandlerContext } from '../http/context.js';
+import { isEventStream } from '../http/sse.js';
 import type { Validator } from '../http/validation.js';
 import type { StoredResponse } from '../idempotency.js';
 import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idempotency.js';
@@ -83,6 +84,17 @@ export function dispatcher(options: {
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
       const reply = await handler({ ...base, db, access: read ? principal : currentAccess(principal) });
+      if (isEventStream(reply.body))
+        return ctx.eventStream(
+          reply.body,
+          (error) =>
+            deps.streams.log('stream failed', {
+              request_id: ctx.requestId,
+              operation_id: operationId,
+              error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+            }),
+          reply.headers,
+        );
       return ctx.json(reply.status, reply.body, reply.headers);
     }
     // Checked once, by request validation against the spec's `Idempotency-Key` parameter: present when

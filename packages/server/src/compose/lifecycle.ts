@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { housekeeping } from '../housekeeping.js';
+import { type HousekeepingOptions, housekeeping } from '../housekeeping.js';
 import type { OperationWorker } from '../operations/worker.js';
 import type { Log } from './log.js';
 
@@ -16,6 +16,8 @@ export function lifecycle(options: {
   ownsDb: boolean;
   log: Log;
   housekeepingMs?: number | undefined;
+  /** How long the event and output logs keep what they hold (`housekeeping`'s defaults otherwise). */
+  retention?: HousekeepingOptions | undefined;
   /** Started after the worker, stopped before it (the Docker driver's reconciler). */
   reconciler?: { start(): void; stop(): Promise<void> } | undefined;
   /** Run first on close (stop listening for the database's notifications). */
@@ -32,7 +34,7 @@ export function lifecycle(options: {
       options.reconciler?.start();
       timer = setInterval(
         () => {
-          housekeeping(db.background()).catch((error: unknown) =>
+          housekeeping(db.background(), options.retention).catch((error: unknown) =>
             log('housekeeping failed', { error: String(error) }),
           );
         },

@@ -1,9 +1,228 @@
-// TEMPORARY, on this helper branch only (never merged to main): the stream endpoints are written on
-// the `streams-server` branch; until that lands here, both answer 404 so the server still builds.
-import { ApiError } from '../errors.js';
+import type { Schema } from '@svc/contract';
+import { type Access, allows, type Permission, workspaceAccess } from '../access.js';
+import { bearerToken } from '../auth/authenticate.js';
+import type { Queryable } from '../db/database.js';
+import { ApiError, invalidArgument } from '../errors.js';
+import { eventStream } from '../http/sse.js';
+import { TERMINAL_OPERATION_STATES } from '../operations/states.js';
+import {
+  firstRetainedWorkspaceEventSequence,
+  lastWorkspaceEventSequence,
+  workspaceEventsAfter,
+} from '../repositories/events.js';
+import { type OutputEventRecord, operationOutputAfter } from '../repositories/operation-output.js';
+import { type OperationRow, operationById } from '../repositories/operations.js';
+import type { Role } from '../roles.js';
+import { type Batch, type EndReason, follow } from '../streams/follow.js';
+import { permittedWorkspace } from './common.js';
+import type { AppDeps, Ctx, Handler } from './types.js';
 
-const notYetServed = async (): Promise<never> => {
-  throw new ApiError('not_found', 'streams are not served by this build yet');
+/** Events read from a log at once; a stream behind by more reads again at once. */
+const BATCH = 200;
+
+/**
+ * What each workspace event type needs the caller to hold to see it on the stream. Today every type
+ * is readable by any member (`read`); a type that needs more (a secret's, say) names it here, and the
+ * stream leaves it out for a caller without it.
+ */
+export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
+  return 'read';
+}
+
+/**
+ * The cursor of a stream request: `Last-Event-ID` (it wins) or `after`, both checked against the spec's
+ * pattern by request validation; `undefined` when neither is sent. An id past what a number holds
+ * exactly is no event id of ours: 400.
+ */
+export function streamCursor(request: Request, after: string | undefined): number | undefined {
+  const header = request.headers.get('last-event-id');
+  const [field, text] = header !== null ? ['header.Last-Event-ID', header] : ['after', after];
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value))
+    throw invalidArgument([{ field, description: 'is larger than any event id' }]);
+  return value;
+}
+
+/** When the request's access token expires, in milliseconds since the epoch. */
+async function tokenExpiry(ctx: { request: Request; deps: AppDeps }): Promise<number> {
+  const claims = await ctx.deps.tokens.verify(bearerToken(ctx.request.headers.get('authorization')));
+  return claims.exp * 1000;
+}
+
+/**
+ * Re-checks the caller of a stream as a new request would be: the token, the principal and its key
+ * (through the principal cache, which revocations invalidate), then its role in the workspace. Any
+ * refusal ends the stream (`access_revoked`); the role is what the events are filtered by.
+ */
+function accessCheck(
+  ctx: { request: Request; deps: AppDeps; db: Queryable },
+  workspaceId: string,
+  permission: Permission,
+): () => Promise<Role | undefined> {
+  const authorization = ctx.request.headers.get('authorization');
+  return async () => {
+    let access: Access;
+    try {
+      access = await ctx.deps.streams.authenticate(authorization);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) return undefined;
+      throw error;
+    }
+    try {
+      return (await workspaceAccess(ctx.db, access, workspaceId, permission)).role;
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) return undefined;
+      throw error;
+    }
+  };
+}
+
+/**
+ * `GET /workspaces/{workspace}/events`: the workspace's event log as Server-Sent Events, for any
+ * member (404 for anyone else). Without a cursor it starts after the last event at open; a cursor
+ * older than the log keeps ends the stream at once (`cursor_expired`).
+ */
+export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents'> = async (ctx) => {
+  const { workspace } = await permittedWorkspace(ctx);
+  const cursor = streamCursor(ctx.request, ctx.query.after);
+  const last = await lastWorkspaceEventSequence(ctx.db, workspace.id);
+  let endAtOnce: EndReason | undefined;
+  if (cursor !== undefined && cursor < last) {
+    // The log lost the events after the cursor when its oldest kept one is further on (or none is kept).
+    const first = await firstRetainedWorkspaceEventSequence(ctx.db, workspace.id);
+    if (first === undefined || cursor < first - 1) endAtOnce = 'cursor_expired';
+  }
+  const expiresAt = await tokenExpiry(ctx);
+  const check = accessCheck(ctx, workspace.id, ctx.permission);
+  let role: Role | undefined;
+  const slot = ctx.deps.streams.open(ctx.principal.id);
+  return {
+    status: 200,
+    body: eventStream((writer) =>
+      follow({
+        writer,
+        streams: ctx.deps.streams,
+        slot,
+        wakeups: ctx.deps.workspaceEvents,
+        key: workspace.id,
+        after: cursor ?? last,
+        expiresAt,
+        endAtOnce,
+        allowed: async () => {
+          role = await check();
+          return role !== undefined;
+        },
+        read: async (after): Promise<Batch> => {
+          const records = await workspaceEventsAfter(ctx.db, workspace.id, after, BATCH);
+          const seen = role;
+          return {
+            events: records
+              .filter((record) => seen !== undefined && allows(seen, eventPermission(record.type)))
+              .map((record) => ({ event: record.type, id: String(record.sequence), data: record.data })),
+            last: Number(records.at(-1)?.sequence ?? after),
+            final: false,
+            more: records.length === BATCH,
+          };
+        },
+      }),
+    ),
+  };
 };
 
-export const streamHandlers = { streamWorkspaceEvents: notYetServed, streamOperationOutput: notYetServed };
+/**
+ * `GET /operations/{operation}/output`: a `computer.exec` operation's output log as Server-Sent
+ * Events, from the start or the cursor, until its final event (`exit` or `failed`). Needs `exec` in
+ * the operation's workspace (403 for a viewer); a non-member, an operation that runs no command and
+ * one whose output is past retention are 404.
+ */
+export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ctx) => {
+  const id = ctx.path.operation;
+  const notFound = (why = `operation ${id} not found`) => new ApiError('not_found', why);
+  const operation = await operationById(ctx.db, id);
+  if (!operation) throw notFound();
+  try {
+    await workspaceAccess(ctx.db, ctx.access, operation.workspace_id, ctx.permission);
+  } catch (error) {
+    // A non-member learns nothing: the same answer as for no such operation.
+    throw error instanceof ApiError && error.code === 'not_found' ? notFound() : error;
+  }
+  if (operation.type !== 'computer.exec') throw notFound(`operation ${id} runs no command: it has no output`);
+  // Past retention (`SVC_OUTPUT_RETENTION_HOURS`) housekeeping deletes the log; the operation stays.
+  const retentionMs = ctx.deps.config.outputRetentionHours * 3_600_000;
+  if (operation.completed_at && ctx.deps.streams.now() - operation.completed_at.getTime() > retentionMs)
+    throw notFound(`the output of operation ${id} is no longer kept after the command ended`);
+  const cursor = streamCursor(ctx.request, ctx.query.after);
+  const expiresAt = await tokenExpiry(ctx);
+  const check = accessCheck(ctx, operation.workspace_id, ctx.permission);
+  const slot = ctx.deps.streams.open(ctx.principal.id);
+  return {
+    status: 200,
+    body: eventStream((writer) =>
+      follow({
+        writer,
+        streams: ctx.deps.streams,
+        slot,
+        wakeups: ctx.deps.operationOutput,
+        key: id,
+        after: cursor ?? 0,
+        expiresAt,
+        allowed: async () => (await check()) !== undefined,
+        read: (after) => readOutput(ctx, id, after),
+      }),
+    ),
+  };
+};
+
+/**
+ * One read of a command's output log. A log without its final event whose operation has ended
+ * nonetheless (one that ended before output was logged) ends with a final event made from the
+ * operation, so its stream does not wait for ever.
+ */
+async function readOutput(ctx: Ctx<'streamOperationOutput'>, id: string, after: number): Promise<Batch> {
+  let records = await operationOutputAfter(ctx.db, id, after, BATCH);
+  if (records.length === 0) {
+    const operation = await operationById(ctx.db, id);
+    if (operation && TERMINAL_OPERATION_STATES.has(operation.state)) {
+      // The final event commits with the operation's end: read again, it is there if there is one.
+      records = await operationOutputAfter(ctx.db, id, after, BATCH);
+      if (records.length === 0) records = [closingEvent(operation, after + 1, ctx.requestId)];
+    }
+  }
+  const last = records.at(-1);
+  return {
+    events: records.map((record) => ({
+      event: record.event,
+      id: String(record.sequence),
+      data: record.data,
+    })),
+    last: Number(last?.sequence ?? after),
+    final: last?.event === 'exit' || last?.event === 'failed',
+    more: records.length === BATCH,
+  };
+}
+
+/** The final event of an ended operation whose log has none: its exit, or its error. */
+function closingEvent(operation: OperationRow, sequence: number, requestId: string): OutputEventRecord {
+  const execution = operation.result?.execution;
+  if (operation.state === 'succeeded' && execution)
+    return {
+      sequence,
+      event: 'exit',
+      data: {
+        exit_code: execution.exit_code,
+        stdout_truncated: execution.stdout_truncated,
+        stderr_truncated: execution.stderr_truncated,
+        timed_out: execution.timed_out,
+        duration_ms: execution.duration_ms,
+      },
+    };
+  const error = operation.error ?? { code: 'internal', message: 'the command did not run', details: {} };
+  return {
+    sequence,
+    event: 'failed',
+    data: { error: { ...error, request_id: requestId } } as Schema<'Error'>,
+  };
+}
+
+export const streamHandlers = { streamWorkspaceEvents, streamOperationOutput };

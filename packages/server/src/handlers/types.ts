@@ -7,11 +7,14 @@ import type { ServerKeys } from '../auth/signing-keys.js';
 import type { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
+import type { EventStreamBody } from '../http/sse.js';
 import type { ComputerDriver } from '../operations/driver.js';
 import type { OperationEvents } from '../operations/events.js';
 import type { Cursors } from '../paging.js';
 import type { RateLimiter, RateLimitState } from '../ratelimit.js';
 import type { ReadCache } from '../repositories/read-cache.js';
+import type { Streams } from '../streams/registry.js';
+import type { Wakeups } from '../streams/wakeups.js';
 
 type Op<K extends OperationId> = operations[K];
 type Params<K extends OperationId> = Op<K>['parameters'];
@@ -33,11 +36,16 @@ export type BodyOf<K extends OperationId> =
 
 type Responses<K extends OperationId> = Op<K>['responses'];
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
-type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } }
+  ? B
+  : R extends { content: { 'text/event-stream': unknown } }
+    ? EventStreamBody
+    : undefined;
 
 /**
  * What a handler answers: one of the operation's documented success statuses with the body the spec
- * gives it, so a handler that returns another shape does not compile. Errors are thrown (`ApiError`).
+ * gives it, so a handler that returns another shape does not compile; a `text/event-stream` response's
+ * body is the {@link EventStreamBody} that writes it. Errors are thrown (`ApiError`).
  */
 export type Reply<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> };
@@ -60,6 +68,12 @@ export interface AppDeps {
   computerChanges: ComputerChanges;
   /** The waits on a computer's state each principal holds here (`SVC_COMPUTER_WAITS_PER_PRINCIPAL`). */
   computerWaits: WaitSlots;
+  /** The event streams open here: each principal's share, keep-alive, re-authentication, the drain. */
+  streams: Streams;
+  /** Wake-ups of workspace event streams, per workspace id (`NOTIFY` on the events channel). */
+  workspaceEvents: Wakeups;
+  /** Wake-ups of command output streams, per operation id (`NOTIFY` on the output channel). */
+  operationOutput: Wakeups;
   /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
   driver: ComputerDriver;
   /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */

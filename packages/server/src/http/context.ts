@@ -4,6 +4,7 @@ import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import type { RateLimitState } from '../ratelimit.js';
 import { apiPath, pathOf } from './path.js';
 import { newRequestId } from './request-id.js';
+import { type EventStreamBody, eventStreamResponse } from './sse.js';
 import type { ValidRequest } from './validation.js';
 
 /**
@@ -125,6 +126,23 @@ export class RequestContext {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
     });
+  }
+
+  /**
+   * A `200 text/event-stream` response that `body` writes as it runs, with the headers of {@link json}
+   * (CORS, `RateLimit`, `Request-Id`); `onError` hears what `body.run` throws once the stream is open.
+   */
+  eventStream(
+    body: EventStreamBody,
+    onError: (error: unknown) => void,
+    headers?: Record<string, string>,
+  ): Response {
+    return eventStreamResponse(
+      body,
+      this.request,
+      { ...this.cors, ...this.headers, ...headers, 'request-id': this.requestId },
+      onError,
+    );
   }
 
   /**
