@@ -4,9 +4,12 @@ import {
   renderKey,
   renderMember,
   renderOperation,
+  renderOperationError,
   renderServiceAccount,
   renderWorkspace,
 } from './render.js';
+import type { OutputEvent } from './repositories/operation-output.js';
+import type { OperationRow } from './repositories/operations.js';
 
 // A workspace's event log (design §14) keeps each resource as its row, in the shape the repositories
 // read it with timestamps already RFC 3339 text (migration 013); these render an event from it with
@@ -73,4 +76,24 @@ export function renderWorkspaceEvent(stored: StoredWorkspaceEvent): WorkspaceEve
     default:
       throw new Error(`no rendering for workspace event type ${stored.type}`);
   }
+}
+
+/**
+ * The last event of a command's output log, from how its operation ends: `exit` with the fields of
+ * `result.execution` but its output (the spec's `CommandExit`), or `failed` with the operation's
+ * `error` as an error response's body (the command did not run, or could not finish).
+ *
+ * @example
+ * const final = renderCommandEnd(operation.id, { error: null, result }); // { event: 'exit', data: { exit_code: 0, … } }
+ */
+export function renderCommandEnd(
+  operationId: string,
+  end: { error: OperationRow['error']; result: OperationRow['result'] },
+): OutputEvent {
+  if (end.result) {
+    const { exit_code, stdout_truncated, stderr_truncated, timed_out, duration_ms } = end.result.execution;
+    return { event: 'exit', data: { exit_code, stdout_truncated, stderr_truncated, timed_out, duration_ms } };
+  }
+  const error = end.error ?? { code: 'internal', message: 'the command did not report back', details: {} };
+  return { event: 'failed', data: { error: renderOperationError(error, operationId) } };
 }

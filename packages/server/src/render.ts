@@ -104,15 +104,34 @@ const DETAIL_KEYS = Object.keys({
 } satisfies Record<keyof Schema<'ErrorDetails'>, true>);
 
 /**
+ * A failed operation's `error`, in the shape of an error response's body: its `request_id` is the
+ * operation's id (the request that started it is not the one reading it), its `details` only the
+ * keys the spec's `ErrorDetails` allows. Also the `failed` event of a command's output log.
+ *
+ * @example
+ * renderOperationError(row.error, row.id); // { code: 'internal', message, details: {}, request_id }
+ */
+export function renderOperationError(
+  error: NonNullable<OperationRow['error']>,
+  operationId: string,
+): Schema<'ErrorBody'> {
+  const details: Record<string, unknown> = {};
+  for (const key of DETAIL_KEYS) if (error.details?.[key] !== undefined) details[key] = error.details[key];
+  return {
+    code: error.code as Schema<'ErrorCode'>,
+    message: error.message,
+    details: details as Schema<'ErrorDetails'>,
+    request_id: operationId,
+  };
+}
+
+/**
  * An operation. A failed one carries `error` in the shape of an error response's body; its
  * `request_id` is the operation's id (the request that started it is not the one reading it). A
  * command's output (`result`) is shown only when `options.result` says the reader may run commands
  * (the `exec` permission, design §8): a viewer reads the operation without it.
  */
 export function renderOperation(row: OperationRow, options: { result: boolean }): Schema<'Operation'> {
-  const details: Record<string, unknown> = {};
-  for (const key of DETAIL_KEYS)
-    if (row.error?.details?.[key] !== undefined) details[key] = row.error.details[key];
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -121,16 +140,7 @@ export function renderOperation(row: OperationRow, options: { result: boolean })
     target: { type: 'computer', id: row.target_id },
     created_by: row.created_by,
     progress: row.progress,
-    ...(row.error
-      ? {
-          error: {
-            code: row.error.code as Schema<'ErrorCode'>,
-            message: row.error.message,
-            details: details as Schema<'ErrorDetails'>,
-            request_id: row.id,
-          },
-        }
-      : {}),
+    ...(row.error ? { error: renderOperationError(row.error, row.id) } : {}),
     ...(row.result && options.result ? { result: row.result } : {}),
     ...(row.started_at ? { started_at: time(row.started_at) } : {}),
     ...(row.completed_at ? { completed_at: time(row.completed_at) } : {}),

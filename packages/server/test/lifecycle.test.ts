@@ -55,6 +55,7 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
     drainDelayMs: 50,
     timeoutMs: 5000,
     endKeepAlive: () => order.push(`keep-alive ends (${lifecycle.phase})`),
+    endStreams: () => order.push('streams end'),
     stopWorker: async () => {
       order.push(`worker (${lifecycle.phase})`);
     },
@@ -67,7 +68,14 @@ test('drainAndStop: drains, waits for the worker and the listener, and reports a
     },
   });
   expect(clean).toBe(true);
-  expect(order).toEqual(['keep-alive ends (draining)', 'worker (draining)', 'listener', 'rest']);
+  // Open event streams end at once, not after the drain delay: they would only wait for the deadline.
+  expect(order).toEqual([
+    'keep-alive ends (draining)',
+    'streams end',
+    'worker (draining)',
+    'listener',
+    'rest',
+  ]);
 
   order.length = 0;
   let closeListener!: () => void;

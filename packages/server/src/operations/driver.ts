@@ -59,7 +59,17 @@ export interface ExecRequest {
   timeoutMs: number;
   maxOutputBytes: number;
   signal: AbortSignal;
+  /**
+   * Called as the command writes, with the bytes it wrote, in order, after the `maxOutputBytes` cap:
+   * what it is handed for a stream, joined, is exactly that stream's bytes in the result. Must not
+   * block: the worker buffers them for the command's output log (design §14). The callee may keep the
+   * array, so a driver must not reuse it.
+   */
+  onOutput?: (stream: OutputStream, bytes: Uint8Array) => void;
 }
+
+/** A command's two outputs. */
+export type OutputStream = 'stdout' | 'stderr';
 
 /** What a command run in a computer returned. */
 export interface ExecResult {

@@ -70,6 +70,35 @@ export class SimulatedDriver implements ComputerDriver {
   }
 }
 
+/** SIMULATED: how many pieces a command's output is written in, per stream, and the pause between them. */
+export const SIMULATED_OUTPUT_PIECES = 4;
+export const SIMULATED_OUTPUT_PAUSE_MS = 10;
+
+/**
+ * SIMULATED writing: hands each stream's (capped) output to `onOutput` in up to
+ * {@link SIMULATED_OUTPUT_PIECES} pieces, {@link SIMULATED_OUTPUT_PAUSE_MS} apart, stdout first. The
+ * pieces are cut at byte counts, not characters, as a pipe may cut them. Without `onOutput` (the
+ * short form of exec) nothing waits.
+ */
+async function writeSimulatedOutput(
+  request: ExecRequest,
+  stdout: Uint8Array,
+  stderr: Uint8Array,
+): Promise<void> {
+  const { onOutput } = request;
+  if (!onOutput) return;
+  for (const [stream, bytes] of [
+    ['stdout', stdout],
+    ['stderr', stderr],
+  ] as const) {
+    const piece = Math.max(1, Math.ceil(bytes.length / SIMULATED_OUTPUT_PIECES));
+    for (let at = 0; at < bytes.length; at += piece) {
+      onOutput(stream, bytes.slice(at, at + piece));
+      await sleep(SIMULATED_OUTPUT_PAUSE_MS, undefined, { signal: request.signal });
+    }
+  }
+}
+
 /** The programs the simulated driver's `exec` knows; anything else exits 127. */
 export const SIMULATED_COMMANDS = ['echo', 'cat', 'true', 'false', 'sleep', 'uname'] as const;
 
@@ -123,6 +152,7 @@ async function simulatedExec(computer: DriverComputer, request: ExecRequest): Pr
       exitCode = 127;
   }
   const limit = request.maxOutputBytes;
+  await writeSimulatedOutput(request, stdout.subarray(0, limit), stderr.subarray(0, limit));
   return {
     exitCode,
     stdout: stdout.subarray(0, limit),

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
+import { renderCommandEnd } from '../render-events.js';
 import type { ComputerRow } from '../repositories/computers.js';
+import { appendOperationOutput } from '../repositories/operation-output.js';
 import {
   claimOperation,
   clearCommand,
@@ -17,6 +19,7 @@ import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
+import { OutputLog } from './output-log.js';
 import { COMPUTER_ACTIONS } from './transitions.js';
 
 export interface WorkerOptions {
@@ -222,12 +225,20 @@ export class OperationWorker {
       },
       Math.max(10, Math.floor(this.leaseMs / 3)),
     );
+    // A command's output goes to its log as it is written (design §14), fenced by the claim.
+    const output =
+      driverMethodOf(operation.type) === 'exec'
+        ? new OutputLog({
+            append: (events) => appendOperationOutput(this.db, operation.id, token, events),
+            maxBytes: operation.command?.max_output_bytes ?? 0,
+          })
+        : undefined;
     try {
       if (operation.attempts > this.maxAttempts)
         throw new DriverError('internal', `the operation was abandoned after ${this.maxAttempts} attempts`);
-      if (driverMethodOf(operation.type) === 'exec') {
-        const result = await this.runCommand(operation, token, abort.signal);
-        await this.finish(operation, token, undefined, result);
+      if (output) {
+        const result = await this.runCommand(operation, token, abort.signal, output);
+        await this.finish(operation, token, undefined, result, output);
       } else {
         await this.perform(operation, token, abort.signal);
         await this.finish(operation, token, undefined);
@@ -238,9 +249,10 @@ export class OperationWorker {
         error instanceof DriverError
           ? error
           : new DriverError('internal', 'the operation failed unexpectedly', { driver: this.driver.name });
-      await this.finish(operation, token, driverError).catch(() => {});
+      await this.finish(operation, token, driverError, null, output).catch(() => {});
     } finally {
       clearInterval(renew);
+      output?.discard();
     }
   }
 
@@ -278,6 +290,7 @@ export class OperationWorker {
     operation: OperationRow,
     token: string,
     signal: AbortSignal,
+    output: OutputLog,
   ): Promise<NonNullable<OperationRow['result']>> {
     if (operation.attempts > 1)
       throw new DriverError(
@@ -311,6 +324,7 @@ export class OperationWorker {
         ...(command.stdin_base64 === undefined ? {} : { stdin: Buffer.from(command.stdin_base64, 'base64') }),
         timeoutMs: command.timeout_ms,
         maxOutputBytes: command.max_output_bytes,
+        onOutput: output.write,
         signal: AbortSignal.any([
           signal,
           left.signal,
@@ -345,21 +359,29 @@ export class OperationWorker {
 
   /**
    * Ends the operation once, if this claim still owns it, with the command's `result` for a
-   * `computer.exec`; a lifecycle action also moves its computer.
+   * `computer.exec` (and its output log's last chunks and final event, in the same transaction); a
+   * lifecycle action also moves its computer.
    */
   private async finish(
     operation: OperationRow,
     token: string,
     failure: DriverError | undefined,
     result: OperationRow['result'] = null,
+    output?: OutputLog,
   ): Promise<void> {
     const lifecycle = driverMethodOf(operation.type) === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     const target = COMPUTER_ACTIONS[action]?.to;
+    const error = failure ? { code: failure.code, message: failure.message, details: failure.details } : null;
+    const ending = failure ? null : result;
     const ended = await endOperation(this.db, operation.id, token, {
       state: failure ? 'failed' : 'succeeded',
-      error: failure ? { code: failure.code, message: failure.message, details: failure.details } : null,
-      result: failure ? null : result,
+      error,
+      result: ending,
+      output: output && [
+        ...(await output.finish()),
+        renderCommandEnd(operation.id, { error, result: ending }),
+      ],
       computer: lifecycle
         ? {
             id: operation.target_id,

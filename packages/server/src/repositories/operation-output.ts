@@ -79,21 +79,24 @@ export async function appendOperationOutput(
 }
 
 /**
- * Appends the final event of a command's log, in the transaction that ends its operation (the caller
- * has already ended it there, fenced by its claim).
+ * Appends `events` to an operation's log without a fence: for the transaction that ends the operation,
+ * which has just ended it under its claim (the chunks not appended yet, and the final event).
  *
  * @example
- * await appendFinalOutput(tx, operation.id, { event: 'exit', data: exit });
+ * await appendEndingOutput(tx, operation.id, [...rest, { event: 'exit', data: exit }]);
  */
-export async function appendFinalOutput(
+export async function appendEndingOutput(
   db: Queryable,
   operationId: string,
-  final: OutputEvent,
+  events: readonly OutputEvent[],
 ): Promise<void> {
+  if (events.length === 0) return;
   await db.query(
     `INSERT INTO operation_output (operation_id, sequence, event, data)
-     SELECT $1, coalesce(max(sequence), 0) + 1, $2, $3 FROM operation_output WHERE operation_id = $1`,
-    [operationId, final.event, final.data],
+     SELECT $1, base.last + item.n, item.value ->> 'event', item.value -> 'data'
+       FROM (SELECT coalesce(max(sequence), 0) AS last FROM operation_output WHERE operation_id = $1) AS base,
+            jsonb_array_elements($2::jsonb -> 'events') WITH ORDINALITY AS item (value, n)`,
+    [operationId, { events }],
   );
 }
 

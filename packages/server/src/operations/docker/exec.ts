@@ -7,13 +7,19 @@ import type { ExecRequest, ExecResult } from '../driver.js';
 /** The environment variable that marks an exec's processes, so a timeout can find and kill them. */
 const MARKER = 'SVC_EXEC';
 
-/** Keeps the first `limit` bytes written to it and notes whether more came. */
+/**
+ * Keeps the first `limit` bytes written to it and notes whether more came; hands what it keeps to
+ * `onKept` as it arrives (the command's output log).
+ */
 class CappedSink extends Writable {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
 
-  constructor(private readonly limit: number) {
+  constructor(
+    private readonly limit: number,
+    private readonly onKept?: (bytes: Uint8Array) => void,
+  ) {
     super();
   }
 
@@ -24,6 +30,7 @@ class CappedSink extends Writable {
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
       this.chunks.push(kept);
       this.size += kept.length;
+      this.onKept?.(new Uint8Array(kept.buffer, kept.byteOffset, kept.length));
     }
     done();
   }
@@ -35,7 +42,8 @@ class CappedSink extends Writable {
 
 /**
  * Runs `request.argv` in a running container with the Engine's exec API: stdout and stderr demuxed and
- * each capped at `maxOutputBytes`, `stdin` written then closed. Three round trips to the Engine: create,
+ * each capped at `maxOutputBytes` (each demuxed chunk handed to `onOutput` as it arrives), `stdin`
+ * written then closed. Three round trips to the Engine: create,
  * the hijacked start (output and its end on one connection), and an inspect for the exit code. The
  * Engine has no call to kill an exec, so the command carries a marker in its environment
  * (`SVC_EXEC=<uuid>`, inherited by whatever it starts) and on timeout or abort a second exec SIGKILLs
@@ -63,8 +71,9 @@ export async function runExec(
     abortSignal: request.signal,
   });
   const stream = (await exec.start({ hijack: true, stdin: withStdin })) as Duplex;
-  const stdout = new CappedSink(request.maxOutputBytes);
-  const stderr = new CappedSink(request.maxOutputBytes);
+  const { onOutput } = request;
+  const stdout = new CappedSink(request.maxOutputBytes, onOutput && ((bytes) => onOutput('stdout', bytes)));
+  const stderr = new CappedSink(request.maxOutputBytes, onOutput && ((bytes) => onOutput('stderr', bytes)));
   docker.modem.demuxStream(stream, stdout, stderr);
   const ended = new Promise<void>((resolve) => {
     stream.once('end', resolve);

@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../../db/database.js';
 import type { ComputerState } from '../../operations/states.js';
 import { type ComputerRow, releaseComputerPlace } from '../computers.js';
+import { appendEndingOutput, type OutputEvent } from '../operation-output.js';
 import { OPERATION_DONE_CHANNEL, type OperationRow } from '../operations.js';
 
 // The statements of the operation worker (operations/worker.ts). A claim is fenced by its token: every
@@ -151,12 +152,18 @@ export interface OperationEnd {
   result: OperationRow['result'];
   /** A lifecycle action's computer and the state it moves to (`null` for a command). */
   computer: { id: string; workspaceId: string; state: ComputerState } | null;
+  /**
+   * A command's output not yet in its log, and the log's final event (`exit` or `failed`), appended
+   * in the transaction that ends the operation: a finished operation's log is always complete.
+   */
+  output?: OutputEvent[] | undefined;
 }
 
 /**
  * Ends the operation once, if this claim still owns it (false otherwise), in one transaction: its
  * state, error or result; a lifecycle action's computer moves with it (and frees its place in the
- * quota on reaching `deleted`); `NOTIFY svc_operation_done` wakes the long-polls of every replica.
+ * quota on reaching `deleted`); a command's output log gets its last chunks and final event;
+ * `NOTIFY svc_operation_done` wakes the long-polls of every replica.
  *
  * @example
  * const ended = await endOperation(db, operation.id, token, { state: 'succeeded', error: null, result: null, computer });
@@ -176,6 +183,7 @@ export function endOperation(
       [operationId, token, end.state, end.error, end.result],
     );
     if (rowCount !== 1) return false;
+    if (end.output) await appendEndingOutput(tx, operationId, end.output);
     if (!end.computer) {
       await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operationId]);
       return true;

@@ -218,6 +218,35 @@ describeDocker('docker driver', (engine) => {
     await driver.run('delete', box, context());
   });
 
+  test('exec: onOutput gets each stream’s bytes as they are written, after the cap: joined, exactly the result’s', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    const heard: { stream: string; bytes: Buffer; atMs: number }[] = [];
+    const started = performance.now();
+    const result = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'echo first; sleep 1; echo oops >&2; yes | head -c 3000'], {
+        maxOutputBytes: 1000,
+        onOutput: (stream, bytes) =>
+          heard.push({ stream, bytes: Buffer.from(bytes), atMs: performance.now() - started }),
+      }),
+    );
+    const of = (stream: string) =>
+      Buffer.concat(heard.filter((h) => h.stream === stream).map((h) => h.bytes));
+    expect(of('stdout')).toEqual(Buffer.from(result.stdout));
+    expect(of('stderr')).toEqual(Buffer.from(result.stderr));
+    expect([result.stdout.length, result.stdoutTruncated, text(result.stderr)]).toEqual([
+      1000,
+      true,
+      'oops\n',
+    ]);
+    // The first line arrived before the command went on (a second later), not at its end.
+    const first = heard.find((h) => h.stream === 'stdout');
+    expect(first?.bytes.toString()).toBe('first\n');
+    expect(heard.at(-1)?.atMs ?? 0).toBeGreaterThan((first?.atMs ?? 0) + 500);
+    await driver.run('delete', box, context());
+  });
+
   test('exec: a container replaced by a stranger under the same name runs nothing', async () => {
     const box = computer();
     await driver.run('start', box, context());
