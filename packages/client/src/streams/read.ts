@@ -96,12 +96,20 @@ export async function* readStream(
   for (;;) {
     signal?.throwIfAborted();
     const connection = new AbortController();
-    const both = signal ? AbortSignal.any([signal, connection.signal]) : connection.signal;
+    // The caller's abort reaches the connection through a listener, not AbortSignal.any: a combined
+    // signal is held only weakly by its sources, and once collected an abort would be lost until the
+    // server's next keep-alive. It also cancels the body's read directly, for the same reason.
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    const onAbort = () => {
+      connection.abort(signal?.reason);
+      reader?.cancel(signal?.reason).catch(() => undefined);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     let ended: { reason: string; reconnect: boolean; message: string } | undefined;
     let requestId: string | undefined;
     let dropped: unknown;
     try {
-      const opened = await rules.open(lastId, both).catch((error: unknown) => {
+      const opened = await rules.open(lastId, connection.signal).catch((error: unknown) => {
         // No response at all (the retrying client has already retried it): a drop like any other.
         if (signal?.aborted || !(error instanceof NetworkError)) throw error;
         dropped = error;
@@ -127,7 +135,8 @@ export async function* readStream(
           },
           maxBufferSize: MAX_BUFFER,
         });
-        const reader = (data as ReadableStream<Uint8Array>).getReader();
+        const body = (data as ReadableStream<Uint8Array>).getReader();
+        reader = body;
         // One decoder per connection, streaming: a UTF-8 character split across chunks stays whole.
         const decoder = new TextDecoder();
         try {
@@ -135,11 +144,11 @@ export async function* readStream(
             // The idle timer runs only while waiting on the server, never while the caller holds an event.
             const timer = setTimeout(() => {
               connection.abort(new Error('idle'));
-              reader.cancel().catch(() => undefined);
+              body.cancel().catch(() => undefined);
             }, idleTimeoutMs);
             let chunk: ReadableStreamReadResult<Uint8Array>;
             try {
-              chunk = await reader.read();
+              chunk = await body.read();
             } finally {
               clearTimeout(timer);
             }
@@ -167,10 +176,11 @@ export async function* readStream(
           if (signal?.aborted || error instanceof ApiError) throw error;
           dropped = error; // a reset, an idle timeout, a parse buffer overflow: resume where it stopped
         } finally {
-          reader.cancel().catch(() => undefined);
+          body.cancel().catch(() => undefined);
         }
       }
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       connection.abort();
     }
     if (signal?.aborted) throw signal.reason;
