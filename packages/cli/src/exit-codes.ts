@@ -12,6 +12,11 @@ export const EXIT_CODES = [
   { code: 3, name: 'authentication', meaning: 'not signed in, bad key file, or credential refused (401)' },
   { code: 4, name: 'not_found', meaning: 'not found (404)' },
   { code: 5, name: 'conflict', meaning: 'conflict (409): name taken, invalid state, operation in progress' },
+  {
+    code: 130,
+    name: 'interrupted',
+    meaning: 'interrupted (Ctrl-C) while following a stream; a command followed goes on running',
+  },
 ] as const;
 
 export type ExitName = (typeof EXIT_CODES)[number]['name'];

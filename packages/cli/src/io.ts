@@ -17,4 +17,6 @@ export interface CliIo {
   /** The home directory, for `~/.config/svc`. Default `os.homedir()`. */
   homedir?: string;
   now?: () => number;
+  /** Aborting it stops following a stream as Ctrl-C does (tests; the process's SIGINT is always heard). */
+  signal?: AbortSignal | undefined;
 }

@@ -20,7 +20,7 @@ describe('completions of the command tree', () => {
     ],
     [
       ['ops', ''],
-      ['get', 'help', 'list', 'wait'],
+      ['get', 'help', 'list', 'output', 'wait'],
     ],
     [['computers', 'list', 'dev', '--sta'], ['--state']],
     [['computers', 'list', '--state', 'run'], ['running']],

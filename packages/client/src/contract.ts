@@ -40,6 +40,16 @@ export type ErrorCode = components['schemas']['ErrorCode'] | (string & {});
  * const done = (state: OperationState) => state === 'succeeded' || state === 'failed';
  */
 export type OperationState = components['schemas']['OperationState'];
+/**
+ * Why a server ended an event stream (the spec's `StreamEnded.reason`), widened like {@link ErrorCode}:
+ * reasons added later still type-check, and are handled as their `reconnect` says.
+ *
+ * @example
+ * import type { StreamEndedReason } from '@svc/client/streams';
+ * const renew = (reason: StreamEndedReason) => reason === 'token_expired';
+ */
+export type StreamEndedReason = components['schemas']['StreamEnded']['reason'] | (string & {});
+
 /** A computer's state, as the spec's `ComputerState` names it. */
 export type ComputerState = components['schemas']['ComputerState'];
 

@@ -1,4 +1,4 @@
-import type { Computer, ErrorCode, Operation } from './contract.js';
+import type { Computer, ErrorCode, Operation, StreamEndedReason } from './contract.js';
 
 /** Fields every error of this package carries (docs/style.md: status, code, requestId, cause). */
 interface ErrorFields<Code extends string> {
@@ -129,5 +129,45 @@ export class KeyFileError extends Error {
   constructor(message: string, fields: { code: KeyFileError['code']; cause?: unknown }) {
     super(message, { cause: fields.cause });
     this.code = fields.code;
+  }
+}
+
+/**
+ * The server ended an event stream for good: its last event, `stream.ended`, said not to reconnect
+ * (`reconnect: false`: access revoked, a cursor older than the log keeps), or said to reconnect more
+ * times in a row than the stream's `maxReconnects` allows. `code` is the spec's `StreamEnded.reason`
+ * (an open enum: expect reasons added later); `lastEventId` is the id of the last event received, to
+ * resume from with a new credential or to re-read state from.
+ *
+ * @example
+ * import { StreamEndedError } from '@svc/client/streams';
+ * const revoked = (err: unknown) => err instanceof StreamEndedError && err.code === 'access_revoked';
+ */
+export class StreamEndedError extends Error {
+  override readonly name = 'StreamEndedError';
+  readonly status = 0;
+  /** Why the server ended the stream (`StreamEnded.reason`). */
+  readonly code: StreamEndedReason;
+  readonly requestId: string | undefined;
+  /** What the server said about reconnecting (`StreamEnded.reconnect`). */
+  readonly reconnect: boolean;
+  /** The id of the last event received, if any: `lastEventId` for a later resume. */
+  readonly lastEventId: string | undefined;
+
+  constructor(
+    message: string,
+    fields: {
+      code: StreamEndedReason;
+      reconnect: boolean;
+      lastEventId: string | undefined;
+      requestId?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, { cause: fields.cause });
+    this.code = fields.code;
+    this.reconnect = fields.reconnect;
+    this.lastEventId = fields.lastEventId;
+    this.requestId = fields.requestId;
   }
 }

@@ -14,6 +14,9 @@ const ENTRY = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 const RETRY_ENTRY = fileURLToPath(new URL('../dist/retrying.js', import.meta.url));
 /** Only the retry loop names this code (the 409 it retries); the transport and unwrap do not. */
 const RETRY_MARKER = /idempotency_key_in_use/;
+const STREAMS_ENTRY = fileURLToPath(new URL('../dist/streams.js', import.meta.url));
+/** Only the SSE parser of `@svc/client/streams` (eventsource-parser) names this error type. */
+const STREAMS_MARKER = /max-buffer-size-exceeded/;
 
 const APPS = [
   {
@@ -58,8 +61,21 @@ describe('the browser bundle of a one-call app', () => {
       expect(gzipBytes).toBeLessThanOrEqual(LIMIT_BYTES);
       expect(text).not.toMatch(/SignJWT|importPKCS8|jwt-bearer/);
       expect(text).not.toMatch(RETRY_MARKER);
+      expect(text).not.toMatch(STREAMS_MARKER);
     },
   );
+
+  it('the streams entry does carry the SSE parser (so the check above can fail), and no jose', async () => {
+    const { text, gzipBytes } = await bundleApp(`import { createClient } from ${JSON.stringify(ENTRY)};
+import { streamWorkspaceEvents } from ${JSON.stringify(STREAMS_ENTRY)};
+const client = createClient({ baseUrl: 'https://api.example/v1', token: 'ey' });
+for await (const e of streamWorkspaceEvents(client, 'dev')) console.log(e.event);`);
+    console.log(
+      `bundle-size static token, @svc/client/streams: ${gzipBytes} B gzipped (${text.length} B minified)`,
+    );
+    expect(text).toMatch(STREAMS_MARKER);
+    expect(text).not.toMatch(/SignJWT|importPKCS8|jwt-bearer/);
+  });
 
   it('the retry entry does carry the retry loop (so the check above can fail), and no jose', async () => {
     const { text, gzipBytes } = await bundleApp(

@@ -9,8 +9,10 @@ import {
   TimeoutError,
   waitForOperations,
 } from '@svc/client';
+import { followOutput } from './output-progress.js';
 import { progressTracker, type ReportProgress } from './progress.js';
 import { apiErrorResult, successResult, textError } from './results.js';
+import { readWindow } from './stream-window.js';
 import type { ToolDefinition } from './tools.js';
 
 /** What one tool call needs besides its arguments. */
@@ -110,13 +112,21 @@ async function waitFor(
 ): Promise<CallToolResult> {
   const tracker = context.progress ? progressTracker(body.operations, context.progress) : undefined;
   await tracker?.start();
+  // A command's output, as it comes, replaces the operation's percentage (which says little for a
+  // command) in the notifications after the first.
+  const started = body.operations[0];
+  const follower =
+    tool.follow && context.progress && started
+      ? followOutput(client, tool.follow, started.id, context.progress, context.signal)
+      : undefined;
   try {
     const operations = await waitForOperations(client, body.operations, {
       signal: context.signal,
       timeoutMs: context.waitTimeoutMs,
       ...(context.minPollIntervalMs === undefined ? {} : { minIntervalMs: context.minPollIntervalMs }),
-      ...(tracker ? { onProgress: (op: Operation) => tracker.update(op) } : {}),
+      ...(tracker && !follower ? { onProgress: (op: Operation) => tracker.update(op) } : {}),
     });
+    await follower?.finish();
     await tracker?.flush();
     const failed = operations.some((op) => op.state !== 'succeeded');
     if (failed)
@@ -136,6 +146,8 @@ async function waitFor(
     const operations = body.operations.map((op) => seen.get(op.id) ?? op);
     const note = `Still running after ${Math.round(context.waitTimeoutMs / 1000)} s; poll the operations to follow them:`;
     return successResult({ ...body, operations }, { isError: true, note });
+  } finally {
+    await follower?.finish();
   }
 }
 
@@ -162,6 +174,7 @@ export async function callTool(
   const idempotencyKey = ensureIdempotencyKey(tool, params);
   const { method, path } = tool.operation;
   try {
+    if (tool.stream) return await readWindow(client, tool, args, context.signal);
     const request = (client as unknown as { request: LooseRequest }).request;
     const { data, error, response } = await request(method, path, {
       params,

@@ -178,7 +178,10 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
  * const entry = compactListing(doc, tools[0]!, buildGlossary(tools));
  */
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
-  const output = shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
+  // A stream tool's output is its own (a window of events), already small; the rest are the spec's bodies.
+  const output = tool.stream
+    ? tool.outputSchema
+    : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
   // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. Hints
   // equal to MCP's defaults are left out (MCP defines them: not read-only, destructive, not
   // idempotent, open world), as are destructiveHint and idempotentHint on read-only tools, where MCP

@@ -1,7 +1,7 @@
 import type { Operation } from '@svc/client';
 
-/** Sends one progress notification: `progress` of 100, with a message for people. */
-export type ReportProgress = (progress: number, message: string) => Promise<void>;
+/** Sends one progress notification: `progress` of `total` (absent: unknown), with a message for people. */
+export type ReportProgress = (progress: number, message: string, total?: number) => Promise<void>;
 
 /**
  * Turns operation updates into MCP progress notifications for a call that follows several operations:
@@ -24,7 +24,7 @@ export function progressTracker(initial: readonly Operation[], report: ReportPro
     sent = mean;
     const message = ops.map((op) => `${op.type} ${op.state} (${op.progress}%)`).join(', ');
     // Notifications are sent in order; a failed send (client gone) must not fail the tool call.
-    chain = chain.then(() => report(mean, message)).catch(() => undefined);
+    chain = chain.then(() => report(mean, message, 100)).catch(() => undefined);
     return chain;
   };
   return {

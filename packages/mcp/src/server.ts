@@ -103,10 +103,10 @@ export function createMcpServer(options: McpServerOptions): Server {
       progress:
         progressToken === undefined
           ? undefined
-          : (progress, message) =>
+          : (progress, message, total) =>
               extra.sendNotification({
                 method: 'notifications/progress',
-                params: { progressToken, progress, total: 100, message },
+                params: { progressToken, progress, ...(total === undefined ? {} : { total }), message },
               }),
     });
   };

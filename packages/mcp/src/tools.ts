@@ -1,10 +1,13 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import {
   requestBody as declaredBody,
+  eventStream,
+  isStreamOperation,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
   operationParameters,
+  operationPolicy,
   operationResponses,
   securitySchemeNames,
 } from '@svc/contract';
@@ -12,6 +15,7 @@ import { annotationsFor } from './annotations.js';
 import { headerArgument, toolName } from './names.js';
 import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
+import { STREAM_INPUTS, STREAM_OUTPUT, streamDescription } from './stream-window.js';
 import { strictSchema } from './strict.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
@@ -29,7 +33,7 @@ export interface ToolDefinition {
   outputSchema?: JsonSchema & { type: 'object' };
   annotations: ToolAnnotations;
   operation: OperationInfo;
-  /** Input property → request part. `wait` (long-running tools only) is not sent to the API. */
+  /** Input property → request part. `wait` (long-running tools) and a stream tool's window are not sent to the API. */
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
   longRunning: boolean;
@@ -37,6 +41,17 @@ export interface ToolDefinition {
   bodyRequired: boolean;
   /** Long-running tools: the GET that reads the resource once its operations finish. */
   readBack?: ReadBack;
+  /**
+   * The operation answers Server-Sent Events: the tool reads the events after a cursor that are there
+   * now or come within a short wait (`stream-window.ts`). `commandOutput`: its events are a command's
+   * output (the spec's `OutputChunk`, ended by `CommandExit`).
+   */
+  stream?: { commandOutput: boolean };
+  /**
+   * A long-running tool that runs a command (`x-svc.cli: execution`): the stream tool of that command's
+   * output and its parameter for the operation id, followed for progress notifications.
+   */
+  follow?: { operationId: string; param: string };
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -110,7 +125,10 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     if (isRequired) required.push(name);
   };
 
+  const events = isStreamOperation(document, op) ? eventStream(document, op) : undefined;
   for (const parameter of parametersOf(document, op)) {
+    // A stream tool takes its cursor as `after`; Last-Event-ID (the same cursor, as SSE sends it) would repeat it.
+    if (events && parameter.in === 'header' && parameter.name.toLowerCase() === 'last-event-id') continue;
     if (parameter.in === 'cookie') throw new Error(`${op.operationId}: cookie parameters are not supported`);
     const schema = {
       ...parameter.schema,
@@ -149,10 +167,15 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     };
   }
 
+  // Read by the tool itself, like `wait`: not sent to the API.
+  if (events) Object.assign(properties, STREAM_INPUTS);
+
   const tool: ToolDefinition = {
     name: toolName(op.operationId),
     title: op.summary || op.operationId,
-    description: describe(op, longRunning),
+    description: events
+      ? `${describe(op, longRunning)}\n\n${streamDescription()}`
+      : describe(op, longRunning),
     inputSchema: strictSchema({
       type: 'object',
       properties,
@@ -165,6 +188,12 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     longRunning,
     bodyRequired: requestBody?.required === true,
   };
+  if (events) {
+    const schemas = new Set(events.events.map((e) => e.dataSchema));
+    tool.stream = { commandOutput: schemas.has('OutputChunk') && schemas.has('CommandExit') };
+    tool.outputSchema = strictSchema(STREAM_OUTPUT);
+    return tool;
+  }
   const readBack = longRunning ? readBackRoute(document, op) : undefined;
   if (readBack) tool.readBack = readBack;
   const read = readBack ? responseSchemas(document, readBack.operation).success[0] : undefined;
@@ -189,10 +218,19 @@ export function buildTools(document: OpenApiDocument): ToolDefinition[] {
   const tools = listOperations(document)
     .filter((op) => usesAccessToken(document, op))
     .map((op) => toolFromOperation(document, op));
+  const output = tools.find((t) => t.stream?.commandOutput && pathParams(t).length === 1);
+  for (const tool of tools)
+    if (output && tool.longRunning && operationPolicy(document, tool.operation).cli === 'execution')
+      tool.follow = { operationId: output.operation.operationId, param: pathParams(output)[0] as string };
   const names = new Set<string>();
   for (const tool of tools) {
     if (names.has(tool.name)) throw new Error(`two operations map to the tool name ${tool.name}`);
     names.add(tool.name);
   }
   return tools;
+}
+
+/** The API names of a tool's path parameters. */
+function pathParams(tool: ToolDefinition): string[] {
+  return Object.values(tool.targets).flatMap((t) => (t.in === 'path' ? [t.name] : []));
 }

@@ -117,6 +117,27 @@ describe.skipIf(skip)('journey: workspace → computer → stop → delete', () 
         'running',
       );
 
+      // A command: its output in progress notifications as it comes, then read again from its stream.
+      const output: Progress[] = [];
+      const ran = await ok(
+        client,
+        'run_computer',
+        { workspace, computer: 'box', argv: ['echo', 'hello', 'journey'] },
+        (p) => output.push(p),
+      );
+      expect(ran.operations[0]).toMatchObject({
+        state: 'succeeded',
+        result: { execution: { exit_code: 0 } },
+      });
+      expect(output.map((p) => p.message).join('')).toContain('hello journey\n');
+      const window = await ok(client, 'stream_operation_output', { operation: ran.operations[0].id });
+      expect(window).toMatchObject({ ended: true });
+      expect(window.events.at(-1)).toMatchObject({ event: 'exit', data: { exit_code: 0 } });
+      // The workspace's log from its start: the computer's creation is in it.
+      const events = await ok(client, 'stream_workspace_events', { workspace, after: '0', wait_seconds: 2 });
+      expect(events.events.map((e: Json) => e.event)).toContain('computer.created');
+      expect(events).toMatchObject({ ended: false, next_cursor: events.events.at(-1).id });
+
       const stopped = await ok(client, 'stop_computer', { workspace, computer: 'box' });
       expect(stopped.operations[0].state).toBe('succeeded');
       expect(stopped.computer.state).toBe('stopped');

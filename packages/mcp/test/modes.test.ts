@@ -14,8 +14,11 @@ import { serve } from './support/serve.js';
  * Bytes of `tools/list` (its JSON result, as it travels) a mode may use. The full mode inlines every
  * schema: `Operation.result` (a command's execution, design §13) is inlined in the output of each
  * long-running tool (and `run_computer` came with it), which took it from about 184,500 bytes to 216,000.
+ * The two stream tools (`stream_operation_output`, `stream_workspace_events`: the spec's descriptions of
+ * the streams: 224,009 and 43,106 bytes as plain GETs; then a read window's inputs, limits and output)
+ * took full to 226,697 bytes (with the server branch's ErrorDetails) and compact to 44,494.
  */
-const BUDGET = { compact: 40_000, full: 220_000, dynamic: 4_000 } as const;
+const BUDGET = { compact: 45_000, full: 228_000, dynamic: 4_000 } as const;
 
 const document = loadDocument();
 const specTools = listOperations(document)

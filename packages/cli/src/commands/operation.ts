@@ -1,11 +1,12 @@
 import { open } from 'node:fs/promises';
 import type { Operation } from '@svc/client';
-import type { Schema } from '@svc/contract';
+import type { Schema, StreamOperationId } from '@svc/contract';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError, RemoteExit } from '../exit-codes.js';
 import { outputOptions, printResult } from '../output/print.js';
 import type { OperationCommand, OptionSpec } from '../spec/commands.js';
+import { followStream } from './stream.js';
 import { waitForSuccess } from './waiting.js';
 
 /** A commander parser of integers or numbers, with a usage error otherwise. */
@@ -156,6 +157,18 @@ export function addOperationCommand(
       `\n${spec.longRunning ? 'With --wait, the' : 'The'} command's stdout and stderr are printed to svc's, and svc exits with the command's exit code\n(with -o json, -o yaml or --query: the answer is printed instead, and svc exits 0).\n`,
     );
   }
+  if (spec.follow)
+    command.option(
+      '--follow',
+      "print the command's stdout and stderr as it writes them, then exit with its exit code (Ctrl-C stops following; the command goes on running)",
+    );
+  if (spec.stream)
+    command.addHelpText(
+      'after',
+      spec.stream.commandOutput
+        ? "\nFollows the stream: the command's stdout and stderr are printed to svc's as they come, and svc exits with its exit code\n(-o json: one JSON object per event). Ctrl-C stops following (exit 130); the command goes on running.\n"
+        : '\nFollows the stream until Ctrl-C (exit 130): one line per event, or with -o json one JSON object per event\n({"event", "id", "data"}). A dropped connection is resumed where it stopped.\n',
+    );
   if (spec.longRunning) {
     command.option('--wait', 'wait for the operations to finish, showing progress');
     command.addOption(
@@ -193,6 +206,22 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
         : {},
   );
   const { path, query, header, body } = buildRequest(spec, command.args, values);
+  const resume = ['svc', spec.group, spec.name, ...command.args.slice(0, spec.positionals.length)].join(' ');
+  if (spec.stream) {
+    // Last-Event-ID goes to the stream's own resumption, which sends it again on every reconnect.
+    const { 'Last-Event-ID': lastEventId, ...rest } = header;
+    if (Object.keys(rest).length > 0)
+      throw new CliError('usage', 'unsupported_header', 'a stream takes no other header');
+    return followStream(context, client, {
+      operationId: spec.operation.operationId as StreamOperationId,
+      path,
+      query,
+      lastEventId,
+      output,
+      commandOutput: spec.stream.commandOutput,
+      resume,
+    });
+  }
   if (spec.runsCommand && values.stdin === true && body) {
     body.stdin = (await readAll(context.io.stdin)).toString('base64');
     body.stdin_encoding = 'base64';
@@ -216,6 +245,20 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
   if (spec.writesKeyFile && data)
     data = await saveKeyFile(context, data, (values.keyFile as string | undefined) ?? output.keyPath);
   const operations = data?.operations as Operation[] | undefined;
+  const started = operations?.[0];
+  if (spec.follow && values.follow === true && started) {
+    // The command's output as it comes, from its own stream; -o json prints the stream's events.
+    const { place, param, operationId } = spec.follow;
+    return followStream(context, client, {
+      operationId: operationId as StreamOperationId,
+      path: { [param]: started.id },
+      query: {},
+      lastEventId: undefined,
+      output,
+      commandOutput: true,
+      resume: `svc ${place.group} ${place.name} ${started.id}`,
+    });
+  }
   let execution = data?.execution as Execution | undefined;
   if (spec.longRunning && values.wait === true && operations && operations.length > 0) {
     const final = await waitForSuccess(context, client, operations, Number(values.timeout));

@@ -1,6 +1,8 @@
 import {
   deref,
+  eventStream,
   isAnonymous,
+  isStreamOperation,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
@@ -66,6 +68,19 @@ export interface OperationCommand {
    */
   writesKeyFile: boolean;
   /**
+   * The operation answers Server-Sent Events (`text/event-stream`): the command follows the stream
+   * (`@svc/client/streams`), one line or JSON object per event, until it ends or is interrupted.
+   * `commandOutput`: its events carry a command's output (the spec's `OutputChunk`, ended by a
+   * `CommandExit`), printed as the command wrote it, with its exit code as svc's.
+   */
+  stream?: { commandOutput: boolean };
+  /**
+   * A long-running operation that runs a command: the stream of that command's output (the stream
+   * command whose events are a command's output, taking the started operation's id), which
+   * `--follow` prints as it comes.
+   */
+  follow?: { operationId: string; param: string; place: CommandPlace };
+  /**
    * For a long-running operation that leaves its resource in place, the GET that reads it again after
    * `--wait` (the path without the action, or the collection's item path; `param` is then filled with
    * the created resource's id). Absent for deletes.
@@ -121,6 +136,23 @@ export function verbOf(operationId: string, group: string): string {
  * commands exist is still derived from the spec.
  */
 export const GROUP_ALIASES: Readonly<Record<string, string>> = { operations: 'ops' };
+
+/**
+ * Where a stream operation's command goes: a stream of the tag's own noun is named by what it streams
+ * (`streamWorkspaceEvents` in `workspaces` → `svc workspaces events`, `streamOperationOutput` in
+ * `operations` → `svc operations output`); any other by {@link placeOf}.
+ *
+ * @example
+ * streamPlaceOf('streamWorkspaceEvents', 'workspaces'); // { group: 'workspaces', name: 'events' }
+ */
+export function streamPlaceOf(operationId: string, tag: string): CommandPlace {
+  const [, ...object] = kebab(operationId).split('-');
+  const noun = tag.split('-').map(singular);
+  const head = object.slice(0, noun.length).map(singular);
+  if (object.length > noun.length && head.join('-') === noun.join('-'))
+    return { group: tag, name: object.slice(noun.length).join('-') };
+  return placeOf(operationId, tag);
+}
 
 /**
  * Where an operation's command goes, by noun: the operationId is `<verb><Object>`; when the object is
@@ -195,6 +227,14 @@ export function operationCommands(document: OpenApiDocument): OperationCommand[]
       c.name = kebab(c.operation.operationId);
     },
   );
+  const output = commands.find((c) => c.stream?.commandOutput && c.positionals.length === 1);
+  for (const command of commands)
+    if (output && command.runsCommand && command.longRunning)
+      command.follow = {
+        operationId: output.operation.operationId,
+        param: output.positionals[0]?.name as string,
+        place: { group: output.group, name: output.name },
+      };
   const gets = commands.filter((c) => c.operation.method === 'get').map((c) => c.operation.path);
   for (const command of commands) {
     const refetch = refetchOf(command, gets);
@@ -283,8 +323,13 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     : operationSecurity(document, info).every((s) => Object.keys(s).every((k) => defaults.has(k)))
       ? 'bearer'
       : 'credential';
+  const events = isStreamOperation(document, info) ? eventStream(document, info) : undefined;
+  const dataSchemas = new Set(events?.events.map((e) => e.dataSchema));
   return {
-    ...placeOf(info.operationId, group),
+    ...(events ? streamPlaceOf(info.operationId, group) : placeOf(info.operationId, group)),
+    ...(events
+      ? { stream: { commandOutput: dataSchemas.has('OutputChunk') && dataSchemas.has('CommandExit') } }
+      : {}),
     operation: info,
     positionals,
     ...(rest ? { rest } : {}),
