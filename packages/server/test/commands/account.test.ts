@@ -73,7 +73,9 @@ describe('svc-server account set (PGlite in a temp dir)', () => {
     expect(reset.stdout).not.toContain(SECOND);
     expect(await signIn(env.SVC_DATA_DIR as string, EMAIL, FIRST)).toBeUndefined();
     expect(await signIn(env.SVC_DATA_DIR as string, EMAIL, SECOND)).toBe(principalId);
-  });
+    // Two runs of the command and three sign-ins each open PGlite and hash with scrypt at full cost:
+    // 8 s alone, past the default 20 s on a loaded machine.
+  }, 60_000);
 
   test.each<[string, { argv: string[]; tty?: boolean; want: RegExp }]>([
     ['no subcommand', { argv: [], want: /missing command/ }],
