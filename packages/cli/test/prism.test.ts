@@ -1,4 +1,4 @@
-import { listOperations, loadDocument, operationParameters } from '@svc/contract';
+import { isStreamOperation, listOperations, loadDocument, operationParameters } from '@svc/contract';
 import { type PrismMock, startPrism } from '@svc/contract-tests/prism';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationCommands } from '../src/spec/commands.js';
@@ -6,9 +6,19 @@ import { svc } from './support/io.js';
 
 const document = loadDocument();
 const commands = operationCommands(document);
-// Every read-only operation, with its path parameters filled from the spec's own examples.
-const reads = commands
-  .filter((c) => c.operation.method === 'get')
+// Every read-only operation, with its path parameters filled from the spec's own examples. A stream
+// operation is followed, not answered with one JSON envelope: its own tests are below.
+const gets = commands.filter((c) => c.operation.method === 'get');
+const argvOf = (c: (typeof commands)[number]) => {
+  const parameters = operationParameters(document, c.operation);
+  return [
+    c.group,
+    c.name,
+    ...c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x')),
+  ];
+};
+const reads = gets
+  .filter((c) => !isStreamOperation(document, c.operation))
   .map((c) => {
     const parameters = operationParameters(document, c.operation);
     const args = c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x'));
@@ -31,7 +41,20 @@ describe('against the Prism mock of the spec', () => {
   });
 
   test('every GET operation is reachable', () => {
-    expect(reads.length).toBe(listOperations(document).filter((op) => op.method === 'get').length);
+    expect(gets.length).toBe(listOperations(document).filter((op) => op.method === 'get').length);
+  });
+
+  test("a command's output from the mock: its example events, a JSON object a line, ending with exit", async () => {
+    const output = gets.find((c) => c.operation.operationId === 'streamOperationOutput');
+    expect(output).toBeDefined();
+    const run = await svc([...argvOf(output as (typeof gets)[number]), '-o', 'json'], { env });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const events = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string });
+    expect(events.map((e) => e.event)).toEqual(['output', 'output', 'output', 'exit']);
   });
 
   test.each(reads)('%s --json: 0 and the JSON envelope; table by default', async (_name, { argv }) => {
