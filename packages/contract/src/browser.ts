@@ -1,6 +1,16 @@
 // Browser-safe entry: the reader of the main entry without `loadDocument` (node:fs). Code that runs in a
 // browser (the MSW handlers of @svc/react) imports the document itself (`@svc/contract/openapi.json`)
 // and reads it with these.
+
+export type { ByteBody, ByteMediaType } from './bytes.js';
+export {
+  BYTE_MEDIA_TYPES,
+  byteOperationIds,
+  byteRequestBody,
+  byteResponse,
+  isByteOperation,
+  MAX_BYTES_EXTENSION,
+} from './bytes.js';
 export type { OpenApiDocument } from './document.js';
 export type { components, operations, paths } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';

@@ -1,3 +1,12 @@
+export type { ByteBody, ByteMediaType } from './bytes.js';
+export {
+  BYTE_MEDIA_TYPES,
+  byteOperationIds,
+  byteRequestBody,
+  byteResponse,
+  isByteOperation,
+  MAX_BYTES_EXTENSION,
+} from './bytes.js';
 export type { OpenApiDocument } from './document.js';
 export { loadDocument } from './document.js';
 export type {
