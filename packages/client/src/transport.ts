@@ -22,6 +22,25 @@ const sendOnce: Send = async (prepare, fetch) => {
   }
 };
 
+/**
+ * Request bodies that can be read once only (a stream being uploaded): the transport sends their
+ * request as is, never a copy, since copying would tee the stream and keep every byte sent in memory.
+ */
+const ONE_SHOT = new WeakSet<ReadableStream<Uint8Array>>();
+
+/**
+ * Marks a request body as read-once: its call is sent in one attempt (no retry, no second try after a
+ * 401), and never buffered. Returns the body.
+ *
+ * @example
+ * import { oneShot } from './transport.js';
+ * const body = oneShot(new Blob(['hello']).stream());
+ */
+export function oneShot(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  ONE_SHOT.add(body);
+  return body;
+}
+
 export interface TransportOptions {
   fetch: (request: Request) => Promise<Response>;
   tokens: TokenSource;
@@ -46,7 +65,8 @@ export function createTransport(options: TransportOptions): (input: Request) => 
     if (!safe && options.idempotencyKey && !base.headers.has('Idempotency-Key')) {
       base.headers.set('Idempotency-Key', options.idempotencyKey());
     }
-    const canRetry = safe || base.headers.has('Idempotency-Key');
+    const once = base.body !== null && ONE_SHOT.has(base.body);
+    const canRetry = !once && (safe || base.headers.has('Idempotency-Key'));
     const callerAuth = base.headers.has('Authorization');
 
     let sentToken: string | undefined;
@@ -55,7 +75,8 @@ export function createTransport(options: TransportOptions): (input: Request) => 
       // Not just base.clone(): in Node's undici a clone's signal follows the original only through a
       // WeakRef, so after a GC an abort (the caller's, or waitForOperations' deadline) is silently lost.
       // A Request constructed with an explicit signal keeps its link alive.
-      const request = new Request(base.clone(), { signal: base.signal });
+      // A read-once body moves into the request sent (no tee); it is sent once only.
+      const request = new Request(once ? base : base.clone(), { signal: base.signal });
       if (!callerAuth) {
         sentToken = await tokens.token({ rejected, signal: base.signal });
         if (sentToken !== undefined) request.headers.set('Authorization', `Bearer ${sentToken}`);
@@ -64,7 +85,7 @@ export function createTransport(options: TransportOptions): (input: Request) => 
     };
 
     const response = await send(prepare, options.fetch, canRetry);
-    if (response.status !== 401 || callerAuth || !tokens.renewable || sentToken === undefined)
+    if (response.status !== 401 || once || callerAuth || !tokens.renewable || sentToken === undefined)
       return response;
     // One more round with a fresh token, never more: a second 401 is the answer.
     rejected = sentToken;
