@@ -9,6 +9,7 @@ import {
   TimeoutError,
   waitForOperations,
 } from '@svc/client';
+import { callFileTool } from './file-tools.js';
 import { followOutput } from './output-progress.js';
 import { progressTracker, type ReportProgress } from './progress.js';
 import { apiErrorResult, successResult, textError } from './results.js';
@@ -175,6 +176,8 @@ export async function callTool(
   const { method, path } = tool.operation;
   try {
     if (tool.stream) return await readWindow(client, tool, args, context.signal);
+    if (tool.file)
+      return await callFileTool(client, tool, { ...args, idempotency_key: idempotencyKey }, context.signal);
     const request = (client as unknown as { request: LooseRequest }).request;
     const { data, error, response } = await request(method, path, {
       params,

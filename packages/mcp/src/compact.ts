@@ -155,12 +155,14 @@ function compactSchema(schema: unknown, glossary: Glossary): unknown {
  * show it.
  */
 function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
-  return sentences(tool.operation.description)
+  const described = sentences(tool.operation.description)
     .map((sentence) => {
       const id = glossary.notes.get(sentence);
       return id ? `[${id}]` : sentence;
     })
     .join(' ');
+  // A file tool's content and limit are the tool's own, not the spec's bytes: said in every mode.
+  return tool.file ? `${described} ${tool.file.note}` : described;
 }
 
 /**
@@ -179,9 +181,10 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
  */
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
   // A stream tool's output is its own (a window of events), already small; the rest are the spec's bodies.
-  const output = tool.stream
-    ? tool.outputSchema
-    : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
+  const output =
+    tool.stream || tool.file?.direction === 'read'
+      ? tool.outputSchema
+      : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
   // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. Hints
   // equal to MCP's defaults are left out (MCP defines them: not read-only, destructive, not
   // idempotent, open world), as are destructiveHint and idempotentHint on read-only tools, where MCP

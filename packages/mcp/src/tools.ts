@@ -2,6 +2,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import {
   requestBody as declaredBody,
   eventStream,
+  isByteOperation,
   isStreamOperation,
   listOperations,
   type OpenApiDocument,
@@ -12,6 +13,7 @@ import {
   securitySchemeNames,
 } from '@svc/contract';
 import { annotationsFor } from './annotations.js';
+import { fileTool } from './file-tools.js';
 import { headerArgument, toolName } from './names.js';
 import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
@@ -52,6 +54,11 @@ export interface ToolDefinition {
    * output and its parameter for the operation id, followed for progress notifications.
    */
   follow?: { operationId: string; param: string };
+  /**
+   * A byte operation on a file, offered as text (`file-tools.ts`): `read` answers the content, `write`
+   * takes it, at most `maxBytes`; `note` says so (the compact mode appends it to the spec's description).
+   */
+  file?: { direction: 'read' | 'write'; maxBytes: number; note: string };
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -208,7 +215,9 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
 
 /**
  * One tool per operation that takes the caller's access token, in spec order, derived at call time
- * from the document: a new operation in `spec/` becomes a tool without code changes.
+ * from the document: a new operation in `spec/` becomes a tool without code changes. An operation that
+ * takes or answers bytes is no JSON tool: a file's becomes a text tool within a limit
+ * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a tar archive's none.
  *
  * @example
  * import { loadDocument } from '@svc/contract';
@@ -217,7 +226,11 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
 export function buildTools(document: OpenApiDocument): ToolDefinition[] {
   const tools = listOperations(document)
     .filter((op) => usesAccessToken(document, op))
-    .map((op) => toolFromOperation(document, op));
+    .flatMap((op) => {
+      const tool = toolFromOperation(document, op);
+      if (!isByteOperation(document, op)) return [tool];
+      return fileTool(document, op, tool) ?? [];
+    });
   const output = tools.find((t) => t.stream?.commandOutput && pathParams(t).length === 1);
   for (const tool of tools)
     if (output && tool.longRunning && operationPolicy(document, tool.operation).cli === 'execution')

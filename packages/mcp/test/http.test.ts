@@ -1,17 +1,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import { listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMcpHttpHandler } from '../src/http.js';
-import { toolName } from '../src/names.js';
 import { serve } from './support/serve.js';
+import { expectedTools } from './support/spec-tools.js';
 import { recordProgress } from './support/wire-progress.js';
 
 const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
-const specTools = listOperations(loadDocument())
-  .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-  .map((op) => toolName(op.operationId));
+const specTools = expectedTools().map((t) => t.name);
 
 /** The progress notifications each client received, off the wire (see `recordProgress`). */
 const wires = new WeakMap<Client, Progress[]>();

@@ -3,10 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import { listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { toolName } from '../src/names.js';
 import { writeKeyFile } from './support/key-file.js';
+import { expectedTools } from './support/spec-tools.js';
 import { recordProgress } from './support/wire-progress.js';
 
 /** The built entry, as `svc-mcp` and MCP client configs run it (turbo builds before testing). */
@@ -44,9 +43,7 @@ describe('stdio entry against the Prism mock', () => {
   afterAll(() => client?.close());
 
   it('lists exactly the spec’s operations as tools', async () => {
-    const want = listOperations(loadDocument())
-      .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-      .map((op) => toolName(op.operationId));
+    const want = expectedTools().map((t) => t.name);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(want);
     // Compact lists hints that differ from MCP's defaults: destructive (the default) is absent, so true.
