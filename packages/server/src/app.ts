@@ -112,7 +112,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
   metrics?.watchStreams(deps.streams);
-  const validator = compileValidator(document, config.bodyLimitBytes);
+  const validator = compileValidator(document, config.bodyLimitBytes, {
+    maxByteBodyBytes: config.files.maxBytes,
+  });
   const limits = rateLimiting(deps.limiter, deps.tokens);
   deps.limitRequest = limits.limitRequest;
   const auth = await authentication({ db, tokens: deps.tokens, document, clock, log });

@@ -1,5 +1,6 @@
 import type { Schema } from '@svc/contract';
 import type { ErrorCode } from '../errors.js';
+import type { ComputerFiles } from '../files/driver.js';
 
 /**
  * Which driver method carries each of the spec's operation types: `run` for the lifecycle actions
@@ -119,4 +120,9 @@ export interface ComputerDriver {
   readonly name: string;
   run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void>;
   exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult>;
+  /**
+   * Files on the computer, with the same rules on every driver (both built-in drivers have them).
+   * Optional so that a test's stand-in driver need not; without it the files API answers unavailable.
+   */
+  readonly files?: ComputerFiles;
 }
