@@ -4,6 +4,7 @@ import packageJson from '../package.json' with { type: 'json' };
 import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
 import { addCompletionCommands, COMPLETE_COMMAND } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
+import { addCopyCommand, FILES_PATH } from './commands/cp.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
@@ -157,6 +158,8 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   );
   if (computersGroup && wanted(computersGroup.group))
     addComputerWaitCommand(groupOf(computersGroup.group, ''), contextOf);
+  const filesGroup = commands.find((c) => c.operation.path === FILES_PATH);
+  if (filesGroup && wanted(filesGroup.group)) addCopyCommand(groupOf(filesGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   route(program, io);
   return program;

@@ -162,6 +162,13 @@ export function addOperationCommand(
       '--follow',
       "print the command's stdout and stderr as it writes them, then exit with its exit code (Ctrl-C stops following; the command goes on running)",
     );
+  if (spec.bytes)
+    command.addHelpText(
+      'after',
+      spec.bytes.direction === 'upload'
+        ? `\nThe body is svc's stdin: ${spec.bytes.kind === 'file' ? "the file's content" : 'an uncompressed tar archive'}, streamed. \`svc computers cp\` copies local files and directories by name.\n`
+        : `\nWrites ${spec.bytes.kind === 'file' ? "the file's content" : 'the directory as an uncompressed tar archive'} to svc's stdout, streamed. \`svc computers cp\` copies to local paths by name${spec.bytes.kind === 'archive' ? ', extracting' : ''}.\n`,
+    );
   if (spec.stream)
     command.addHelpText(
       'after',
@@ -221,6 +228,22 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
       commandOutput: spec.stream.commandOutput,
       resume,
     });
+  }
+  if (spec.bytes) {
+    const remote = {
+      workspace: String(path.workspace),
+      computer: String(path.computer),
+      path: String(query.path),
+    };
+    const transfer = await import('../files/transfer.js');
+    if (spec.bytes.direction === 'download')
+      return transfer.downloadStdout(context, client, remote, spec.bytes.kind);
+    const answer = await transfer.uploadStdin(context, client, remote, spec.bytes.kind, {
+      mode: query.mode as string | undefined,
+      parents: query.parents as boolean | undefined,
+      idempotencyKey: header['Idempotency-Key'],
+    });
+    return printResult(context, command, answer, output);
   }
   if (spec.runsCommand && values.stdin === true && body) {
     body.stdin = (await readAll(context.io.stdin)).toString('base64');

@@ -1,4 +1,6 @@
 import {
+  byteRequestBody,
+  byteResponse,
   deref,
   eventStream,
   isAnonymous,
@@ -86,6 +88,12 @@ export interface OperationCommand {
    * the created resource's id). Absent for deletes.
    */
   refetch?: { path: string; param?: string };
+  /**
+   * The operation takes or answers bytes (a file as `application/octet-stream`, a directory as
+   * `application/x-tar`), not JSON: the command sends svc's stdin or writes svc's stdout, through
+   * `svc computers cp`'s transfers, which copy by name.
+   */
+  bytes?: { direction: 'upload' | 'download'; kind: 'file' | 'archive' };
 }
 
 /** Body fields of a command-running operation that `--stdin` fills from svc's standard input. */
@@ -324,6 +332,11 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       ? 'bearer'
       : 'credential';
   const events = isStreamOperation(document, info) ? eventStream(document, info) : undefined;
+  const byteBody = byteRequestBody(document, info) ?? byteResponse(document, info);
+  const bytes: OperationCommand['bytes'] = byteBody && {
+    direction: byteRequestBody(document, info) ? 'upload' : 'download',
+    kind: byteBody.mediaType === 'application/x-tar' ? 'archive' : 'file',
+  };
   const dataSchemas = new Set(events?.events.map((e) => e.dataSchema));
   return {
     ...(events ? streamPlaceOf(info.operationId, group) : placeOf(info.operationId, group)),
@@ -335,7 +348,9 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     ...(rest ? { rest } : {}),
     runsCommand,
     options,
-    bodyRequired: declaredBody?.required === true,
+    // A byte body is svc's stdin, never a JSON object.
+    bodyRequired: declaredBody?.required === true && !bytes,
+    ...(bytes ? { bytes } : {}),
     longRunning,
     auth,
     writesKeyFile: cli === 'key-file',
