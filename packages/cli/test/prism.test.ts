@@ -17,11 +17,17 @@ const argvOf = (c: (typeof commands)[number]) => {
     ...c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x')),
   ];
 };
+// Required options (a file's `--path`) are filled from the examples too. A byte download writes bytes,
+// not a JSON envelope: test/commands/cp.test.ts runs those against the files routes.
 const reads = gets
-  .filter((c) => !isStreamOperation(document, c.operation))
+  .filter((c) => !isStreamOperation(document, c.operation) && !c.bytes)
   .map((c) => {
     const parameters = operationParameters(document, c.operation);
-    const args = c.positionals.map((p) => String(parameters.find((x) => x.name === p.name)?.example ?? 'x'));
+    const example = (name: string) => String(parameters.find((x) => x.name === name)?.example ?? 'x');
+    const args = [
+      ...c.positionals.map((p) => example(p.name)),
+      ...c.options.filter((o) => o.required).flatMap((o) => [`--${o.flag}`, example(o.name)]),
+    ];
     return [
       `svc ${c.group} ${c.name} ${args.join(' ')}`.trim(),
       { argv: [c.group, c.name, ...args], noun: c.operation.operationId },

@@ -166,7 +166,9 @@ export function streamPlaceOf(operationId: string, tag: string): CommandPlace {
  * Where an operation's command goes, by noun: the operationId is `<verb><Object>`; when the object is
  * the tag's noun (`startComputer` in `computers`) the command is `svc <tag> <verb>`; when it is another
  * plural noun (`listSizes` in `catalog`) that noun becomes the group (`svc sizes list`); otherwise the
- * command keeps its tag and its whole kebab-case id (`getMe` → `svc identity get-me`).
+ * command keeps its tag and its whole kebab-case id (`getMe` → `svc identity get-me`). An object that
+ * is a part of the tag's noun stays in the tag, without the noun (`listComputerFiles` in `computers`
+ * → `svc computers list-files`).
  *
  * @example
  * placeOf('listSizes', 'catalog'); // { group: 'sizes', name: 'list' }
@@ -176,9 +178,14 @@ export function placeOf(operationId: string, tag: string): CommandPlace {
   const name = verbOf(operationId, tag);
   if (!name.includes('-')) return { group: tag, name };
   const [verb, ...object] = kebab(operationId).split('-');
-  const noun = object.join('-');
-  if (verb && object.length > 0 && noun.endsWith('s') && singular(noun) !== noun)
-    return { group: noun, name: verb };
+  // A part of the tag's noun (`listComputerFiles` in `computers`) stays in its group, named without the noun.
+  const noun = tag.split('-').map(singular);
+  const head = object.slice(0, noun.length).map(singular);
+  if (object.length > noun.length && head.join('-') === noun.join('-'))
+    return { group: tag, name: [verb, ...object.slice(noun.length)].join('-') };
+  const plural = object.join('-');
+  if (verb && object.length > 0 && plural.endsWith('s') && singular(plural) !== plural)
+    return { group: plural, name: verb };
   return { group: tag, name };
 }
 

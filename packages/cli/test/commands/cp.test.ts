@@ -244,44 +244,31 @@ describe('svc computers cp: failures, usage and progress', () => {
 });
 
 describe('the byte operations’ own commands', () => {
-  it('upload-computer-file sends stdin; download-computer-file writes stdout', async () => {
+  it('upload-file sends stdin; download-file writes stdout', async () => {
     const api = filesApi(home());
     const up = await svc(
-      [
-        'computers',
-        'upload-computer-file',
-        'dev',
-        'box',
-        '--path',
-        '/home/svc/s.txt',
-        '--mode',
-        '0600',
-        '-o',
-        'json',
-      ],
+      ['computers', 'upload-file', 'dev', 'box', '--path', '/home/svc/s.txt', '--mode', '0600', '-o', 'json'],
       api.fetch,
       { stdin: Readable.from([Buffer.from('bytes')]) },
     );
     expect(up.code).toBe(0);
     expect(JSON.parse(up.stdout.toString())).toMatchObject({ file: { size: 5, mode: '0600' } });
     const down = await svc(
-      ['computers', 'download-computer-file', 'dev', 'box', '--path', '/home/svc/s.txt'],
+      ['computers', 'download-file', 'dev', 'box', '--path', '/home/svc/s.txt'],
       api.fetch,
     );
     expect(down.stdout.toString()).toBe('bytes');
   });
 
-  it('upload-computer-archive sends a tar from stdin; its help says the body is stdin', async () => {
+  it('upload-archive sends a tar from stdin; its help says the body is stdin', async () => {
     const api = filesApi(home());
     const stdin = Readable.from([await tarOf([{ name: 'a.txt', content: 'A' }])]);
-    const up = await svc(
-      ['computers', 'upload-computer-archive', 'dev', 'box', '--path', '/home/svc/t'],
-      api.fetch,
-      { stdin },
-    );
+    const up = await svc(['computers', 'upload-archive', 'dev', 'box', '--path', '/home/svc/t'], api.fetch, {
+      stdin,
+    });
     expect(up.code).toBe(0);
     expect(api.tree['/home/svc/t/a.txt']?.content?.toString()).toBe('A');
-    const help = await svc(['computers', 'upload-computer-archive', '--help'], api.fetch);
+    const help = await svc(['computers', 'upload-archive', '--help'], api.fetch);
     expect(help.stdout.toString()).toMatch(/The body is svc's stdin: an uncompressed tar archive/);
   });
 });
