@@ -133,6 +133,31 @@ describe.skipIf(skip)('journey: workspace → computer → stop → delete', () 
       const window = await ok(client, 'stream_operation_output', { operation: ran.operations[0].id });
       expect(window).toMatchObject({ ended: true });
       expect(window.events.at(-1)).toMatchObject({ event: 'exit', data: { exit_code: 0 } });
+      // Files while it runs: text and base64 both ways through the file tools, then the JSON ones.
+      const file = { workspace, computer: 'box', path: '/home/svc/notes/hello.txt' };
+      const written = await ok(client, 'write_computer_file', {
+        ...file,
+        content: 'héllo journey\n',
+        parents: true,
+      });
+      expect(written.file).toMatchObject({ path: file.path, type: 'file', size: 15 });
+      expect(await ok(client, 'read_computer_file', file)).toMatchObject({
+        encoding: 'utf-8',
+        content: 'héllo journey\n',
+        size: 15,
+      });
+      const binary = { ...file, path: '/home/svc/notes/bytes.bin' };
+      await ok(client, 'write_computer_file', { ...binary, content: 'AP8B', encoding: 'base64' });
+      expect(await ok(client, 'read_computer_file', binary)).toMatchObject({
+        encoding: 'base64',
+        content: 'AP8B',
+      });
+      const listed = await ok(client, 'list_computer_files', { ...file, path: '/home/svc/notes' });
+      expect(listed.files.map((f: Json) => f.name).sort()).toEqual(['bytes.bin', 'hello.txt']);
+      await ok(client, 'delete_computer_file', { ...file, path: '/home/svc/notes', recursive: true });
+      const gone = await call(client, 'get_computer_file', file);
+      expect(gone.body.error.code).toBe('not_found');
+
       // The workspace's log from its start: the computer's creation is in it.
       const events = await ok(client, 'stream_workspace_events', { workspace, after: '0', wait_seconds: 2 });
       expect(events.events.map((e: Json) => e.event)).toContain('computer.created');
