@@ -82,20 +82,18 @@ async function start(
         return res.end(JSON.stringify(answer));
       }
       if (url.pathname.endsWith('/files/stat'))
-        return res
-          .writeHead(200, { 'Content-Type': 'application/json' })
-          .end(
-            JSON.stringify({
-              file: {
-                path,
-                name: 'x',
-                type: 'directory',
-                size: 0,
-                mode: '0755',
-                modified_at: '2026-11-10T12:00:05Z',
-              },
-            }),
-          );
+        return res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+          JSON.stringify({
+            file: {
+              path,
+              name: 'x',
+              type: 'directory',
+              size: 0,
+              mode: '0755',
+              modified_at: '2026-11-10T12:00:05Z',
+            },
+          }),
+        );
       if (req.method === 'DELETE') return res.writeHead(204).end();
       const content = options.content ?? new Uint8Array();
       res.writeHead(200, {
