@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listOperations, loadDocument } from '@svc/contract';
+import { byteOperationIds, byteRequestBody, byteResponse, listOperations, loadDocument } from '@svc/contract';
 import { toolName } from '@svc/mcp';
 import { serverBuilt, spawnServer } from '@svc/tools/server-process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -50,12 +50,23 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
   });
   afterAll(() => server?.close());
 
-  test('lists every operation but getHealth and exchangeToken as a tool; calls one as the key', async () => {
+  test('lists every operation but getHealth and exchangeToken as a tool (a file’s bytes as text tools); calls one as the key', async () => {
     const { client } = await connectSvcMcp(env);
     try {
-      const want = listOperations(loadDocument())
+      // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's none.
+      const document = loadDocument();
+      const bytes = new Set(byteOperationIds(document));
+      const isFile = (op: ReturnType<typeof listOperations>[number]) =>
+        (byteResponse(document, op) ?? byteRequestBody(document, op))?.mediaType ===
+        'application/octet-stream';
+      const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-        .map((op) => toolName(op.operationId));
+        .filter((op) => !bytes.has(op.operationId) || isFile(op))
+        .map((op) =>
+          toolName(op.operationId)
+            .replace(/^download_/, 'read_')
+            .replace(/^upload_/, 'write_'),
+        );
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(want);
 
