@@ -98,7 +98,7 @@ export function fileTool(
 function tooLarge(tool: ToolDefinition, size: string): CallToolResult {
   const max = tool.file?.maxBytes ?? FILE_TOOL_MAX_BYTES;
   return textError(
-    `${size}; ${tool.name} handles at most ${mib(max)}. Move larger files with the HTTP API (${tool.operation.method.toUpperCase()} ${tool.operation.path}?path=…, streamed, up to 1 GiB) or the CLI: svc computers cp <local> <workspace>/<computer>:<path> (and back).`,
+    `${size}; ${tool.name} handles at most ${mib(max)}. Move larger files with the HTTP API (${tool.operation.method.toUpperCase()} ${tool.operation.path}?path=…, streamed) or the CLI: svc computers cp <local> <workspace>/<computer>:<path> (and back).`,
   );
 }
 

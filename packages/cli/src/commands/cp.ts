@@ -4,13 +4,16 @@
 import { type Command, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
+import { uploadLimit } from '../files/limits.js';
+import { humanBytes } from '../files/progress.js';
 import { parseRemote } from '../files/remote.js';
+
 import { outputOptions, printResult } from '../output/print.js';
 
 /** The path whose operations `svc computers cp` calls; the command sits in that path's group. */
 export const FILES_PATH = '/workspaces/{workspace}/computers/{computer}/files';
 
-const HELP = `
+const help = (limit: string) => `
 A remote path is <workspace>/<computer>:<absolute path>; the other side is a local path, or - for
 svc's stdin or stdout. The computer must be running. Files may be written under /home only.
 
@@ -24,7 +27,7 @@ svc's stdin or stdout. The computer must be running. Files may be written under 
 A local file keeps its permission bits unless --mode is given. A directory goes into the target
 when it does not exist yet, else into a directory of its own name inside it. An archive that comes
 back is extracted with the server's rules: no absolute names, no .., no devices, no links out of the
-target. Uploads take at most 1 GiB each. Progress shows on stderr when it is a terminal and the
+target. Uploads take at most ${limit} each. Progress shows on stderr when it is a terminal and the
 transfer is over 1 MiB. With -o json the upload's answer (FileInfo, or the archive's count) is printed.
 `;
 
@@ -60,7 +63,10 @@ export function addCopyCommand(group: Command, context: () => Context): Command 
     .option('--parents', 'create missing parent directories in the computer, as mkdir -p does')
     .option('--archive', 'with -: stdin or stdout is a tar archive of a directory, not a file')
     .option('--idempotency-key <key>', 'the Idempotency-Key of the upload (repeat it to retry safely)')
-    .addHelpText('after', HELP)
+    .addHelpText('after', () => {
+      const limit = uploadLimit('file');
+      return help(limit === undefined ? 'what the server allows' : humanBytes(limit));
+    })
     .action(async (source: string, destination: string, flags: CopyFlags, command: Command) => {
       await copy(context(), command, source, destination, flags);
     });

@@ -6,9 +6,11 @@ import { open, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import type { SvcClient } from '@svc/client';
 import type { Download } from '@svc/client/files';
-import { byteRequestBody, loadDocument, type Schema } from '@svc/contract';
+import type { Schema } from '@svc/contract';
 import type { Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
+import type { ByteKind } from './limits.js';
+import { uploadLimit } from './limits.js';
 import { humanBytes, transferProgress } from './progress.js';
 import { intoRemote, type RemotePath } from './remote.js';
 import { packDirectory } from './tar-pack.js';
@@ -16,8 +18,7 @@ import { packDirectory } from './tar-pack.js';
 /** What a path in a computer is (the spec's `FileInfo`). */
 type FileInfo = Schema<'FileInfo'>;
 
-/** The two kinds of bytes the API moves: a file, or a directory as a tar archive. */
-export type ByteKind = 'file' | 'archive';
+export type { ByteKind } from './limits.js';
 
 /** Options of an upload, as the command line gave them. */
 export interface UploadFlags {
@@ -83,12 +84,6 @@ async function drain(
     progress.done();
   }
   return bytes;
-}
-
-/** The upload limit of the spec's byte operation for `kind` (`x-svc-max-bytes`), for a refusal before sending. */
-function uploadLimit(kind: ByteKind): number | undefined {
-  return byteRequestBody(loadDocument(), kind === 'file' ? 'uploadComputerFile' : 'uploadComputerArchive')
-    ?.maxBytes;
 }
 
 /**

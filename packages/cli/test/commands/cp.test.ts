@@ -11,6 +11,7 @@ import {
   readlinkSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -240,6 +241,19 @@ describe('svc computers cp: failures, usage and progress', () => {
     const result = await svc(['computers', 'cp', '--help'], filesApi(home()).fetch);
     expect(result.stdout.toString()).toContain('<workspace>/<computer>:<absolute path>');
     expect(result.stdout.toString()).toContain('--archive');
+    // The spec's x-svc-max-bytes, not a number typed here.
+    expect(result.stdout.toString()).toContain('Uploads take at most 1.0 GiB each');
+  });
+
+  it('refuses a local file over the spec’s upload limit before sending anything', async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, 'huge'), '');
+    truncateSync(join(dir, 'huge'), 1024 ** 3 + 1); // sparse: no gigabyte is written
+    const api = filesApi(home());
+    const result = await svc(['computers', 'cp', join(dir, 'huge'), 'dev/box:/home/svc/huge'], api.fetch);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/an upload takes at most 1.0 GiB/);
+    expect(api.requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
   });
 });
 
