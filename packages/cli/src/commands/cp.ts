@@ -18,10 +18,10 @@ A remote path is <workspace>/<computer>:<absolute path>; the other side is a loc
 svc's stdin or stdout. The computer must be running. Files may be written under /home only.
 
   svc computers cp notes.txt dev/box:/home/svc/           a file in (named notes.txt there)
-  svc computers cp ./src dev/box:/home/svc/src           a directory in, as a tar archive
+  svc computers cp ./src dev/box:/home/svc/src            a directory in, as a tar archive
   svc computers cp dev/box:/home/svc/out ./out            a directory out, extracted here
   svc computers cp dev/box:/home/svc/log.txt -            a file to stdout
-  tar -c src | svc computers cp --archive - dev/box:/home/svc/src
+  tar -C src -c . | svc computers cp --archive - dev/box:/home/svc/src
   svc computers cp --archive dev/box:/home/svc/src - | tar -t
 
 A local file keeps its permission bits unless --mode is given. A directory goes into the target
