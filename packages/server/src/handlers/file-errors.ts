@@ -109,7 +109,10 @@ const PUBLISHED_RULES: ReadonlySet<string> = (() => {
 })();
 
 /** The driver's finer rules, as the spec names them ("an unknown or sparse entry type"). */
-const RULE_ALIASES: Readonly<Record<string, string>> = { sparse: 'entry_type', unsupported_type: 'entry_type' };
+const RULE_ALIASES: Readonly<Record<string, string>> = {
+  sparse: 'entry_type',
+  unsupported_type: 'entry_type',
+};
 
 /** A driver's rule as published, or undefined when the spec has no name for it (the message says it). */
 function publishedRule(rule: string): string | undefined {
