@@ -66,7 +66,9 @@ function entrySegments(name: string): string[] {
 
 /**
  * Checks an uploaded tar as it streams and re-emits it clean: the returned `tar` is a new archive of
- * the same entries, each under its normalized name, owned by `uid:gid`, with permission bits only. The
+ * the same entries, each under its normalized name, owned by `uid:gid`, with permission bits only
+ * (parents that have no entry of their own get one: 0755, owned alike, made before their first child;
+ * like any directory entry, it replaces a symlink of that name in the destination). The
  * archive fails with a `FileError` — `bad_archive` with `details.rule` (see {@link ArchiveRule}) and
  * `details.entry`, or `too_large`, or `quota_exceeded` — on the first entry that breaks a rule, before
  * that entry is emitted:
@@ -128,6 +130,7 @@ export function checkArchive(
   const consume = (async () => {
     const files = new Set<string>();
     const symlinks = new Set<string>();
+    const dirs = new Set<string>();
     let declared = 0;
     try {
       for await (const entry of extract) {
@@ -206,7 +209,30 @@ export function checkArchive(
           await new Promise((resolve) => entry.once('end', resolve));
           continue;
         }
+        // Parents the archive implies without entries of their own: made here, owned by the computer's
+        // user (the Engine would make them root's, which the computer's user could not change).
+        for (let at = 1; at < segments.length; at++) {
+          const parent = segments.slice(0, at).join('/');
+          if (dirs.has(parent)) continue;
+          dirs.add(parent);
+          files.delete(parent);
+          await copyEntry(
+            entry,
+            {
+              name: parent,
+              type: 'directory',
+              mode: 0o755,
+              mtime: new Date(),
+              uid: options.uid,
+              gid: options.gid,
+            },
+            pack,
+            undefined,
+          );
+        }
         if (out.type === 'symlink') symlinks.add(clean);
+        if (out.type === 'directory') dirs.add(clean);
+        else dirs.delete(clean);
         if (out.type === 'file' || out.type === 'link') files.add(clean);
         else files.delete(clean);
         await copyEntry(entry, out, pack, summary);
@@ -264,8 +290,15 @@ async function copyEntry(
   entry: tar.Entry,
   header: tar.Headers,
   pack: tar.Pack,
-  summary: ArchiveSummary,
+  summary: ArchiveSummary | undefined,
 ): Promise<void> {
+  if (!summary) {
+    // A directory made for an implied parent: no body, and `entry` is not read.
+    await new Promise<void>((resolve, reject) =>
+      pack.entry(header, (error) => (error ? reject(error) : resolve())),
+    );
+    return;
+  }
   const isFile = header.type === 'file';
   const size = isFile ? (header.size ?? 0) : 0;
   let sink!: ReturnType<tar.Pack['entry']>;

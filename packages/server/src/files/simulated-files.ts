@@ -1,5 +1,5 @@
 import tar from 'tar-stream';
-import type { DriverComputer } from '../operations/driver.js';
+import type { DriverComputer } from '../operations/computer.js';
 import { checkArchive } from './archive-check.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {

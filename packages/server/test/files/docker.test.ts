@@ -1,0 +1,60 @@
+import { afterAll, beforeAll } from 'vitest';
+import { newId } from '../../src/ids.js';
+import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
+import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
+import type { DriverComputer, DriverContext } from '../../src/operations/driver.js';
+import { describeDocker } from '../support/docker.js';
+import { TEST_IMAGE } from '../support/docker-probe.js';
+import { type FilesHarness, fileRules, MAX_ENTRIES, SMALL_QUOTA } from './file-rules.js';
+
+const catalog: DockerCatalog = {
+  size: async (name) => ({ small: { vcpus: 1, memory_mib: 256 } })[name],
+  image: async (name) => ({ busybox: { reference: TEST_IMAGE } })[name],
+};
+const context = (): DriverContext => ({ signal: new AbortController().signal, progress: async () => {} });
+const computer = (): DriverComputer => ({
+  id: newId(),
+  workspace_id: newId(),
+  name: `box-${newId().slice(-6).toLowerCase()}`,
+  size: 'small',
+  image: 'busybox',
+  labels: {},
+});
+
+describeDocker('files: the Docker driver', (engine) => {
+  const options = { docker: engine.docker, catalog, instance: engine.instance, hostCpus: 1 };
+  const driver = new DockerDriver({ ...options, filesMaxArchiveEntries: MAX_ENTRIES });
+  const small = new DockerDriver({
+    ...options,
+    filesQuotaBytes: SMALL_QUOTA,
+    filesMaxArchiveEntries: MAX_ENTRIES,
+  });
+  const boxes = [computer(), computer()] as const;
+  const run = async (argv: string[], box: DriverComputer) => {
+    const result = await driver.exec(box, {
+      argv,
+      timeoutMs: 10_000,
+      maxOutputBytes: 4096,
+      signal: new AbortController().signal,
+    });
+    if (result.exitCode !== 0) throw new Error(`${argv.join(' ')}: ${Buffer.from(result.stderr).toString()}`);
+  };
+  const harness: FilesHarness = {
+    files: driver.files,
+    computer: boxes[0],
+    small: { files: small.files, computer: boxes[1] },
+    symlink: (box, path, target) => run(['ln', '-s', target, path], box),
+    mkfifo: (box, path) => run(['mkfifo', path], box),
+    uid: 1000,
+  };
+  beforeAll(async () => {
+    for (const box of boxes) {
+      await driver.run('create', box, context());
+      await driver.run('start', box, context());
+    }
+  });
+  afterAll(async () => {
+    for (const box of boxes) await driver.run('delete', box, context()).catch(() => {});
+  });
+  fileRules(() => harness);
+});
