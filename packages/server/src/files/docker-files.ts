@@ -222,6 +222,7 @@ export class DockerFiles implements ComputerFiles {
             sink.once('close', () => resolve());
           });
           written.catch(() => {}); // awaited below unless the body fails first
+          sink.on('error', () => {});
           let total = 0;
           for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
             total += chunk.length;
@@ -570,6 +571,7 @@ async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
 function renameTop(source: IncomingMessage, from: string, to: string): Readable {
   const extract = tar.extract();
   const pack = tar.pack();
+  extract.on('error', () => {}); // reported through the loop below and `pack`
   source.pipe(extract as unknown as NodeJS.WritableStream);
   source.once('error', (error) => extract.destroy(error));
   (async () => {
@@ -579,6 +581,7 @@ function renameTop(source: IncomingMessage, from: string, to: string): Readable 
         header.name = to + header.name.slice(from.length);
       const done = new Promise<void>((resolve, reject) => {
         const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
+        sink.on('error', () => {}); // reported through the entry's callback
         if (header.type === 'file' || header.type === 'contiguous-file') {
           (async () => {
             for await (const chunk of entry)
