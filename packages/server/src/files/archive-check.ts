@@ -85,18 +85,22 @@ function entrySegments(name: string): string[] {
  * const { entries, bytes } = await checked.done;
  */
 export function checkArchive(
-  input: AsyncIterable<Uint8Array> & { destroy?(error?: Error): void },
+  input: AsyncIterable<Uint8Array> & { destroy?(): void },
   options: ArchiveCheckOptions,
 ): { tar: Readable; done: Promise<ArchiveSummary> } {
   const extract = tar.extract();
   const pack = tar.pack();
+  // Their failures reach the caller through `done` and through the reader of `tar`; as events they
+  // would be uncaught once nobody listens.
+  extract.on('error', () => {});
+  pack.on('error', () => {});
   const { signal } = options;
   let failure: unknown;
   const fail = (error: unknown) => {
     failure ??= error;
     extract.destroy(failure as Error);
     pack.destroy(failure as Error);
-    input.destroy?.(failure as Error);
+    input.destroy?.(); // without the error: nobody may be listening to the input any more
   };
   const onAbort = () => fail(abortReason(signal));
   signal.addEventListener('abort', onAbort, { once: true });
@@ -306,6 +310,7 @@ async function copyEntry(
   const written = new Promise<void>((resolve, reject) => {
     sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
   });
+  sink.on('error', () => {}); // a destroyed pack fails its entry too; `written` reports it
   written.catch(() => {});
   let count = 0;
   for await (const chunk of entry) {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { FileStat, FileType } from './driver.js';
 import { FileError } from './driver.js';
@@ -99,4 +100,70 @@ export function engineFailure(
   return new FileError('unavailable', 'the Docker Engine failed the files operation', {
     ...(status === undefined ? {} : { engine_status: status }),
   });
+}
+
+/** What an argv exec printed and how it ended. */
+export interface ArgvResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Bytes kept of each output of an argv exec (`du` prints one line, `rm` a few). */
+const ARGV_OUTPUT_BYTES = 4096;
+
+/**
+ * Runs `argv` in a running container as its user with the Engine's exec API: the program itself, no
+ * shell in between, so no path can be read as shell syntax. Outputs are capped at 4 KiB each. On
+ * abort or after `timeoutMs` the connection is dropped and the call fails (the Engine has no call to
+ * kill an exec; `rm` and `du` end by themselves).
+ */
+export async function execArgv(
+  docker: Docker,
+  container: Docker.Container,
+  argv: string[],
+  signal: AbortSignal,
+  timeoutMs = 60_000,
+): Promise<ArgvResult> {
+  const exec = await container.exec({
+    Cmd: argv,
+    AttachStdout: true,
+    AttachStderr: true,
+    abortSignal: signal,
+  });
+  const stream = (await exec.start({ hijack: true, stdin: false })) as import('node:stream').Duplex;
+  const outputs = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  const sink = (name: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        if (Buffer.concat(outputs[name]).length < ARGV_OUTPUT_BYTES) outputs[name].push(chunk);
+        done();
+      },
+    });
+  docker.modem.demuxStream(stream, sink('stdout'), sink('stderr'));
+  const stop = () => stream.destroy();
+  const timer = setTimeout(stop, timeoutMs);
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    await new Promise<void>((resolve) => {
+      stream.once('end', resolve);
+      stream.once('close', resolve);
+      stream.once('error', () => resolve());
+    });
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+  }
+  if (signal.aborted) throw signal.reason;
+  for (let attempt = 0; ; attempt++) {
+    const info = await exec.inspect();
+    if (!info.Running && info.ExitCode !== null)
+      return {
+        exitCode: info.ExitCode,
+        stdout: Buffer.concat(outputs.stdout).toString('utf8'),
+        stderr: Buffer.concat(outputs.stderr).toString('utf8'),
+      };
+    if (attempt >= 50) throw new FileError('unavailable', `${argv[0]} did not finish in the computer`, {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

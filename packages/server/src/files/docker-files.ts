@@ -7,11 +7,9 @@ import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import type { DriverComputer } from '../operations/computer.js';
-import { runExec } from '../operations/docker/exec.js';
-import type { ExecResult } from '../operations/driver.js';
 import { checkArchive } from './archive-check.js';
-import type { EngineStat } from './docker-engine.js';
-import { engineFailure, engineStat, fileStatOf, typeOfMode } from './docker-engine.js';
+import type { ArgvResult, EngineStat } from './docker-engine.js';
+import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
@@ -199,6 +197,7 @@ export class DockerFiles implements ComputerFiles {
         if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
       };
       const owner = ownerOf(target.user);
+      const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const spool = options.size === undefined ? await this.spool(body, options, checkQuota) : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
@@ -222,6 +221,8 @@ export class DockerFiles implements ComputerFiles {
             sink.once('error', reject);
             sink.once('close', () => resolve());
           });
+          written.catch(() => {}); // awaited below unless the body fails first
+          sink.on('error', () => {});
           let total = 0;
           for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
             total += chunk.length;
@@ -240,6 +241,8 @@ export class DockerFiles implements ComputerFiles {
           entries,
           container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal }),
         ]).catch(async (error: unknown) => {
+          // Cut short (an abort, a body shorter or longer than declared): the Engine fails the
+          // extraction and leaves no part of the file (a file being replaced is gone, though).
           throw await entries.then(
             () => error,
             (failure: unknown) => failure,
@@ -248,7 +251,6 @@ export class DockerFiles implements ComputerFiles {
       } finally {
         if (spool) await rm(spool.dir, { recursive: true, force: true });
       }
-      const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const stat = await engineStat(container, joinPath(written, name), signal);
       if (!stat)
         throw new FileError('unavailable', 'the file was written but cannot be found', { path: normalized });
@@ -276,7 +278,7 @@ export class DockerFiles implements ComputerFiles {
       const argv = isDir && !options.recursive ? ['rmdir', '--', canonical] : ['rm', '-rf', '--', canonical];
       const result = await this.exec(target, argv, signal);
       if (result.exitCode === 0) return;
-      const stderr = Buffer.from(result.stderr).toString('utf8');
+      const { stderr } = result;
       this.log('docker files: remove failed', { path: normalized, exitCode: result.exitCode, stderr });
       if (/not empty/i.test(stderr))
         throw new FileError('not_empty', `${normalized} is a directory that is not empty`, {
@@ -377,15 +379,10 @@ export class DockerFiles implements ComputerFiles {
     return found;
   }
 
-  private async exec(target: FilesContainer, argv: string[], signal: AbortSignal): Promise<ExecResult> {
+  private async exec(target: FilesContainer, argv: string[], signal: AbortSignal): Promise<ArgvResult> {
     if (!target.running)
       throw new FileError('unavailable', 'the computer is not running', { reason: 'not_running' });
-    return runExec(this.options.docker, target.container, {
-      argv,
-      timeoutMs: 60_000,
-      maxOutputBytes: 4096,
-      signal,
-    });
+    return execArgv(this.options.docker, target.container, argv, signal);
   }
 
   /**
@@ -395,7 +392,7 @@ export class DockerFiles implements ComputerFiles {
    */
   private async usedBytes(target: FilesContainer, signal: AbortSignal): Promise<number> {
     const result = await this.exec(target, ['du', '-sk', WRITABLE_ROOT], signal);
-    const kib = Number.parseInt(Buffer.from(result.stdout).toString('utf8'), 10);
+    const kib = Number.parseInt(result.stdout, 10);
     if (result.exitCode !== 0 || !Number.isFinite(kib))
       throw new FileError('unavailable', 'the files quota could not be measured', {});
     return kib * 1024;
@@ -574,6 +571,7 @@ async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
 function renameTop(source: IncomingMessage, from: string, to: string): Readable {
   const extract = tar.extract();
   const pack = tar.pack();
+  extract.on('error', () => {}); // reported through the loop below and `pack`
   source.pipe(extract as unknown as NodeJS.WritableStream);
   source.once('error', (error) => extract.destroy(error));
   (async () => {
@@ -583,6 +581,7 @@ function renameTop(source: IncomingMessage, from: string, to: string): Readable 
         header.name = to + header.name.slice(from.length);
       const done = new Promise<void>((resolve, reject) => {
         const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
+        sink.on('error', () => {}); // reported through the entry's callback
         if (header.type === 'file' || header.type === 'contiguous-file') {
           (async () => {
             for await (const chunk of entry)

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { newId } from '../../src/ids.js';
 import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
 import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
@@ -57,4 +57,18 @@ describeDocker('files: the Docker driver', (engine) => {
     for (const box of boxes) await driver.run('delete', box, context()).catch(() => {});
   });
   fileRules(() => harness);
+
+  test("a computer's /home is a volume of its own, removed with its container", async () => {
+    const box = computer();
+    await driver.run('create', box, context());
+    const [container] = await engine.containers(box.id);
+    const info = await engine.docker.getContainer(container?.Id ?? '').inspect();
+    const volume = info.Mounts.find((mount) => mount.Destination === '/home');
+    expect(volume).toMatchObject({ Type: 'volume', RW: true });
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    await driver.run('delete', box, context());
+    await expect(engine.docker.getVolume(volume?.Name ?? '').inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
 });

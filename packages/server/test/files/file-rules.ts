@@ -519,9 +519,23 @@ export function fileRules(get: () => FilesHarness): void {
     );
   });
 
-  test('an aborted write fails with the abort and leaves no file', async () => {
+  test('delete of a symlink removes the link, not what it leads to', async () => {
     const dir = fresh();
     const { files, computer } = get();
+    await write(`${dir}/sub/a.txt`, text('a'));
+    await get().symlink(computer, `${dir}/link`, 'sub');
+    await files.remove(computer, `${dir}/link`, { recursive: true, signal: signal() });
+    await expectFileError(files.stat(computer, `${dir}/link`, signal()), 'not_found');
+    expect(Buffer.from((await read(`${dir}/sub/a.txt`)).bytes).toString()).toBe('a');
+  });
+
+  test.each([
+    ['unknown', false],
+    ['known', true],
+  ])('an aborted write (size %s) fails with the abort and leaves no file', async (_name, known) => {
+    const dir = fresh();
+    const { files, computer } = get();
+    await write(`${dir}/keep.txt`, text('k'));
     const controller = new AbortController();
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -535,7 +549,12 @@ export function fileRules(get: () => FilesHarness): void {
       },
     });
     await expect(
-      files.write(computer, `${dir}/aborted`, body, options({ signal: controller.signal })),
+      files.write(
+        computer,
+        `${dir}/aborted`,
+        body,
+        options({ signal: controller.signal, ...(known ? { size: 4 * 1024 * 1024 } : {}) }),
+      ),
     ).rejects.toThrow('client went away');
     await expectFileError(files.stat(computer, `${dir}/aborted`, signal()), 'not_found');
   });
