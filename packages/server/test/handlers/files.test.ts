@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { listen } from '../../src/http/node-adapter.js';
 import { entriesOf, tarOf } from '../files/file-rules.js';
 import { errorOf } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
@@ -383,6 +384,39 @@ describeEngines('handlers: files on computers', (engine) => {
       code: 'quota_exceeded',
       details: { quota: 'files_bytes_per_computer', limit_bytes: QUOTA },
     });
+  });
+
+  test('a download the client abandons is cancelled: its audit line says completed: false', async () => {
+    const path = `${fresh()}/large.bin`;
+    expect((await put(path, new Uint8Array(5 * 1024 * 1024))).status).toBe(200);
+    const running = await listen(f.t.app.fetch, { port: 0 });
+    try {
+      const client = new AbortController();
+      const response = await fetch(`${running.url}${f.files()}${query({ path })}`, {
+        headers: { authorization: `Bearer ${f.team.editor.token}` },
+        signal: client.signal,
+      });
+      expect(response.status).toBe(200);
+      const reader = response.body?.getReader();
+      await reader?.read();
+      client.abort();
+      await expect
+        .poll(
+          () =>
+            f.logs.find(
+              (line) =>
+                line.message === 'file transfer' &&
+                line.fields.path === path &&
+                line.fields.direction === 'out',
+            ),
+          { timeout: 5000 },
+        )
+        .toMatchObject({ fields: { completed: false } });
+      const line = f.logs.find((l) => l.fields.path === path && l.fields.direction === 'out');
+      expect(line?.fields.bytes as number).toBeLessThan(5 * 1024 * 1024);
+    } finally {
+      await running.close();
+    }
   });
 
   test('one audit line per transfer: computer, path, direction, kind, bytes, duration, never the content', async () => {
