@@ -196,7 +196,7 @@ export class DockerFiles implements ComputerFiles {
       const checkQuota = (total: number) => {
         if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
       };
-      const owner = ownerOf(target.user);
+      const owner = await this.owner(target, signal);
       const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const spool = options.size === undefined ? await this.spool(body, options, checkQuota) : undefined;
       try {
@@ -327,7 +327,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const owner = ownerOf(target.user);
+      const owner = await this.owner(target, signal);
       const dir = await this.directory(container, normalized, options.parents, signal);
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
@@ -360,6 +360,62 @@ export class DockerFiles implements ComputerFiles {
       }
       return checked.done;
     });
+  }
+
+  /**
+   * The numeric owner of what a write makes: the container's user (`Config.User`, from the image).
+   * A user or group given by name is looked up in the container's `/etc/passwd` and `/etc/group`
+   * (read through the Engine); one that is not there is the driver's non-root fallback, 65534.
+   */
+  private async owner(target: FilesContainer, signal: AbortSignal): Promise<{ uid: number; gid: number }> {
+    const [user = '', group] = target.user.split(':');
+    const numeric = (value: string | undefined) =>
+      value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+    let uid = numeric(user);
+    let gid = numeric(group);
+    if (uid === undefined) {
+      const entry = (await this.readSmall(target.container, '/etc/passwd', signal))
+        .split('\n')
+        .map((line) => line.split(':'))
+        .find((fields) => fields[0] === user);
+      uid = numeric(entry?.[2]) ?? FALLBACK_OWNER.uid;
+      if (group === undefined) gid = numeric(entry?.[3]) ?? FALLBACK_OWNER.gid;
+    }
+    if (gid === undefined && group !== undefined) {
+      const entry = (await this.readSmall(target.container, '/etc/group', signal))
+        .split('\n')
+        .map((line) => line.split(':'))
+        .find((fields) => fields[0] === group);
+      gid = numeric(entry?.[2]) ?? FALLBACK_OWNER.gid;
+    }
+    return { uid, gid: gid ?? uid };
+  }
+
+  /** A small text file of the container (at most 64 KiB kept), or '' when it is not there. */
+  private async readSmall(container: Docker.Container, path: string, signal: AbortSignal): Promise<string> {
+    let response: IncomingMessage;
+    try {
+      response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
+    } catch {
+      return '';
+    }
+    const extract = tar.extract();
+    extract.on('error', () => {});
+    response.pipe(extract as unknown as NodeJS.WritableStream);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const entry of extract) {
+        for await (const chunk of entry) {
+          if (size < 64 * 1024) chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+        }
+        break;
+      }
+    } finally {
+      response.destroy();
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   /** Runs `work`, turning the Engine's failures into `FileError`s. */
@@ -523,14 +579,6 @@ function assertRemovable(path: string): void {
   assertWritable(path);
   if (path === WRITABLE_ROOT)
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
-}
-
-/** The numeric owner of a container's `User` (`1000:1000`, `1000`), else the driver's fallback. */
-export function ownerOf(user: string): { uid: number; gid: number } {
-  const match = /^(\d+)(?::(\d+))?$/.exec(user);
-  if (!match) return FALLBACK_OWNER;
-  const uid = Number(match[1]);
-  return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
 }
 
 /** A stat from a listing's tar header (hard links take the size of the file they name). */

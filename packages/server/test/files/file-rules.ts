@@ -72,7 +72,14 @@ export async function tarOf(entries: [tar.Headers, (string | Uint8Array)?][]): P
 /** The entries of a tar: name, type, uid, size and body. */
 export async function entriesOf(bytes: Uint8Array) {
   const extract = tar.extract();
-  const out: { name: string; type: string; uid: number; linkname?: string | null; body: Uint8Array }[] = [];
+  const out: {
+    name: string;
+    type: string;
+    uid: number;
+    gid: number;
+    linkname?: string | null;
+    body: Uint8Array;
+  }[] = [];
   const done = (async () => {
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
@@ -81,6 +88,7 @@ export async function entriesOf(bytes: Uint8Array) {
         name: entry.header.name,
         type: entry.header.type ?? 'file',
         uid: entry.header.uid ?? 0,
+        gid: entry.header.gid ?? 0,
         linkname: entry.header.linkname,
         body: new Uint8Array(Buffer.concat(chunks)),
       });
