@@ -113,7 +113,6 @@ export class DockerFiles implements ComputerFiles {
       response.pipe(extract as unknown as NodeJS.WritableStream);
       response.once('error', (error) => extract.destroy(error));
       const children: FileStat[] = [];
-      const sizes = new Map<string, number>();
       let prefix: string | undefined;
       try {
         for await (const entry of extract) {
@@ -124,14 +123,18 @@ export class DockerFiles implements ComputerFiles {
             continue;
           }
           const rest = prefix === '' ? name : name.slice(prefix.length + 1);
-          if (entry.header.type === 'file' || entry.header.type === 'contiguous-file')
-            sizes.set(name, entry.header.size ?? 0);
           if (rest === '' || rest.includes('/')) continue;
-          children.push(headerStat(joinPath(normalized, rest), entry.header, sizes));
+          children.push(headerStat(joinPath(normalized, rest), entry.header));
         }
       } finally {
         response.destroy();
       }
+      // A hard link's header has no size: that child's own stat has it (rare; one HEAD each).
+      for (const [at, child] of children.entries())
+        if (child.size < 0) {
+          const stat = await engineStat(container, joinPath(canonical, child.name), signal);
+          children[at] = stat ? fileStatOf(child.path, stat) : { ...child, size: 0 };
+        }
       return children.sort((a, b) => compareNames(a.name, b.name));
     });
   }
@@ -581,8 +584,8 @@ function assertRemovable(path: string): void {
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
 }
 
-/** A stat from a listing's tar header (hard links take the size of the file they name). */
-function headerStat(path: string, header: tar.Headers, sizes: Map<string, number>): FileStat {
+/** A stat from a listing's tar header; a hard link's size is -1 (unknown: its header has none). */
+function headerStat(path: string, header: tar.Headers): FileStat {
   const base = {
     path,
     name: baseName(path),
@@ -594,7 +597,7 @@ function headerStat(path: string, header: tar.Headers, sizes: Map<string, number
     case 'contiguous-file':
       return { ...base, type: 'file', size: header.size ?? 0 };
     case 'link':
-      return { ...base, type: 'file', size: sizes.get((header.linkname ?? '').replace(/^\/+/, '')) ?? 0 };
+      return { ...base, type: 'file', size: -1 };
     case 'directory':
       return { ...base, type: 'directory', size: 0 };
     case 'symlink':

@@ -375,6 +375,14 @@ export function fileRules(get: () => FilesHarness): void {
     expect(summary).toEqual({ entries: 6, bytes: 5 + 256 });
     expect(await files.stat(computer, `${dir}/proj/a.txt`, signal())).toMatchObject({ mode: 0o640, size: 5 });
     expect(Buffer.from((await read(`${dir}/proj/same.txt`)).bytes).toString()).toBe('alpha');
+    const listed = await files.list(computer, `${dir}/proj`, signal());
+    expect(listed.map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+      ['a.txt', 'file', 5],
+      ['abs', 'symlink', 4],
+      ['bin', 'directory', 0],
+      ['rel', 'symlink', 5],
+      ['same.txt', 'file', 5],
+    ]);
     expect(Buffer.from((await read(`${dir}/proj/rel`)).bytes).toString()).toBe('alpha');
     const out = await entriesOf(await bytesOf(await files.readArchive(computer, `${dir}/proj`, signal())));
     const byName = new Map(out.map((entry) => [entry.name.replace(/\/$/, ''), entry]));
