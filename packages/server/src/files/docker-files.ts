@@ -206,6 +206,7 @@ export class DockerFiles implements ComputerFiles {
         const size = spool?.size ?? (options.size as number);
         const source = spool ? createReadStream(spool.file) : nodeReadable(body);
         const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
         const entries = (async () => {
           const prefix: string[] = [];
           for (const segment of dir.missing) {
@@ -220,11 +221,11 @@ export class DockerFiles implements ComputerFiles {
             mtime: new Date(),
             ...owner,
           });
-          const written = new Promise<void>((resolve, reject) => {
+          const entryDone = new Promise<void>((resolve, reject) => {
             sink.once('error', reject);
             sink.once('close', () => resolve());
           });
-          written.catch(() => {}); // awaited below unless the body fails first
+          entryDone.catch(() => {}); // awaited below unless the body fails first
           sink.on('error', () => {});
           let total = 0;
           for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
@@ -236,7 +237,7 @@ export class DockerFiles implements ComputerFiles {
           if (total !== size)
             throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
           sink.end();
-          await written;
+          await entryDone;
           pack.finalize();
         })();
         entries.catch((error: unknown) => pack.destroy(error as Error));
@@ -335,6 +336,7 @@ export class DockerFiles implements ComputerFiles {
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
         const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
         const prefix: string[] = [];
         for (const segment of dir.missing) {
           prefix.push(segment);
@@ -622,6 +624,7 @@ async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
 function renameTop(source: IncomingMessage, from: string, to: string): Readable {
   const extract = tar.extract();
   const pack = tar.pack();
+  pack.on('error', () => {}); // its reader (the download) reports it
   extract.on('error', () => {}); // reported through the loop below and `pack`
   source.pipe(extract as unknown as NodeJS.WritableStream);
   source.once('error', (error) => extract.destroy(error));
