@@ -113,7 +113,6 @@ export class DockerFiles implements ComputerFiles {
       response.pipe(extract as unknown as NodeJS.WritableStream);
       response.once('error', (error) => extract.destroy(error));
       const children: FileStat[] = [];
-      const sizes = new Map<string, number>();
       let prefix: string | undefined;
       try {
         for await (const entry of extract) {
@@ -124,14 +123,18 @@ export class DockerFiles implements ComputerFiles {
             continue;
           }
           const rest = prefix === '' ? name : name.slice(prefix.length + 1);
-          if (entry.header.type === 'file' || entry.header.type === 'contiguous-file')
-            sizes.set(name, entry.header.size ?? 0);
           if (rest === '' || rest.includes('/')) continue;
-          children.push(headerStat(joinPath(normalized, rest), entry.header, sizes));
+          children.push(headerStat(joinPath(normalized, rest), entry.header));
         }
       } finally {
         response.destroy();
       }
+      // A hard link's header has no size: that child's own stat has it (rare; one HEAD each).
+      for (const [at, child] of children.entries())
+        if (child.size < 0) {
+          const stat = await engineStat(container, joinPath(canonical, child.name), signal);
+          children[at] = stat ? fileStatOf(child.path, stat) : { ...child, size: 0 };
+        }
       return children.sort((a, b) => compareNames(a.name, b.name));
     });
   }
@@ -196,13 +199,14 @@ export class DockerFiles implements ComputerFiles {
       const checkQuota = (total: number) => {
         if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
       };
-      const owner = ownerOf(target.user);
+      const owner = await this.owner(target, signal);
       const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const spool = options.size === undefined ? await this.spool(body, options, checkQuota) : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
         const source = spool ? createReadStream(spool.file) : nodeReadable(body);
         const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
         const entries = (async () => {
           const prefix: string[] = [];
           for (const segment of dir.missing) {
@@ -217,11 +221,11 @@ export class DockerFiles implements ComputerFiles {
             mtime: new Date(),
             ...owner,
           });
-          const written = new Promise<void>((resolve, reject) => {
+          const entryDone = new Promise<void>((resolve, reject) => {
             sink.once('error', reject);
             sink.once('close', () => resolve());
           });
-          written.catch(() => {}); // awaited below unless the body fails first
+          entryDone.catch(() => {}); // awaited below unless the body fails first
           sink.on('error', () => {});
           let total = 0;
           for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
@@ -233,7 +237,7 @@ export class DockerFiles implements ComputerFiles {
           if (total !== size)
             throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
           sink.end();
-          await written;
+          await entryDone;
           pack.finalize();
         })();
         entries.catch((error: unknown) => pack.destroy(error as Error));
@@ -327,11 +331,12 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const owner = ownerOf(target.user);
+      const owner = await this.owner(target, signal);
       const dir = await this.directory(container, normalized, options.parents, signal);
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
         const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
         const prefix: string[] = [];
         for (const segment of dir.missing) {
           prefix.push(segment);
@@ -360,6 +365,62 @@ export class DockerFiles implements ComputerFiles {
       }
       return checked.done;
     });
+  }
+
+  /**
+   * The numeric owner of what a write makes: the container's user (`Config.User`, from the image).
+   * A user or group given by name is looked up in the container's `/etc/passwd` and `/etc/group`
+   * (read through the Engine); one that is not there is the driver's non-root fallback, 65534.
+   */
+  private async owner(target: FilesContainer, signal: AbortSignal): Promise<{ uid: number; gid: number }> {
+    const [user = '', group] = target.user.split(':');
+    const numeric = (value: string | undefined) =>
+      value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+    let uid = numeric(user);
+    let gid = numeric(group);
+    if (uid === undefined) {
+      const entry = (await this.readSmall(target.container, '/etc/passwd', signal))
+        .split('\n')
+        .map((line) => line.split(':'))
+        .find((fields) => fields[0] === user);
+      uid = numeric(entry?.[2]) ?? FALLBACK_OWNER.uid;
+      if (group === undefined) gid = numeric(entry?.[3]) ?? FALLBACK_OWNER.gid;
+    }
+    if (gid === undefined && group !== undefined) {
+      const entry = (await this.readSmall(target.container, '/etc/group', signal))
+        .split('\n')
+        .map((line) => line.split(':'))
+        .find((fields) => fields[0] === group);
+      gid = numeric(entry?.[2]) ?? FALLBACK_OWNER.gid;
+    }
+    return { uid, gid: gid ?? uid };
+  }
+
+  /** A small text file of the container (at most 64 KiB kept), or '' when it is not there. */
+  private async readSmall(container: Docker.Container, path: string, signal: AbortSignal): Promise<string> {
+    let response: IncomingMessage;
+    try {
+      response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
+    } catch {
+      return '';
+    }
+    const extract = tar.extract();
+    extract.on('error', () => {});
+    response.pipe(extract as unknown as NodeJS.WritableStream);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const entry of extract) {
+        for await (const chunk of entry) {
+          if (size < 64 * 1024) chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+        }
+        break;
+      }
+    } finally {
+      response.destroy();
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   /** Runs `work`, turning the Engine's failures into `FileError`s. */
@@ -525,16 +586,8 @@ function assertRemovable(path: string): void {
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
 }
 
-/** The numeric owner of a container's `User` (`1000:1000`, `1000`), else the driver's fallback. */
-export function ownerOf(user: string): { uid: number; gid: number } {
-  const match = /^(\d+)(?::(\d+))?$/.exec(user);
-  if (!match) return FALLBACK_OWNER;
-  const uid = Number(match[1]);
-  return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
-}
-
-/** A stat from a listing's tar header (hard links take the size of the file they name). */
-function headerStat(path: string, header: tar.Headers, sizes: Map<string, number>): FileStat {
+/** A stat from a listing's tar header; a hard link's size is -1 (unknown: its header has none). */
+function headerStat(path: string, header: tar.Headers): FileStat {
   const base = {
     path,
     name: baseName(path),
@@ -546,7 +599,7 @@ function headerStat(path: string, header: tar.Headers, sizes: Map<string, number
     case 'contiguous-file':
       return { ...base, type: 'file', size: header.size ?? 0 };
     case 'link':
-      return { ...base, type: 'file', size: sizes.get((header.linkname ?? '').replace(/^\/+/, '')) ?? 0 };
+      return { ...base, type: 'file', size: -1 };
     case 'directory':
       return { ...base, type: 'directory', size: 0 };
     case 'symlink':
@@ -571,6 +624,7 @@ async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
 function renameTop(source: IncomingMessage, from: string, to: string): Readable {
   const extract = tar.extract();
   const pack = tar.pack();
+  pack.on('error', () => {}); // its reader (the download) reports it
   extract.on('error', () => {}); // reported through the loop below and `pack`
   source.pipe(extract as unknown as NodeJS.WritableStream);
   source.once('error', (error) => extract.destroy(error));

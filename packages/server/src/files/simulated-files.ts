@@ -175,6 +175,7 @@ export class SimulatedFiles implements ComputerFiles {
     if (!node) throw notFound(normalized);
     if (node.type !== 'directory') throw notDirectory(normalized);
     const pack = tar.pack();
+    pack.on('error', () => {}); // its reader reports it
     const top = normalized === '/' ? '.' : baseName(normalized);
     (async () => {
       const files = new Map<SimNode, string>();

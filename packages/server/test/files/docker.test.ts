@@ -1,11 +1,21 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { DockerFiles } from '../../src/files/docker-files.js';
 import { newId } from '../../src/ids.js';
 import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
 import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
 import type { DriverComputer, DriverContext } from '../../src/operations/driver.js';
 import { describeDocker } from '../support/docker.js';
 import { TEST_IMAGE } from '../support/docker-probe.js';
-import { type FilesHarness, fileRules, MAX_ENTRIES, SMALL_QUOTA } from './file-rules.js';
+import {
+  bytesOf,
+  entriesOf,
+  type FilesHarness,
+  fileRules,
+  MAX_ENTRIES,
+  SMALL_QUOTA,
+  streamOf,
+  tarOf,
+} from './file-rules.js';
 
 const catalog: DockerCatalog = {
   size: async (name) => ({ small: { vcpus: 1, memory_mib: 256 } })[name],
@@ -57,6 +67,33 @@ describeDocker('files: the Docker driver', (engine) => {
     for (const box of boxes) await driver.run('delete', box, context()).catch(() => {});
   });
   fileRules(() => harness);
+
+  test.each([
+    ['svc', 1000, 1000],
+    ['svc:root', 1000, 0],
+    ['1000:65534', 1000, 65534],
+    ['nobody-here', 65534, 65534],
+  ])(
+    'uploads are owned by the container user %s, names looked up in its /etc/passwd',
+    async (user, uid, gid) => {
+      const files = new DockerFiles({
+        docker: engine.docker,
+        container: async (box, signal) => {
+          const found = await driver.filesContainer(box, signal);
+          return found && { ...found, user };
+        },
+      });
+      const signal = new AbortController().signal;
+      const dir = `/home/svc/owner-${user.replace(/\W/g, '')}`;
+      const archive = await tarOf([[{ name: 'a.txt' }, 'a']]);
+      const options = { mode: 0o644, parents: true, maxBytes: 4096, signal };
+      await files.writeArchive(boxes[0], dir, streamOf(archive), options);
+      const [entry] = (await entriesOf(await bytesOf(await files.readArchive(boxes[0], dir, signal)))).filter(
+        (found) => found.name.endsWith('a.txt'),
+      );
+      expect(entry).toMatchObject({ uid, gid });
+    },
+  );
 
   test("a computer's /home is a volume of its own, removed with its container", async () => {
     const box = computer();

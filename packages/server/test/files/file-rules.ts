@@ -72,7 +72,14 @@ export async function tarOf(entries: [tar.Headers, (string | Uint8Array)?][]): P
 /** The entries of a tar: name, type, uid, size and body. */
 export async function entriesOf(bytes: Uint8Array) {
   const extract = tar.extract();
-  const out: { name: string; type: string; uid: number; linkname?: string | null; body: Uint8Array }[] = [];
+  const out: {
+    name: string;
+    type: string;
+    uid: number;
+    gid: number;
+    linkname?: string | null;
+    body: Uint8Array;
+  }[] = [];
   const done = (async () => {
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
@@ -81,6 +88,7 @@ export async function entriesOf(bytes: Uint8Array) {
         name: entry.header.name,
         type: entry.header.type ?? 'file',
         uid: entry.header.uid ?? 0,
+        gid: entry.header.gid ?? 0,
         linkname: entry.header.linkname,
         body: new Uint8Array(Buffer.concat(chunks)),
       });
@@ -367,6 +375,14 @@ export function fileRules(get: () => FilesHarness): void {
     expect(summary).toEqual({ entries: 6, bytes: 5 + 256 });
     expect(await files.stat(computer, `${dir}/proj/a.txt`, signal())).toMatchObject({ mode: 0o640, size: 5 });
     expect(Buffer.from((await read(`${dir}/proj/same.txt`)).bytes).toString()).toBe('alpha');
+    const listed = await files.list(computer, `${dir}/proj`, signal());
+    expect(listed.map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+      ['a.txt', 'file', 5],
+      ['abs', 'symlink', 4],
+      ['bin', 'directory', 0],
+      ['rel', 'symlink', 5],
+      ['same.txt', 'file', 5],
+    ]);
     expect(Buffer.from((await read(`${dir}/proj/rel`)).bytes).toString()).toBe('alpha');
     const out = await entriesOf(await bytesOf(await files.readArchive(computer, `${dir}/proj`, signal())));
     const byName = new Map(out.map((entry) => [entry.name.replace(/\/$/, ''), entry]));
