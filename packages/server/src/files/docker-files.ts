@@ -633,6 +633,10 @@ function renameTop(source: IncomingMessage, from: string, to: string): Readable 
       const header = { ...entry.header };
       if (header.name === from || header.name.startsWith(`${from}/`))
         header.name = to + header.name.slice(from.length);
+      // A hard link names an earlier entry of the same archive: renamed alike.
+      const link = header.linkname ?? '';
+      if (header.type === 'link' && (link === from || link.startsWith(`${from}/`)))
+        header.linkname = to + link.slice(from.length);
       const done = new Promise<void>((resolve, reject) => {
         const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
         sink.on('error', () => {}); // reported through the entry's callback

@@ -395,6 +395,19 @@ export function fileRules(get: () => FilesHarness): void {
     expect(byName.get('proj/abs')).toMatchObject({ type: 'symlink', linkname: '/etc' });
     const uid = get().uid;
     if (uid !== undefined) expect(byName.get('proj/a.txt')?.uid).toBe(uid);
+    // Through a symlink, the entries are named after the path asked for.
+    await get().symlink(computer, `${dir}/alias`, 'proj');
+    const aliased = await entriesOf(
+      await bytesOf(await files.readArchive(computer, `${dir}/alias`, signal())),
+    );
+    expect(aliased.map((entry) => entry.name.replace(/\/$/, '')).sort()).toEqual(
+      [...byName.keys()].map((name) => name.replace(/^proj/, 'alias')).sort(),
+    );
+    expect(aliased.find((entry) => entry.name === 'alias/same.txt')?.linkname ?? 'alias/a.txt').toBe(
+      'alias/a.txt',
+    );
+    const data = aliased.find((entry) => entry.name === 'alias/bin/data.bin');
+    expect(Buffer.from(data?.body ?? []).equals(Buffer.from(allBytes()))).toBe(true);
     await expectFileError(files.readArchive(computer, `${dir}/proj/a.txt`, signal()), 'not_directory');
     await expectFileError(files.readArchive(computer, `${dir}/nope`, signal()), 'not_found');
     await expectFileError(
