@@ -332,6 +332,7 @@ export class DockerFiles implements ComputerFiles {
       const { container } = target;
       const owner = await containerOwner(target.container, target.user, signal);
       const dir = await writableDirectory(container, normalized, options.parents, signal);
+      const used = await this.usedBytes(target, signal); // before anything is made: it needs a running computer
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
         const pack = tar.pack();
@@ -345,7 +346,6 @@ export class DockerFiles implements ComputerFiles {
         await container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal });
         destination = joinPath(dir.canonical, dir.missing.join('/'));
       }
-      const used = await this.usedBytes(target, signal);
       const checked = checkArchive(nodeReadable(body), {
         maxEntries: this.maxArchiveEntries,
         maxBytes: options.maxBytes,

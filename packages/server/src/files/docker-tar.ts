@@ -49,13 +49,21 @@ export function renameTop(source: IncomingMessage, from: string, to: string): Re
   source.once('error', (error) => extract.destroy(error));
   (async () => {
     for await (const entry of extract) {
-      const header = { ...entry.header };
-      if (header.name === from || header.name.startsWith(`${from}/`))
-        header.name = to + header.name.slice(from.length);
+      // Without the Engine's pax records: their `path` would name the entry again, unrenamed (pack
+      // writes new ones for names that need them).
+      const { pax: _pax, ...header } = entry.header as tar.Headers & { pax?: unknown };
+      // The Engine names the entries of `/` itself `/`, `/bin/`…: made relative (`./bin/`).
+      const rename = (name: string) =>
+        from === '/'
+          ? name.startsWith('/')
+            ? to + name
+            : name
+          : name === from || name.startsWith(`${from}/`)
+            ? to + name.slice(from.length)
+            : name;
+      header.name = rename(header.name);
       // A hard link names an earlier entry of the same archive: renamed alike.
-      const link = header.linkname ?? '';
-      if (header.type === 'link' && (link === from || link.startsWith(`${from}/`)))
-        header.linkname = to + link.slice(from.length);
+      if (header.type === 'link' && header.linkname) header.linkname = rename(header.linkname);
       const done = new Promise<void>((resolve, reject) => {
         const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
         sink.on('error', () => {}); // reported through the entry's callback
