@@ -1,8 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import tar from 'tar-stream';
@@ -10,6 +8,8 @@ import type { DriverComputer } from '../operations/computer.js';
 import { checkArchive } from './archive-check.js';
 import type { ArgvResult, EngineStat } from './docker-engine.js';
 import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
+import { containerOwner, linkText, resolveInContainer, writableDirectory } from './docker-paths.js';
+import { headerStat, packEntry, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
@@ -31,6 +31,7 @@ import {
   normalizeComputerPath,
   parentOf,
 } from './paths.js';
+import { spoolBody } from './spool.js';
 import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
@@ -53,11 +54,6 @@ export interface DockerFilesOptions {
   spoolDir?: string;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
-
-/** Symlinks followed in one resolution before it fails, as Linux's ELOOP bound. */
-const MAX_SYMLINK_HOPS = 40;
-/** The owner when the container's user is not numeric (the driver's non-root fallback). */
-const FALLBACK_OWNER = { uid: 65534, gid: 65534 };
 
 /**
  * Files on a Docker computer, ONLY through the Engine API socket: stat is `HEAD …/archive`, reads and
@@ -103,7 +99,7 @@ export class DockerFiles implements ComputerFiles {
     const normalized = normalizeComputerPath(path);
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
-      const { path: canonical, stat } = await this.resolve(container, normalized, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
       if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
       const response = (await container.getArchive({
         path: canonical,
@@ -147,7 +143,7 @@ export class DockerFiles implements ComputerFiles {
     const normalized = normalizeComputerPath(path);
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
-      const { path: canonical, stat } = await this.resolve(container, normalized, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
       const type = typeOfMode(stat.mode);
       if (type === 'directory') throw isDirectory(normalized);
       if (type !== 'file') throw specialFile(normalized);
@@ -186,7 +182,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const dir = await this.directory(container, parentOf(normalized), options.parents, signal);
+      const dir = await writableDirectory(container, parentOf(normalized), options.parents, signal);
       const name = baseName(normalized);
       if (dir.missing.length === 0) {
         const existing = await engineStat(container, joinPath(dir.canonical, name), signal);
@@ -199,9 +195,12 @@ export class DockerFiles implements ComputerFiles {
       const checkQuota = (total: number) => {
         if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
       };
-      const owner = await this.owner(target, signal);
+      const owner = await containerOwner(target.container, target.user, signal);
       const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
-      const spool = options.size === undefined ? await this.spool(body, options, checkQuota) : undefined;
+      const spool =
+        options.size === undefined
+          ? await spoolBody(body, options, checkQuota, this.options.spoolDir)
+          : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
         const source = spool ? createReadStream(spool.file) : nodeReadable(body);
@@ -272,7 +271,7 @@ export class DockerFiles implements ComputerFiles {
     assertRemovable(normalized);
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
-      const parent = await this.resolve(target.container, parentOf(normalized), signal);
+      const parent = await resolveInContainer(target.container, parentOf(normalized), signal);
       if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(normalized));
       const canonical = joinPath(parent.path, baseName(normalized));
       const stat = await engineStat(target.container, canonical, signal);
@@ -304,7 +303,7 @@ export class DockerFiles implements ComputerFiles {
     const normalized = normalizeComputerPath(path);
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
-      const { path: canonical, stat } = await this.resolve(container, normalized, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
       if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
       const response = (await container.getArchive({
         path: canonical,
@@ -331,8 +330,9 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const owner = await this.owner(target, signal);
-      const dir = await this.directory(container, normalized, options.parents, signal);
+      const owner = await containerOwner(target.container, target.user, signal);
+      const dir = await writableDirectory(container, normalized, options.parents, signal);
+      const used = await this.usedBytes(target, signal); // before anything is made: it needs a running computer
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
         const pack = tar.pack();
@@ -346,7 +346,6 @@ export class DockerFiles implements ComputerFiles {
         await container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal });
         destination = joinPath(dir.canonical, dir.missing.join('/'));
       }
-      const used = await this.usedBytes(target, signal);
       const checked = checkArchive(nodeReadable(body), {
         maxEntries: this.maxArchiveEntries,
         maxBytes: options.maxBytes,
@@ -365,62 +364,6 @@ export class DockerFiles implements ComputerFiles {
       }
       return checked.done;
     });
-  }
-
-  /**
-   * The numeric owner of what a write makes: the container's user (`Config.User`, from the image).
-   * A user or group given by name is looked up in the container's `/etc/passwd` and `/etc/group`
-   * (read through the Engine); one that is not there is the driver's non-root fallback, 65534.
-   */
-  private async owner(target: FilesContainer, signal: AbortSignal): Promise<{ uid: number; gid: number }> {
-    const [user = '', group] = target.user.split(':');
-    const numeric = (value: string | undefined) =>
-      value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
-    let uid = numeric(user);
-    let gid = numeric(group);
-    if (uid === undefined) {
-      const entry = (await this.readSmall(target.container, '/etc/passwd', signal))
-        .split('\n')
-        .map((line) => line.split(':'))
-        .find((fields) => fields[0] === user);
-      uid = numeric(entry?.[2]) ?? FALLBACK_OWNER.uid;
-      if (group === undefined) gid = numeric(entry?.[3]) ?? FALLBACK_OWNER.gid;
-    }
-    if (gid === undefined && group !== undefined) {
-      const entry = (await this.readSmall(target.container, '/etc/group', signal))
-        .split('\n')
-        .map((line) => line.split(':'))
-        .find((fields) => fields[0] === group);
-      gid = numeric(entry?.[2]) ?? FALLBACK_OWNER.gid;
-    }
-    return { uid, gid: gid ?? uid };
-  }
-
-  /** A small text file of the container (at most 64 KiB kept), or '' when it is not there. */
-  private async readSmall(container: Docker.Container, path: string, signal: AbortSignal): Promise<string> {
-    let response: IncomingMessage;
-    try {
-      response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
-    } catch {
-      return '';
-    }
-    const extract = tar.extract();
-    extract.on('error', () => {});
-    response.pipe(extract as unknown as NodeJS.WritableStream);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const entry of extract) {
-        for await (const chunk of entry) {
-          if (size < 64 * 1024) chunks.push(chunk as Buffer);
-          size += (chunk as Buffer).length;
-        }
-        break;
-      }
-    } finally {
-      response.destroy();
-    }
-    return Buffer.concat(chunks).toString('utf8');
   }
 
   /** Runs `work`, turning the Engine's failures into `FileError`s. */
@@ -459,80 +402,6 @@ export class DockerFiles implements ComputerFiles {
     return kib * 1024;
   }
 
-  /**
-   * The path with every symlink resolved inside the container, and its stat: one `HEAD` per segment,
-   * each on an already resolved parent, so the Engine's answer for a symlink is about that link alone.
-   */
-  private async resolve(
-    container: Docker.Container,
-    path: string,
-    signal: AbortSignal,
-    hops = { count: 0 },
-  ): Promise<{ path: string; stat: EngineStat }> {
-    if (path === '/') {
-      const stat = await engineStat(container, '/', signal);
-      if (!stat) throw notFound('/');
-      return { path: '/', stat };
-    }
-    const parent = await this.resolve(container, parentOf(path), signal, hops);
-    if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(path));
-    const here = joinPath(parent.path, baseName(path));
-    const stat = await engineStat(container, here, signal);
-    if (!stat) throw notFound(path);
-    if (typeOfMode(stat.mode) !== 'symlink') return { path: here, stat };
-    if (++hops.count > MAX_SYMLINK_HOPS)
-      throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
-    const link = await this.linkText(container, here, signal);
-    const next = normalizeComputerPath(link.startsWith('/') ? link : `${parent.path}/${link}`);
-    return this.resolve(container, next, signal, hops);
-  }
-
-  /**
-   * The directory `path` resolved, for a write: its nearest existing ancestor must be a directory
-   * (`not_directory`) in a writable place (`read_only`); the segments below it that are missing are
-   * returned to be made in the write's own tar, or `not_found` unless `parents`.
-   */
-  private async directory(
-    container: Docker.Container,
-    path: string,
-    parents: boolean,
-    signal: AbortSignal,
-  ): Promise<{ canonical: string; missing: string[] }> {
-    const missing: string[] = [];
-    for (let at = path; ; at = parentOf(at)) {
-      let found: { path: string; stat: EngineStat } | undefined;
-      try {
-        found = await this.resolve(container, at, signal);
-      } catch (error) {
-        if (!(error instanceof FileError && error.reason === 'not_found') || at === '/') throw error;
-      }
-      if (!found) {
-        missing.unshift(baseName(at));
-        continue;
-      }
-      if (typeOfMode(found.stat.mode) !== 'directory') throw notDirectory(at);
-      assertWritable(found.path);
-      if (missing.length > 0 && !parents) throw notFound(path);
-      return { canonical: found.path, missing };
-    }
-  }
-
-  /** A symlink's own text, from the one-entry tar the Engine gives for it. */
-  private async linkText(container: Docker.Container, path: string, signal: AbortSignal): Promise<string> {
-    const response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
-    const extract = tar.extract();
-    response.pipe(extract as unknown as NodeJS.WritableStream);
-    try {
-      for await (const entry of extract) {
-        entry.resume();
-        return entry.header.linkname ?? '';
-      }
-      return '';
-    } finally {
-      response.destroy();
-    }
-  }
-
   private async fileStat(
     container: Docker.Container,
     path: string,
@@ -541,41 +410,7 @@ export class DockerFiles implements ComputerFiles {
     signal: AbortSignal,
   ): Promise<FileStat> {
     if (typeOfMode(stat.mode) !== 'symlink') return fileStatOf(path, stat);
-    return fileStatOf(path, stat, await this.linkText(container, enginePath, signal));
-  }
-
-  /**
-   * A body of unknown length, written to a 0600 file in a fresh 0700 directory (the tar header needs
-   * the size before the bytes), counted against `maxBytes` and the quota as it arrives. The caller
-   * removes the directory.
-   */
-  private async spool(
-    body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
-    checkQuota: (total: number) => void,
-  ): Promise<{ dir: string; file: string; size: number }> {
-    const dir = await mkdtemp(join(this.options.spoolDir ?? tmpdir(), 'svc-files-'));
-    const file = join(dir, 'body');
-    try {
-      const handle = await open(file, 'wx', 0o600);
-      let size = 0;
-      try {
-        for await (const chunk of counted(nodeReadable(body), {
-          maxBytes: options.maxBytes,
-          signal: options.signal,
-          onBytes: checkQuota,
-        })) {
-          await handle.write(chunk);
-          size += chunk.length;
-        }
-      } finally {
-        await handle.close();
-      }
-      return { dir, file, size };
-    } catch (error) {
-      await rm(dir, { recursive: true, force: true });
-      throw error;
-    }
+    return fileStatOf(path, stat, await linkText(container, enginePath, signal));
   }
 }
 
@@ -584,76 +419,4 @@ function assertRemovable(path: string): void {
   assertWritable(path);
   if (path === WRITABLE_ROOT)
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
-}
-
-/** A stat from a listing's tar header; a hard link's size is -1 (unknown: its header has none). */
-function headerStat(path: string, header: tar.Headers): FileStat {
-  const base = {
-    path,
-    name: baseName(path),
-    mode: (header.mode ?? 0) & 0o777,
-    modifiedAt: header.mtime ?? new Date(0),
-  };
-  switch (header.type) {
-    case 'file':
-    case 'contiguous-file':
-      return { ...base, type: 'file', size: header.size ?? 0 };
-    case 'link':
-      return { ...base, type: 'file', size: -1 };
-    case 'directory':
-      return { ...base, type: 'directory', size: 0 };
-    case 'symlink':
-      return {
-        ...base,
-        type: 'symlink',
-        size: Buffer.byteLength(header.linkname ?? ''),
-        linkTarget: header.linkname ?? '',
-      };
-    default:
-      return { ...base, type: 'other', size: 0 };
-  }
-}
-
-async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
-  await new Promise<void>((resolve, reject) =>
-    pack.entry(header, (error) => (error ? reject(error) : resolve())),
-  );
-}
-
-/** The Engine's tar with the first segment of every name `from` renamed `to`, streamed. */
-function renameTop(source: IncomingMessage, from: string, to: string): Readable {
-  const extract = tar.extract();
-  const pack = tar.pack();
-  pack.on('error', () => {}); // its reader (the download) reports it
-  extract.on('error', () => {}); // reported through the loop below and `pack`
-  source.pipe(extract as unknown as NodeJS.WritableStream);
-  source.once('error', (error) => extract.destroy(error));
-  (async () => {
-    for await (const entry of extract) {
-      const header = { ...entry.header };
-      if (header.name === from || header.name.startsWith(`${from}/`))
-        header.name = to + header.name.slice(from.length);
-      // A hard link names an earlier entry of the same archive: renamed alike.
-      const link = header.linkname ?? '';
-      if (header.type === 'link' && (link === from || link.startsWith(`${from}/`)))
-        header.linkname = to + link.slice(from.length);
-      const done = new Promise<void>((resolve, reject) => {
-        const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
-        sink.on('error', () => {}); // reported through the entry's callback
-        if (header.type === 'file' || header.type === 'contiguous-file') {
-          (async () => {
-            for await (const chunk of entry)
-              if (!sink.write(chunk)) await new Promise((r) => sink.once('drain', r));
-            sink.end();
-          })().catch(reject);
-        } else entry.resume();
-      });
-      await done;
-    }
-    pack.finalize();
-  })().catch((error: unknown) => {
-    source.destroy();
-    pack.destroy(error as Error);
-  });
-  return Readable.from(pack);
 }

@@ -419,6 +419,16 @@ export function fileRules(get: () => FilesHarness): void {
     await files.remove(computer, `${dir}/proj`, { recursive: true, signal: signal() });
   });
 
+  test("the computer's root as an archive: relative names, its own /etc/hostname", async () => {
+    const { files, computer } = get();
+    const entries = await entriesOf(await bytesOf(await files.readArchive(computer, '/', signal())));
+    expect(
+      entries.map((entry) => entry.name).filter((name) => name !== '.' && !name.startsWith('./')),
+    ).toEqual([]);
+    const hostname = entries.find((entry) => entry.name === './etc/hostname');
+    expect(Buffer.from(hostname?.body ?? []).toString()).toBe(`${computer.name}\n`);
+  });
+
   const attacks: [string, () => Promise<Uint8Array>, string, string?][] = [
     ['an absolute name', () => tarOf([[{ name: '/home/svc/abs.txt' }, 'x']]), 'absolute', 'abs.txt'],
     ['a .. segment', () => tarOf([[{ name: 'ok/../../escape.txt' }, 'x']]), 'dot_dot', 'escape.txt'],
