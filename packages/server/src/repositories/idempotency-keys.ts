@@ -79,12 +79,23 @@ export async function completeIdempotencyKey(
     status: number;
     headers: Record<string, string> | null;
     body: string | null;
+    /** The request's whole fingerprint, when it was known only once the request was read (a body of bytes). */
+    fingerprint?: string;
   },
 ): Promise<boolean> {
   const updated = await tx.query(
-    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now()
+    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now(),
+            fingerprint = COALESCE($7, fingerprint)
       WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
-    [record.principalId, record.key, record.owner, record.status, record.headers, record.body],
+    [
+      record.principalId,
+      record.key,
+      record.owner,
+      record.status,
+      record.headers,
+      record.body,
+      record.fingerprint ?? null,
+    ],
   );
   return updated.rowCount === 1;
 }
@@ -129,4 +140,23 @@ export async function deleteIdempotencyKeysOlderThan(db: Queryable, hours: numbe
  */
 export async function deleteIdempotencyKey(db: Queryable, principalId: string, key: string): Promise<void> {
   await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [principalId, key]);
+}
+
+/**
+ * Pushes the lock of an in-flight record `lockSeconds` from now, if `owner` still holds it: a request
+ * that runs long on purpose (an upload of a gigabyte) keeps its key; false when it lost it.
+ *
+ * @example
+ * await extendIdempotencyLock(db, { principalId, key, owner, lockSeconds: 60 });
+ */
+export async function extendIdempotencyLock(
+  db: Queryable,
+  lock: { principalId: string; key: string; owner: string; lockSeconds: number },
+): Promise<boolean> {
+  const updated = await db.query(
+    `UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $4)
+      WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
+    [lock.principalId, lock.key, lock.owner, lock.lockSeconds],
+  );
+  return updated.rowCount === 1;
 }
