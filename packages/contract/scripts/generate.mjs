@@ -139,6 +139,41 @@ function streamTypes(document) {
   return `\n/** The events of each stream operation, one member per branch of its item schema (\`StreamEvent<K>\`). */\nexport interface streamEvents {\n${lines.join('\n')}\n}\n`;
 }
 
+/**
+ * The stream operations as a value, for code that reads streams without loading the document (a
+ * browser's client): each one's path and what each event name means to a reader — `event` (hand it
+ * over), `closes` (hand it over, then the stream is over: its branch says `x-svc-closes-stream: true`)
+ * or `ended` (`stream.ended`, the server's own last word). The same walk as `streamTypes`.
+ *
+ * @param {{ paths?: Record<string, Record<string, any>>, components?: { schemas?: Record<string, any> } }} document
+ */
+function streamOperationsValue(document) {
+  const schemas = document.components?.schemas ?? {};
+  const local = (/** @type {any} */ node) =>
+    typeof node?.$ref === 'string' ? schemas[node.$ref.replace('#/components/schemas/', '')] : node;
+  const entries = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const operation = item.get;
+    const schema = operation?.responses?.['200']?.content?.['text/event-stream']?.schema;
+    if (typeof operation?.operationId !== 'string' || schema === undefined) continue;
+    const events = [];
+    for (const raw of local(schema.items)?.oneOf ?? []) {
+      const branch = local(raw);
+      const event = branch.properties?.event ?? {};
+      const names = event.const !== undefined ? [event.const] : (event.enum ?? []);
+      for (const name of names) {
+        const role =
+          name === 'stream.ended' ? 'ended' : branch['x-svc-closes-stream'] === true ? 'closes' : 'event';
+        events.push(`${JSON.stringify(name)}: ${JSON.stringify(role)}`);
+      }
+    }
+    entries.push(
+      `  ${JSON.stringify(operation.operationId)}: { path: ${JSON.stringify(path)}, events: { ${events.join(', ')} } },`,
+    );
+  }
+  return `\n/** Each stream operation's path and what each of its event names means to a reader (\`event\`, \`closes\`, \`ended\`). */\nexport const streamOperations = {\n${entries.join('\n')}\n} as const;\n`;
+}
+
 const documentText = await readFile(bundle, 'utf8');
 const shape = withoutProse(JSON.parse(documentText));
 // The key of the types: the shape, the generator's version and these scripts. When it is the one recorded
@@ -176,7 +211,12 @@ if (recorded.trim() !== key || !existsSync(schemaFile)) {
   if (
     await writeIfChanged(
       schemaFile,
-      banner + astToString(ast) + securityTypes(shape) + policyTypes(shape) + streamTypes(shape),
+      banner +
+        astToString(ast) +
+        securityTypes(shape) +
+        policyTypes(shape) +
+        streamTypes(shape) +
+        streamOperationsValue(shape),
     )
   )
     written.push('schema.ts');
