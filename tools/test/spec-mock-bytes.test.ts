@@ -1,0 +1,151 @@
+// `pnpm mock` and byte bodies: the front answers uploads and downloads (Prism only checks them), so the
+// bytes never go through Prism. Against the real bundle.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { byteOperations, MOCK_FILE, MOCK_MTIME, mockArchive } from '../mock-bytes.mjs';
+import { freePort, startMock } from '../spec-mock.mjs';
+
+const bundlePath = fileURLToPath(new URL('../../spec/dist/openapi.json', import.meta.url));
+const bundle = JSON.parse(readFileSync(bundlePath, 'utf8'));
+const FILES = '/workspaces/acme-dev/computers/build-runner-1/files';
+const BEARER = { authorization: 'Bearer anything' };
+const OCTETS = 'application/octet-stream';
+const TAR = 'application/x-tar';
+
+describe('the byte operations the front finds in the bundle', () => {
+  it('are the uploads and downloads of files and archives, an upload with its limit', () => {
+    const found = byteOperations(bundle).map((o) => [
+      o.operationId,
+      o.method,
+      o.kind,
+      o.mediaType,
+      o.maxBytes,
+    ]);
+    expect(found.sort()).toEqual(
+      [
+        ['downloadComputerArchive', 'GET', 'download', TAR, undefined],
+        ['downloadComputerFile', 'GET', 'download', OCTETS, undefined],
+        ['uploadComputerArchive', 'PUT', 'upload', TAR, 1073741824],
+        ['uploadComputerFile', 'PUT', 'upload', OCTETS, 1073741824],
+      ].sort(),
+    );
+  });
+
+  it("makes an archive tar reads: the directory and its one file, the mock's text", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mock-tar-'));
+    try {
+      writeFileSync(join(dir, 'a.tar'), mockArchive());
+      expect(execFileSync('tar', ['-tf', join(dir, 'a.tar')], { encoding: 'utf8' })).toBe(
+        'mock/\nmock/hello.txt\n',
+      );
+      execFileSync('tar', ['-xf', join(dir, 'a.tar'), '-C', dir]);
+      expect(readFileSync(join(dir, 'mock/hello.txt'), 'utf8')).toBe(MOCK_FILE);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('pnpm mock: byte operations', { timeout: 120_000 }, () => {
+  let mock: Awaited<ReturnType<typeof startMock>>;
+  beforeAll(async () => {
+    mock = await startMock({
+      bundle: bundlePath,
+      port: await freePort(),
+      flags: ['--errors', '--cors'],
+      stdio: 'pipe',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await mock?.stop();
+  });
+  const put = (path: string, body: BodyInit, headers: Record<string, string>) =>
+    fetch(`${mock.url}${path}`, { method: 'PUT', body, headers: { ...BEARER, ...headers } });
+
+  it("answers a file download with the mock's bytes, Content-Type, Content-Length and ETag", async () => {
+    const response = await fetch(`${mock.url}${FILES}?path=/home/svc/a.txt`, { headers: BEARER });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(OCTETS);
+    expect(response.headers.get('content-length')).toBe(String(MOCK_FILE.length));
+    expect(response.headers.get('etag')).toBe(`W/"${MOCK_FILE.length}-${MOCK_MTIME}"`);
+    expect(response.headers.get('request-id')).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
+    expect(await response.text()).toBe(MOCK_FILE);
+  });
+
+  it("answers an archive download with the mock's tar archive", async () => {
+    const response = await fetch(`${mock.url}${FILES}/archive?path=/home/svc`, { headers: BEARER });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(TAR);
+    expect(Buffer.from(await response.arrayBuffer()).equals(mockArchive())).toBe(true);
+  });
+
+  it('passes on what Prism says of a download it refuses: no Bearer, a bad path, Prefer: code', async () => {
+    expect((await fetch(`${mock.url}${FILES}?path=/home/svc/a.txt`)).status).toBe(401);
+    expect((await fetch(`${mock.url}${FILES}`, { headers: BEARER })).status).toBe(400);
+    const missing = await fetch(`${mock.url}${FILES}?path=/home/svc/a.txt`, {
+      headers: { ...BEARER, prefer: 'code=404' },
+    });
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe('not_found');
+  });
+
+  it("accepts an upload of the declared media type, any bytes, and answers the operation's JSON example", async () => {
+    const every = new Uint8Array(256).map((_, i) => i);
+    const file = await put(`${FILES}?path=/home/svc/a.bin`, every, { 'content-type': OCTETS });
+    expect(file.status).toBe(200);
+    expect(Object.keys(await file.json())).toEqual(['file']);
+    const archive = await put(`${FILES}/archive?path=/home/svc/src`, mockArchive(), { 'content-type': TAR });
+    expect(archive.status).toBe(200);
+    expect(Object.keys(await archive.json())).toEqual(['archive']);
+  });
+
+  it('answers 415 in the published error shape to an upload of another media type', async () => {
+    for (const type of ['application/json', TAR, 'text/plain']) {
+      const response = await put(`${FILES}?path=/home/svc/a.bin`, 'hello', { 'content-type': type });
+      expect(response.status, type).toBe(415);
+      expect((await response.json()).error).toMatchObject({ code: 'unsupported_media_type' });
+    }
+  });
+
+  it('answers 413 in the published error shape to an upload over its limit, by Content-Length', async () => {
+    const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      // fetch cannot claim a length it does not send: a raw request says 1 GiB + 1, then sends a little.
+      import('node:http').then(({ request }) => {
+        const url = new URL(`${mock.url}${FILES}?path=/home/svc/a.bin`);
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            method: 'PUT',
+            path: `${url.pathname}${url.search}`,
+            headers: { ...BEARER, 'content-type': OCTETS, 'content-length': String(1073741824 + 1) },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk) => {
+              body += chunk;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.write(Buffer.alloc(1024));
+      });
+    });
+    expect(response.status).toBe(413);
+    expect(JSON.parse(response.body).error).toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('still answers 401 to an upload without a Bearer', async () => {
+    const response = await fetch(`${mock.url}${FILES}?path=/home/svc/a.bin`, {
+      method: 'PUT',
+      body: 'x',
+      headers: { 'content-type': OCTETS },
+    });
+    expect(response.status).toBe(401);
+  });
+});
