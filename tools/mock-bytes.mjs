@@ -3,7 +3,9 @@
 // (it generates no `Content-Length` and an `ETag` off its pattern, then refuses its own answer under
 // `--errors`), and its validating proxy re-encodes a binary body as UTF-8 (stoplightio/prism#1321). So
 // Prism only checks a byte request (security, parameters, `Prefer: code=…`), given a short placeholder
-// body of the declared media type, and the front answers the bytes: the same few, every time.
+// body of the declared media type, and the front answers the bytes: the download's example in the spec
+// (`Prefer: example=<name>`, else the first; its string's UTF-8, as the spec's byte examples are ASCII),
+// else the mock's own few (a short text, or a tar archive of it), the same every time.
 import { byteBodies } from '../spec/rules/lib/bytes.js';
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -56,9 +58,14 @@ export function mockArchive() {
   ]);
 }
 
-/** The bytes the mock answers for a media type: a file's, or a tar archive's. */
-export function mockBytes(mediaType) {
-  return mediaType === 'application/x-tar' ? mockArchive() : Buffer.from(MOCK_FILE);
+/**
+ * The bytes the mock answers for a download: its example named `example` (else its first), else the
+ * mock's own for its media type (a file's text, or a tar archive of it).
+ */
+export function mockBytes(operation, example) {
+  const value = operation.examples?.[example] ?? Object.values(operation.examples ?? {})[0];
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  return operation.mediaType === 'application/x-tar' ? mockArchive() : Buffer.from(MOCK_FILE);
 }
 
 /**
@@ -84,6 +91,12 @@ export function byteOperations(doc) {
         .map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : escapeRegExp(part)))
         .join('');
       const upload = body.at[3] === 'requestBody';
+      const media = upload
+        ? undefined
+        : local(doc.paths[body.path][body.method].responses['200']).content[body.mediaType];
+      const examples = Object.fromEntries(
+        Object.entries(media?.examples ?? {}).map(([name, example]) => [name, local(example)?.value]),
+      );
       const declared = upload
         ? {}
         : (local(doc.paths[body.path][body.method].responses['200']).headers ?? {});
@@ -102,6 +115,7 @@ export function byteOperations(doc) {
         mediaType: body.mediaType,
         maxBytes: body.maxBytes,
         headers,
+        examples,
       };
     });
 }

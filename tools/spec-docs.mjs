@@ -59,6 +59,14 @@ export function withStreamEvents(doc) {
   return out;
 }
 
+/** The node a local `$ref` (`#/components/…`) points at. */
+function resolveLocal(doc, ref) {
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce((at, key) => at?.[key.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+}
+
 /** `1073741824` as `1 GiB (1,073,741,824 bytes)`. */
 export function formatBytes(bytes) {
   const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -113,7 +121,17 @@ export function withByteBodies(doc) {
         .filter(Boolean)
         .join(' '),
     };
-    content.example = sample;
+    // Redoc shows a media type's `examples` (a tar's has no value: binary, described instead) or else
+    // its `example`: the sample line stands in wherever no value is.
+    // An example that is text (a CSV file) is shown as it is; one that is not (a tar archive: NUL
+    // padding) is named by its length instead, its description saying what it holds.
+    const examples = Object.values(content.examples ?? {}).map((raw) =>
+      typeof raw?.$ref === 'string' ? resolveLocal(out, raw.$ref) : raw,
+    );
+    for (const example of examples)
+      if (typeof example?.value === 'string' && /[\0-\x08\x0e-\x1f]/.test(example.value))
+        example.value = `<raw bytes: ${body.mediaType}, ${formatBytes(Buffer.byteLength(example.value))}>`;
+    if (examples.length === 0) content.example = sample;
   }
   for (const [operation, what] of lines)
     operation.description = [(operation.description ?? '').trimEnd(), '', '### Bytes', '', ...what, ''].join(

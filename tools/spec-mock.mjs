@@ -17,7 +17,8 @@
 //     counting) Prism's 413 (`Prefer: code=…`), both in the published error shape; else the front reads
 //     the bytes and Prism, given a placeholder body, checks the request and answers its JSON example. A
 //     download goes to Prism to be checked the same way; any answer but its (failed) 200 is passed on,
-//     else the front answers the mock's bytes with `Content-Type`, `Content-Length` and `ETag`;
+//     else the front answers the example's bytes (`Prefer: example=…`) with `Content-Type`,
+//     `Content-Length` and `ETag`;
 //   - every other request is proxied to Prism unchanged, both ways.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -282,7 +283,8 @@ function answerBytes(operation, req, res, target) {
             ([name]) => !BODY_HEADERS.has(name) && name !== 'sl-violations',
           ),
         );
-        const bytes = mockBytes(operation.mediaType);
+        const example = /(?:^|[,;\s])example=([^,;\s]+)/.exec(String(req.headers.prefer ?? ''))?.[1];
+        const bytes = mockBytes(operation, example);
         res.writeHead(200, { ...prism, ...downloadHeaders(operation, bytes) });
         res.end(bytes);
       });

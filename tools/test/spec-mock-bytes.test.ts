@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byteOperations, MOCK_FILE, MOCK_MTIME, mockArchive } from '../mock-bytes.mjs';
+import { byteOperations, MOCK_FILE, MOCK_MTIME, mockArchive, mockBytes } from '../mock-bytes.mjs';
 import { freePort, startMock } from '../spec-mock.mjs';
 
 const bundlePath = fileURLToPath(new URL('../../spec/dist/openapi.json', import.meta.url));
@@ -33,6 +33,28 @@ describe('the byte operations the front finds in the bundle', () => {
         ['uploadComputerFile', 'PUT', 'upload', OCTETS, 1073741824],
       ].sort(),
     );
+  });
+
+  it("answers a download's example from the spec, else its own bytes", () => {
+    const [file, archive] = ['downloadComputerFile', 'downloadComputerArchive'].map(
+      (id) => byteOperations(bundle).find((o) => o.operationId === id) ?? expect.fail(id),
+    );
+    expect(mockBytes(file).toString('utf8')).toBe(Object.values(file.examples)[0]);
+    expect(mockBytes({ ...file, examples: {} }).toString('utf8')).toBe(MOCK_FILE);
+    expect(mockBytes({ ...archive, examples: {} }).equals(mockArchive())).toBe(true);
+  });
+
+  it("makes archives tar reads: the spec's example, and the mock's own", () => {
+    const archive = byteOperations(bundle).find((o) => o.operationId === 'downloadComputerArchive');
+    const dir = mkdtempSync(join(tmpdir(), 'mock-tar-'));
+    try {
+      writeFileSync(join(dir, 'example.tar'), mockBytes(archive ?? expect.fail('no archive')));
+      expect(execFileSync('tar', ['-tf', join(dir, 'example.tar')], { encoding: 'utf8' })).toBe(
+        'src/\nsrc/main.c\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("makes an archive tar reads: the directory and its one file, the mock's text", () => {
@@ -66,21 +88,28 @@ describe('pnpm mock: byte operations', { timeout: 120_000 }, () => {
   const put = (path: string, body: BodyInit, headers: Record<string, string>) =>
     fetch(`${mock.url}${path}`, { method: 'PUT', body, headers: { ...BEARER, ...headers } });
 
-  it("answers a file download with the mock's bytes, Content-Type, Content-Length and ETag", async () => {
+  const example = (id: string) => {
+    const operation = byteOperations(bundle).find((o) => o.operationId === id);
+    return mockBytes(operation ?? expect.fail(id));
+  };
+
+  it("answers a file download with its example's bytes, Content-Type, Content-Length and ETag", async () => {
     const response = await fetch(`${mock.url}${FILES}?path=/home/svc/a.txt`, { headers: BEARER });
+    const bytes = example('downloadComputerFile');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(OCTETS);
-    expect(response.headers.get('content-length')).toBe(String(MOCK_FILE.length));
-    expect(response.headers.get('etag')).toBe(`W/"${MOCK_FILE.length}-${MOCK_MTIME}"`);
+    expect(response.headers.get('content-length')).toBe(String(bytes.length));
+    expect(response.headers.get('etag')).toBe(`W/"${bytes.length}-${MOCK_MTIME}"`);
     expect(response.headers.get('request-id')).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
-    expect(await response.text()).toBe(MOCK_FILE);
+    expect(Buffer.from(await response.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
-  it("answers an archive download with the mock's tar archive", async () => {
+  it("answers an archive download with its example's tar archive, without Content-Length", async () => {
     const response = await fetch(`${mock.url}${FILES}/archive?path=/home/svc`, { headers: BEARER });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(TAR);
-    expect(Buffer.from(await response.arrayBuffer()).equals(mockArchive())).toBe(true);
+    expect(response.headers.get('content-length')).toBeNull();
+    expect(Buffer.from(await response.arrayBuffer()).equals(example('downloadComputerArchive'))).toBe(true);
   });
 
   it('passes on what Prism says of a download it refuses: no Bearer, a bad path, Prefer: code', async () => {
