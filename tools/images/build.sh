@@ -5,7 +5,7 @@
 # the reference each image is tagged with.
 #
 #   svc/busybox:1   Debian's busybox-static: /bin/busybox and a symlink per applet, a non-root user
-#                   `svc` (uid 1000), an empty /tmp (the driver mounts a tmpfs there).
+#                   `svc` (uid 1000) owning /home/svc, an empty /tmp (the driver mounts a tmpfs there).
 #
 # Needs: the docker CLI and a running Engine; busybox-static (`apt-get install busybox-static`).
 set -euo pipefail
@@ -56,8 +56,13 @@ chmod 1777 "$root/tmp"
 # pipeline under pipefail (exit 141).
 version="$("$busybox" 2>&1 | sed -n '1s/^BusyBox v\([0-9.]*\).*/\1/p')"
 
-# Everything belongs to root: computers run as `svc` on a read-only root, writing only to /tmp.
-tar --numeric-owner --owner=0 --group=0 -C "$root" -cf "$root.tar" .
+# Everything belongs to root but the home of `svc`: computers run as `svc` on a read-only root, writing
+# to /tmp (a tmpfs) and /home (a volume the driver mounts, seeded from the image), so /home/svc is left
+# out of the first pass and appended owned by 1000:1000 (the Engine refuses duplicate entries). Sorted
+# names and one fixed mtime keep the archive's content the same from run to run.
+pack=(--numeric-owner --sort=name --mtime=@0)
+tar "${pack[@]}" --owner=0 --group=0 --exclude=./home/svc -C "$root" -cf "$root.tar" .
+tar "${pack[@]}" --owner=1000 --group=1000 --no-recursion -C "$root" -rf "$root.tar" ./home/svc
 docker import \
   --change 'USER 1000:1000' \
   --change 'WORKDIR /home/svc' \

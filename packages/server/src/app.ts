@@ -89,7 +89,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     !options.driver && config.driver === 'docker'
       ? await openDockerDriver(config, db.background(), log)
       : undefined;
-  const driver = options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
+  const driver =
+    options.driver ??
+    docker?.driver ??
+    new SimulatedDriver({
+      stepMs: config.simStepMs,
+      filesQuotaBytes: config.files.quotaBytes,
+      filesMaxArchiveEntries: config.files.maxEntries,
+    });
   const { metrics } = observe;
   // Audit lines (who ran which command) belong to the request log at info, not with the problems.
   const audit: AppDeps['audit'] = options.log ?? ((message, fields) => observe.logger.info(fields, message));
@@ -112,7 +119,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
   metrics?.watchStreams(deps.streams);
-  const validator = compileValidator(document, config.bodyLimitBytes);
+  const validator = compileValidator(document, config.bodyLimitBytes, {
+    maxByteBodyBytes: config.files.maxBytes,
+  });
   const limits = rateLimiting(deps.limiter, deps.tokens);
   deps.limitRequest = limits.limitRequest;
   const auth = await authentication({ db, tokens: deps.tokens, document, clock, log });

@@ -1,4 +1,12 @@
 import { dirname, resolve } from 'node:path';
+import {
+  byteOperationIds,
+  byteRequestBody,
+  deref,
+  listOperations,
+  loadDocument,
+  responseFor,
+} from '@svc/contract';
 import { type ConnectionBounds, DEFAULT_CONNECTION_BOUNDS } from './db/postgres.js';
 import type { LogLevel } from './observe/logger.js';
 import { parseLogLevel } from './observe/logger.js';
@@ -53,6 +61,8 @@ export interface Config {
   streamsPerPrincipal: number;
   /** `SVC_STREAM_KEEPALIVE_MS` (default 15 s): how often an open event stream sends a `: keepalive` comment. */
   streamKeepaliveMs: number;
+  /** Files on computers (`SVC_FILES_*`): the limits of one transfer and of a computer's files. */
+  files: FilesConfig;
   sandbox: boolean;
   bootstrapKeyFile: string;
   /** `undefined` when rate limiting is off (`SVC_RATE_LIMITS=off`). */
@@ -95,6 +105,33 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** `SVC_DRAIN_DELAY_MS`: after SIGTERM, how long to go on serving while `/ready` says 503 (default 5 s). */
   drainDelayMs: number;
+}
+
+/** The limits of files on computers (design, "Files on computers"). */
+export interface FilesConfig {
+  /**
+   * `SVC_FILES_MAX_BYTES` (default and most: the spec's `x-svc-max-bytes`, 1 GiB): the bytes one upload
+   * (a file or an archive) may carry; more is 413 `payload_too_large`.
+   */
+  maxBytes: number;
+  /** `SVC_FILES_QUOTA_BYTES` (default 10 GiB): the bytes of regular files under `/home` per computer (403 `quota_exceeded`). */
+  quotaBytes: number;
+  /** `SVC_FILES_MAX_ENTRIES` (default and most: the spec's 10,000): the entries one uploaded archive may hold. */
+  maxEntries: number;
+}
+
+/** What the spec allows the files settings at most: its `x-svc-max-bytes`, and the entries of an archive. */
+function filesBounds(): { maxBytes: number; maxEntries: number } {
+  const document = loadDocument();
+  const maxBytes = Math.max(
+    ...byteOperationIds(document).map((id) => byteRequestBody(document, id)?.maxBytes ?? 0),
+  );
+  const upload = listOperations(document).find((op) => op.operationId === 'uploadComputerArchive');
+  type Props = { properties?: Record<string, object>; maximum?: unknown };
+  const ok = upload && (responseFor(document, upload, 200)?.schema as Props | undefined);
+  const archive = deref(document, ok?.properties?.archive ?? {}) as Props;
+  const entries = deref(document, archive.properties?.entries ?? {}) as Props;
+  return { maxBytes, maxEntries: Number(entries.maximum) };
 }
 
 /** The computer drivers `SVC_DRIVER` may name. */
@@ -177,6 +214,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     ? { host: env.SVC_METRICS_HOST || '127.0.0.1', port: int(env, 'SVC_METRICS_PORT', 0, 0, 65535) }
     : undefined;
   const shutdownTimeoutMs = int(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 30_000, 1000, 600_000);
+  const bounds = filesBounds();
   return Object.freeze({
     host,
     port,
@@ -219,6 +257,11 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     computerWaitsPerPrincipal: int(env, 'SVC_COMPUTER_WAITS_PER_PRINCIPAL', 10, 1, 10_000),
     streamsPerPrincipal: int(env, 'SVC_STREAMS_PER_PRINCIPAL', 16, 1, 10_000),
     streamKeepaliveMs: int(env, 'SVC_STREAM_KEEPALIVE_MS', 15_000, 10, 300_000),
+    files: Object.freeze({
+      maxBytes: int(env, 'SVC_FILES_MAX_BYTES', bounds.maxBytes, 1, bounds.maxBytes),
+      quotaBytes: int(env, 'SVC_FILES_QUOTA_BYTES', 10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+      maxEntries: int(env, 'SVC_FILES_MAX_ENTRIES', bounds.maxEntries, 1, bounds.maxEntries),
+    }),
     sandbox,
     bootstrapKeyFile: resolve(env.SVC_BOOTSTRAP_KEY_FILE || '.svc/bootstrap-key.json'),
     rateLimits,

@@ -87,7 +87,7 @@ export interface IdempotencyScope {
  * or `invalid_state`). Validation (400/413/415), 401/403, 429 and 5xx are not stored (design §10):
  * the client fixes the request, waits, or retries with the same key.
  */
-function stored(status: number): boolean {
+export function stored(status: number): boolean {
   return status < 400 || status === 404 || status === 409;
 }
 

@@ -38,8 +38,12 @@ export class Cursors {
     return payload + this.mac(payload, binding);
   }
 
-  /** The last id a cursor carries; `invalid_argument` when it is not one this list signed. */
-  verify(cursor: string, binding: Record<string, unknown>): string {
+  /**
+   * The last id a cursor carries; `invalid_argument` when it is not one this list signed. `isKey`
+   * checks what the cursor carries (an id by default; a list keyed otherwise, e.g. files by name, says
+   * what its keys look like).
+   */
+  verify(cursor: string, binding: Record<string, unknown>, isKey: (key: string) => boolean = isId): string {
     const refuse = () =>
       invalidArgument(
         [{ field: 'query.cursor', description: 'is not a cursor of this list with these filters' }],
@@ -56,7 +60,7 @@ export class Cursors {
     } catch {
       throw refuse();
     }
-    if (typeof lastId !== 'string' || !isId(lastId)) throw refuse();
+    if (typeof lastId !== 'string' || !isKey(lastId)) throw refuse();
     return lastId;
   }
 
@@ -97,9 +101,10 @@ export function pageRequest(
   cursors: Cursors,
   query: { limit?: number; cursor?: string },
   binding: Record<string, unknown>,
+  isKey?: (key: string) => boolean,
 ): PageRequest {
   const limit = Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-  const after = query.cursor === undefined ? null : cursors.verify(query.cursor, binding);
+  const after = query.cursor === undefined ? null : cursors.verify(query.cursor, binding, isKey);
   return { limit, after, binding };
 }
 

@@ -1,4 +1,5 @@
 import type { Schema } from '@svc/contract';
+import type { FileStat } from './files/driver.js';
 import type { ComputerRow, ComputerView } from './repositories/computers.js';
 import type { KeyRow } from './repositories/keys.js';
 import type { MemberRow } from './repositories/members.js';
@@ -101,6 +102,10 @@ const DETAIL_KEYS = Object.keys({
   limit: true,
   policy: true,
   retry_after_seconds: true,
+  limit_bytes: true,
+  path: true,
+  entry: true,
+  rule: true,
 } satisfies Record<keyof Schema<'ErrorDetails'>, true>);
 
 /**
@@ -147,4 +152,29 @@ export function renderOperation(row: OperationRow, options: { result: boolean })
     created_at: time(row.created_at),
     updated_at: time(row.updated_at),
   };
+}
+
+/**
+ * A path in a computer as the spec's `FileInfo`: `mode` as four octal digits, `modified_at` RFC 3339
+ * in UTC to the second (the file system's mtime; nothing finer is promised), `link_target` only for
+ * a symlink.
+ *
+ * @example
+ * renderFileInfo(stat) // { path: '/home/svc/a.txt', name: 'a.txt', type: 'file', size: 2, mode: '0644', modified_at: '2026-11-10T12:00:05Z' }
+ */
+export function renderFileInfo(stat: FileStat): Schema<'FileInfo'> {
+  return {
+    path: stat.path,
+    name: stat.name,
+    type: stat.type,
+    size: stat.size,
+    mode: (stat.mode & 0o7777).toString(8).padStart(4, '0'),
+    modified_at: toSecond(stat.modifiedAt),
+    ...(stat.type === 'symlink' && stat.linkTarget ? { link_target: stat.linkTarget } : {}),
+  };
+}
+
+/** RFC 3339 in UTC, to the second (`2026-11-10T12:00:05Z`). */
+function toSecond(value: Date): string {
+  return new Date(Math.floor(value.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

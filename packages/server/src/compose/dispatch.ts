@@ -4,11 +4,13 @@ import type { Principal } from '../auth/authenticate.js';
 import { AuthError } from '../auth/errors.js';
 import type { PrincipalCache } from '../auth/principal-cache.js';
 import type { AppDeps } from '../handlers/types.js';
+import { IncomingBytes, isOutgoingBytes } from '../http/byte-body.js';
 import type { HandlerContext } from '../http/context.js';
 import { isEventStream } from '../http/sse.js';
 import type { Validator } from '../http/validation.js';
 import type { StoredResponse } from '../idempotency.js';
 import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../idempotency.js';
+import { runIdempotentBytes } from '../idempotency-bytes.js';
 import { rateLimitHeaders } from '../ratelimit.js';
 import { handlers } from './handlers.js';
 import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
@@ -84,6 +86,7 @@ export function dispatcher(options: {
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
       const reply = await handler({ ...base, db, access: read ? principal : currentAccess(principal) });
+      if (isOutgoingBytes(reply.body)) return ctx.bytes(reply.status, reply.body, reply.headers);
       if (isEventStream(reply.body))
         return ctx.eventStream(
           reply.body,
@@ -101,6 +104,8 @@ export function dispatcher(options: {
     // required (else 400 `idempotency_key_required`), 1–255 printable ASCII (else 400 `invalid_argument`).
     const key = ctx.input.headers['Idempotency-Key'];
     const url = new URL(ctx.request.url);
+    // A body of bytes (an upload) is fingerprinted by its SHA-256 as it streams (idempotency-bytes.ts).
+    const bytes = ctx.input.body instanceof IncomingBytes ? ctx.input.body : undefined;
     const credential = operationId === 'exchangeToken' ? credentialScope(ctx.request) : undefined;
     const scope =
       key === undefined
@@ -114,10 +119,21 @@ export function dispatcher(options: {
               method: ctx.request.method,
               path: url.pathname,
               query: url.search,
-              body: ctx.input.body,
+              body: bytes ? null : ctx.input.body,
             }),
             requestId: ctx.requestId,
           };
+    if (bytes && scope) {
+      const outcome = await runIdempotentBytes(db, scope, bytes, () =>
+        handler({ ...base, db, access: currentAccess(principal) }),
+      );
+      let body = outcome.body;
+      if (outcome.replayed && outcome.status >= 400) body = withRequestId(body, ctx.requestId);
+      return ctx.json(outcome.status, body, {
+        ...outcome.headers,
+        ...(outcome.replayed ? { 'idempotent-replayed': 'true' } : {}),
+      });
+    }
     const outcome = await runIdempotent(
       db,
       scope,

@@ -2,6 +2,7 @@ import { authHandlers } from '../handlers/auth.js';
 import { catalogHandlers } from '../handlers/catalog.js';
 import { computerHandlers } from '../handlers/computers.js';
 import { execHandlers } from '../handlers/exec.js';
+import { fileHandlers } from '../handlers/files.js';
 import { healthHandlers } from '../handlers/health.js';
 import { identityHandlers } from '../handlers/identity.js';
 import { keyHandlers } from '../handlers/keys.js';
@@ -26,6 +27,7 @@ export const handlers: Handlers = {
   ...keyHandlers,
   ...computerHandlers,
   ...execHandlers,
+  ...fileHandlers,
   ...operationHandlers,
   ...catalogHandlers,
   ...streamHandlers,

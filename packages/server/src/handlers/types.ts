@@ -7,6 +7,7 @@ import type { ServerKeys } from '../auth/signing-keys.js';
 import type { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
+import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
 import type { EventStreamBody } from '../http/sse.js';
 import type { ComputerDriver } from '../operations/driver.js';
 import type { OperationEvents } from '../operations/events.js';
@@ -26,13 +27,22 @@ export type PathOf<K extends OperationId> =
 /** The query parameters of `K` (validated, with the spec's defaults filled in). */
 export type QueryOf<K extends OperationId> =
   Params<K> extends { query?: infer Q } ? Defined<Q> : Record<string, never>;
-/** The JSON body of `K`: required, optional (`| undefined`) or none. */
+/**
+ * The JSON body of `K`: required, optional (`| undefined`) or none; a body of bytes (a file, an
+ * archive) is the {@link IncomingBytes} to stream.
+ */
 export type BodyOf<K extends OperationId> =
   Op<K> extends { requestBody: { content: { 'application/json': infer B } } }
     ? B
     : Op<K> extends { requestBody?: { content: { 'application/json': infer B } } }
       ? B | undefined
-      : undefined;
+      : Op<K> extends {
+            requestBody: {
+              content: { 'application/octet-stream': unknown } | { 'application/x-tar': unknown };
+            };
+          }
+        ? IncomingBytes
+        : undefined;
 
 type Responses<K extends OperationId> = Op<K>['responses'];
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
@@ -40,7 +50,9 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } }
   ? B
   : R extends { content: { 'text/event-stream': unknown } }
     ? EventStreamBody
-    : undefined;
+    : R extends { content: { 'application/octet-stream': unknown } | { 'application/x-tar': unknown } }
+      ? OutgoingBytes
+      : undefined;
 
 /**
  * What a handler answers: one of the operation's documented success statuses with the body the spec

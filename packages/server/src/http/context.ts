@@ -2,6 +2,7 @@ import type { OperationId } from '@svc/contract';
 import type { Principal } from '../auth/authenticate.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import type { RateLimitState } from '../ratelimit.js';
+import type { OutgoingBytes } from './byte-body.js';
 import { apiPath, pathOf } from './path.js';
 import { newRequestId } from './request-id.js';
 import { type EventStreamBody, eventStreamResponse } from './sse.js';
@@ -143,6 +144,25 @@ export class RequestContext {
       { ...this.cors, ...this.headers, ...headers, 'request-id': this.requestId },
       onError,
     );
+  }
+
+  /**
+   * A response of bytes (a file, an archive) streamed from `body.stream`, with the headers of
+   * {@link json}, `Content-Type` and, when known, `Content-Length`. The stream is cancelled when the
+   * client goes away (the adapter cancels the body), which ends what feeds it.
+   */
+  bytes(status: number, body: OutgoingBytes, headers?: Record<string, string>): Response {
+    return new Response(body.stream, {
+      status,
+      headers: {
+        ...this.cors,
+        ...this.headers,
+        ...headers,
+        'request-id': this.requestId,
+        'content-type': body.mediaType,
+        ...(body.length === undefined ? {} : { 'content-length': String(body.length) }),
+      },
+    });
   }
 
   /**

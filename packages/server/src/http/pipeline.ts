@@ -1,4 +1,5 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
+import { IncomingBytes } from './byte-body.js';
 import {
   type ContextHandler,
   type FetchHandler,
@@ -128,8 +129,9 @@ export function createPipeline(options: HttpCoreOptions): ContextHandler {
     if (!checked.ok) {
       const refined = options.refineFailure?.(found.operationId, checked);
       const kind = refined?.kind ?? checked.kind;
-      const details = kind === 'invalid_argument' ? { field_violations: checked.violations } : {};
-      return c.error(kind, refined?.message ?? FAILURES[kind], details);
+      const details =
+        kind === 'invalid_argument' ? { field_violations: checked.violations } : (checked.details ?? {});
+      return c.error(kind, refined?.message ?? checked.message ?? FAILURES[kind], details, checked.headers);
     }
     c.validated(checked);
     let response: Response;
@@ -138,6 +140,10 @@ export function createPipeline(options: HttpCoreOptions): ContextHandler {
     } catch (thrown) {
       response = options.onError ? await options.onError(thrown, c) : c.error('internal', 'internal error');
     }
+    // A refused upload whose body was left unread: the connection is closed after the answer (the
+    // adapter reads at most a little of what is left), so the client's next request starts clean.
+    if (checked.body instanceof IncomingBytes && !checked.body.ended && response.status >= 400)
+      response.headers.set('connection', 'close');
     if (options.onResponseViolation) await checkResponse(validator, c, response, options.onResponseViolation);
     if (found.head && response.body !== null) {
       // An event stream would go on writing into a body nobody reads: cancelling it ends the stream.
@@ -154,8 +160,20 @@ async function checkResponse(
   response: Response,
   report: NonNullable<HttpCoreOptions['onResponseViolation']>,
 ): Promise<void> {
-  // An event stream's body is endless: its headers are checked here, its events by the tests.
-  const streamed = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  // An event stream's body is endless, and a body of bytes (a file, an archive) is not JSON and may
+  // be a gigabyte: their headers are checked here, their content by the tests.
+  const type = response.headers.get('content-type');
+  if (type !== null && type !== 'application/json' && !type.startsWith('text/event-stream')) {
+    const violations = validator.validateResponse(
+      ctx.operationId,
+      response.status,
+      undefined,
+      response.headers,
+    );
+    if (violations.length > 0) report(ctx, response.status, violations);
+    return;
+  }
+  const streamed = type?.startsWith('text/event-stream') === true;
   const text = streamed ? '' : await response.clone().text();
   let body: unknown;
   try {

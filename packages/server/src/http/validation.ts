@@ -1,5 +1,13 @@
-import type { OpenApiDocument, OperationId, OperationInfo, OperationPolicy, Parameter } from '@svc/contract';
+import type {
+  ByteBody,
+  OpenApiDocument,
+  OperationId,
+  OperationInfo,
+  OperationPolicy,
+  Parameter,
+} from '@svc/contract';
 import {
+  byteRequestBody,
   deref,
   listOperations,
   operationParameters,
@@ -11,6 +19,8 @@ import type { Format, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { MAX_BODY_BYTES, parseJson, readBody } from './body.js';
+import type { IncomingBytes } from './byte-body.js';
+import { checkByteRequest } from './byte-request.js';
 import type { FieldViolation } from './violations.js';
 import { fieldPath, toViolations } from './violations.js';
 
@@ -33,8 +43,11 @@ export interface ValidRequest {
   query: Record<string, unknown>;
   /** Header parameters the spec declares, under their spec names (e.g. `Idempotency-Key`). */
   headers: Record<string, string>;
-  /** The parsed JSON body, or `undefined` when the operation takes none or an optional one was left out. */
-  body: unknown;
+  /**
+   * The parsed JSON body, or `undefined` when the operation takes none or an optional one was left out;
+   * for an operation whose body is bytes (`byteRequestBody`), the {@link IncomingBytes} still to read.
+   */
+  body: unknown | IncomingBytes;
 }
 
 /** A request refused by validation; `violations` is empty for the kinds that carry none. */
@@ -42,6 +55,12 @@ export interface InvalidRequest {
   ok: false;
   kind: RequestFailureKind;
   violations: FieldViolation[];
+  /** The answer's message when the generic one of the kind does not fit (a byte body's limit). */
+  message?: string;
+  /** The answer's `details` when they are not the violations (`limit_bytes` of a byte body). */
+  details?: Record<string, unknown>;
+  /** Headers of the answer (`Connection: close` when the body was left unread). */
+  headers?: Record<string, string>;
 }
 
 export type RequestValidation = ValidRequest | InvalidRequest;
@@ -103,6 +122,8 @@ interface CompiledOperation {
   query: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
   header: { specs: ParamSpec[]; validate: ValidateFunction } | undefined;
   body: ValidateFunction | undefined;
+  /** The byte body the operation takes (a file, an archive), instead of JSON. */
+  bytes: ByteBody | undefined;
   info: OperationInfo;
 }
 
@@ -147,7 +168,12 @@ function strictDateTime(): Format {
  * const checked = await validator.validateRequest('listWorkspaces', request, {});
  * // { ok: true, query: { limit: 10 }, ... }
  */
-export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_BODY_BYTES): Validator {
+export function compileValidator(
+  document: OpenApiDocument,
+  maxBodyBytes = MAX_BODY_BYTES,
+  options: { maxByteBodyBytes?: number } = {},
+): Validator {
+  const maxByteBodyBytes = options.maxByteBodyBytes ?? Number.MAX_SAFE_INTEGER;
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addFormat('date-time', strictDateTime());
@@ -160,6 +186,7 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
   for (const op of listOperations(document)) {
     const parameters = operationParameters(document, op);
     const body = requestBody(document, op);
+    const bytes = byteRequestBody(document, op);
     const idempotency = parameters.find(
       (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
     );
@@ -175,7 +202,8 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
       path: compileParams(ajv, document, parameters, 'path'),
       query: compileParams(ajv, document, parameters, 'query'),
       header: compileParams(ajv, document, parameters, 'header'),
-      body: body?.schema ? ajv.compile(pointRefs(body.schema)) : undefined,
+      body: body?.schema && !bytes ? ajv.compile(pointRefs(body.schema)) : undefined,
+      bytes,
       info: op,
     });
   }
@@ -246,6 +274,21 @@ export function compileValidator(document: OpenApiDocument, maxBodyBytes = MAX_B
         headers: compiled.header ? request.headers : NO_HEADERS,
       });
       if (compiled.shape.requestBody === 'none') return finish(compiled, base, undefined);
+      if (compiled.bytes) {
+        // A file or an archive: never read here, never buffered; the handler streams it.
+        const checked = checkByteRequest(request, compiled.bytes, maxByteBodyBytes);
+        if ('ok' in checked) return checked;
+        if (base.violations.length > 0) {
+          void request.body?.cancel().catch(() => {});
+          return {
+            ok: false,
+            kind: 'invalid_argument',
+            violations: base.violations.slice(0, 100),
+            headers: { connection: 'close' },
+          };
+        }
+        return { ok: true, params: base.params, query: base.query, headers: base.headers, body: checked };
+      }
       const contentType = request.headers.get('content-type');
       if (contentType !== null && !isJson(contentType)) return unsupportedMediaType(contentType);
       const read = await readBody(request, maxBodyBytes);

@@ -1,5 +1,7 @@
 import type { Schema } from '@svc/contract';
 import type { ErrorCode } from '../errors.js';
+import type { ComputerFiles } from '../files/driver.js';
+import type { DriverComputer } from './computer.js';
 
 /**
  * Which driver method carries each of the spec's operation types: `run` for the lifecycle actions
@@ -42,15 +44,7 @@ type RunOperationType = {
  */
 export type DriverAction = RunOperationType extends `computer.${infer Action}` ? Action : never;
 
-/** The computer as a driver sees it. */
-export interface DriverComputer {
-  id: string;
-  workspace_id: string;
-  name: string;
-  size: string;
-  image: string;
-  labels: Record<string, string>;
-}
+export type { DriverComputer } from './computer.js';
 
 /** A command to run in a running computer (`exec`). */
 export interface ExecRequest {
@@ -119,4 +113,9 @@ export interface ComputerDriver {
   readonly name: string;
   run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void>;
   exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult>;
+  /**
+   * Files on the computer, with the same rules on every driver (both built-in drivers have them).
+   * Optional so that a test's stand-in driver need not; without it the files API answers unavailable.
+   */
+  readonly files?: ComputerFiles;
 }

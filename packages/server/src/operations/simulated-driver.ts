@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SimulatedFiles } from '../files/simulated-files.js';
 import type {
   ComputerDriver,
   DriverAction,
@@ -18,6 +19,10 @@ export interface SimulatedDriverOptions {
   steps?: number;
   /** A test hook deciding failures, in addition to the `sim-fail` label. */
   shouldFail?(action: DriverAction, computer: DriverComputer): boolean;
+  /** Bytes of files under /home per computer, held in memory (default 10 GiB). */
+  filesQuotaBytes?: number;
+  /** Most entries of one uploaded archive (default 10,000; `SVC_FILES_MAX_ENTRIES`). */
+  filesMaxArchiveEntries?: number;
 }
 
 /**
@@ -25,6 +30,8 @@ export interface SimulatedDriverOptions {
  * progress after each step, and fails halfway when the computer carries the label `sim-fail` whose
  * value is the action (`create`, `start`, `stop`, `restart`, `delete`) or `always`, or when
  * `shouldFail` says so. It is the default driver, and says so in its name.
+ *
+ * Files are SIMULATED too: an in-memory tree per computer ({@link SimulatedFiles}).
  *
  * Commands (`exec`) are SIMULATED too: nothing runs anywhere. A handful of builtins answer
  * (see {@link SIMULATED_COMMANDS}); any other program exits 127 with "command not found (simulated
@@ -38,8 +45,16 @@ export class SimulatedDriver implements ComputerDriver {
   private readonly stepMs: number;
   private readonly steps: number;
   private readonly shouldFail: SimulatedDriverOptions['shouldFail'];
+  /** SIMULATED files: an in-memory tree per computer, forgotten when the computer is deleted. */
+  readonly files: SimulatedFiles;
 
   constructor(options: SimulatedDriverOptions) {
+    this.files = new SimulatedFiles({
+      ...(options.filesQuotaBytes === undefined ? {} : { quotaBytes: options.filesQuotaBytes }),
+      ...(options.filesMaxArchiveEntries === undefined
+        ? {}
+        : { maxArchiveEntries: options.filesMaxArchiveEntries }),
+    });
     this.stepMs = options.stepMs;
     this.steps = Math.max(1, options.steps ?? 4);
     this.shouldFail = options.shouldFail;
@@ -62,6 +77,7 @@ export class SimulatedDriver implements ComputerDriver {
       }
       await context.progress(Math.round((step / this.steps) * 100));
     }
+    if (action === 'delete') this.files.forget(computer.id);
   }
 
   /** SIMULATED: see {@link simulatedExec}; nothing runs on any machine. */

@@ -65,17 +65,19 @@ function assertNoOperation(computer: Pick<ComputerStatus, 'state' | 'current_ope
 
 /**
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
- * it is `running`: the rule for running a command in it (design §13).
+ * it is `running`: the rule for running a command in it (design §13), and for its files.
  *
  * @example
  * assertRunning(computer, 'exec'); // throws ComputerStateError when the computer is stopped
  */
-export function assertRunning(computer: ComputerStatus, action: 'exec' | 'run'): void {
+export function assertRunning(computer: ComputerStatus, action: 'exec' | 'run' | 'files'): void {
   assertNoOperation(computer);
   if (computer.state !== 'running')
     throw new ComputerStateError(
       'invalid_state',
-      `computer ${computer.name} is ${computer.state}; ${action} is allowed from running`,
+      action === 'files'
+        ? `computer ${computer.name} is ${computer.state}; its files can be reached while it is running`
+        : `computer ${computer.name} is ${computer.state}; ${action} is allowed from running`,
       { details: { current_state: computer.state, allowed_from: ['running'] } },
     );
 }

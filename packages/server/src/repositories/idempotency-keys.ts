@@ -79,12 +79,23 @@ export async function completeIdempotencyKey(
     status: number;
     headers: Record<string, string> | null;
     body: string | null;
+    /** The request's whole fingerprint, when it was known only once the request was read (a body of bytes). */
+    fingerprint?: string;
   },
 ): Promise<boolean> {
   const updated = await tx.query(
-    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now()
+    `UPDATE idempotency_keys SET state = 'done', status = $4, headers = $5, body = $6, completed_at = now(),
+            fingerprint = COALESCE($7, fingerprint)
       WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
-    [record.principalId, record.key, record.owner, record.status, record.headers, record.body],
+    [
+      record.principalId,
+      record.key,
+      record.owner,
+      record.status,
+      record.headers,
+      record.body,
+      record.fingerprint ?? null,
+    ],
   );
   return updated.rowCount === 1;
 }
