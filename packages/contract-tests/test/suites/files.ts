@@ -142,7 +142,10 @@ export function filesSuite(): void {
     expect(response.headers.get('Content-Type')).toBe(TAR);
     const entries = readTar(new Uint8Array(data ?? new ArrayBuffer(0)));
     expect(entries.length).toBeGreaterThan(0);
-    expect(entries.every((e) => e.name.startsWith('src/'))).toBe(true);
+    // Names start with the directory's own: its entry (`src/`, or `src` with the directory type flag) and
+    // what is in it (`src/main.c`).
+    const outside = entries.map((e) => e.name).filter((name) => name !== 'src' && !name.startsWith('src/'));
+    expect(outside).toEqual([]);
   });
 
   statefulIt(
