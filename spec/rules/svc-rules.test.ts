@@ -845,6 +845,17 @@ const cases: [string, Case][] = [
     },
   ],
 
+  [
+    'a GET reading inside a computer that needs more than exec',
+    {
+      mutate: (d) => {
+        d.paths[FILES].get['x-svc'].permission = 'manage';
+      },
+      code: 'svc-policy',
+      path: ['paths', FILES, 'get', 'x-svc', 'permission'],
+    },
+  ],
+
   // svc-event-stream
   [
     'an event stream answered by another status than 200',
