@@ -2,12 +2,20 @@
 // bytes never go through Prism. Against the real bundle.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byteOperations, MOCK_FILE, MOCK_MTIME, mockArchive, mockBytes } from '../mock-bytes.mjs';
-import { freePort, startMock } from '../spec-mock.mjs';
+import {
+  byteOperations,
+  MOCK_FILE,
+  MOCK_MTIME,
+  mockArchive,
+  mockBytes,
+  PLACEHOLDER,
+} from '../mock-bytes.mjs';
+import { freePort, startMock, startStreamFront } from '../spec-mock.mjs';
 
 const bundlePath = fileURLToPath(new URL('../../spec/dist/openapi.json', import.meta.url));
 const bundle = JSON.parse(readFileSync(bundlePath, 'utf8'));
@@ -176,5 +184,82 @@ describe('pnpm mock: byte operations', { timeout: 120_000 }, () => {
       headers: { 'content-type': OCTETS },
     });
     expect(response.status).toBe(401);
+  });
+});
+
+// The front alone, before a stand-in for Prism that records what reaches it and answers the status its
+// `Prefer: code=…` asks for (else 200): the bytes of an upload never reach it, and a body over a small
+// limit is refused by counting when no Content-Length says so.
+describe('the front, before a recording stand-in for Prism', () => {
+  const seen: { prefer: string | undefined; body: Buffer; type: string | undefined }[] = [];
+  let upstream: ReturnType<typeof createServer>;
+  let front: Awaited<ReturnType<typeof startStreamFront>>;
+  beforeAll(async () => {
+    upstream = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const prefer = req.headers.prefer;
+        seen.push({ prefer, body: Buffer.concat(chunks), type: req.headers['content-type'] });
+        const code = Number(/code=(\d+)/.exec(prefer ?? '')?.[1] ?? 200);
+        res.writeHead(code, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(code === 200 ? { file: {} } : { error: { code: String(code) } }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const address = upstream.address();
+    const small = structuredClone(bundle);
+    small.paths['/workspaces/{workspace}/computers/{computer}/files'].put.requestBody.content[OCTETS].schema[
+      'x-svc-max-bytes'
+    ] = 16;
+    front = await startStreamFront({
+      document: small,
+      upstream: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    });
+  });
+  afterAll(async () => {
+    await front?.close();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  it('gives Prism a placeholder in place of the bytes, of the declared type', async () => {
+    seen.length = 0;
+    const every = new Uint8Array(16).map((_, i) => 255 - i);
+    const response = await fetch(`${front.url}${FILES}?path=/a`, {
+      method: 'PUT',
+      body: every,
+      headers: { ...BEARER, 'content-type': OCTETS },
+    });
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([{ prefer: undefined, body: PLACEHOLDER, type: OCTETS }]);
+  });
+
+  it('refuses a body over the limit by counting, when no Content-Length says so (chunked): 413', async () => {
+    seen.length = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 4; i++) controller.enqueue(new Uint8Array(8));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${front.url}${FILES}?path=/a`, {
+      method: 'PUT',
+      body,
+      headers: { ...BEARER, 'content-type': OCTETS },
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(seen.map((s) => s.prefer)).toEqual(['code=413']);
+  });
+
+  it("refuses another Content-Type with Prism's 415, never sending it the body", async () => {
+    seen.length = 0;
+    const response = await fetch(`${front.url}${FILES}?path=/a`, {
+      method: 'PUT',
+      body: 'secret',
+      headers: { ...BEARER, 'content-type': 'text/plain' },
+    });
+    expect(response.status).toBe(415);
+    expect(seen).toEqual([{ prefer: 'code=415', body: PLACEHOLDER, type: OCTETS }]);
   });
 });
