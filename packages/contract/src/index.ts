@@ -1,4 +1,4 @@
-export type { ByteBody, ByteMediaType } from './bytes.js';
+export type { ByteBody, ByteBodyInput, ByteBodyOutput, ByteMediaType } from './bytes.js';
 export {
   BYTE_MEDIA_TYPES,
   byteOperationIds,
