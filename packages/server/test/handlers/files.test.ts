@@ -192,10 +192,10 @@ describeEngines('handlers: files on computers', (engine) => {
   test('a symlink to / resolves inside the computer: writing through it stays read-only outside /home', async () => {
     const dir = fresh();
     await put(`${dir}/keep.txt`, text('k'));
-    f.driver.files.symlink({ id: f.computer } as never, `${dir}/root`, '../../../../..');
-    const through = failure(await put(`${dir}/root/etc/evil`, text('x'), { parents: false }), 400);
+    f.driver.files.symlink({ id: f.computer } as never, `${dir}/slash`, '../../../../..');
+    const through = failure(await put(`${dir}/slash/etc/evil`, text('x'), { parents: false }), 400);
     expect(through.details.field_violations[0].field).toBe('path');
-    const hostname = await get(`${dir}/root/etc/hostname`);
+    const hostname = await get(`${dir}/slash/etc/hostname`);
     expect(hostname.status).toBe(200);
   });
 
