@@ -183,7 +183,8 @@ export class SimulatedFiles implements ComputerFiles {
         throwIfAborted(signal);
         const header = { name, mode: entry.mode & 0o777, mtime: entry.mtime };
         if (entry.type === 'directory') {
-          await addEntry(pack, { ...header, type: 'directory' });
+          // A directory's entry name ends in `/`, as the Engine (and docker cp) write it.
+          await addEntry(pack, { ...header, name: `${name}/`, type: 'directory' });
           const names = [...entry.children.keys()].sort((a, b) =>
             Buffer.compare(Buffer.from(a), Buffer.from(b)),
           );
