@@ -5,6 +5,7 @@
 // with its parameters, request body, responses and security resolved through every `$ref`. So a
 // change to a shared component is found, and reported, under every operation it reaches.
 
+import { isByteMediaType, MAX_BYTES_EXTENSION } from '../spec/rules/lib/bytes.js';
 import { PERMISSION_RANK } from '../spec/rules/lib/policy.js';
 
 /** @typedef {'breaking' | 'additive' | 'deprecation'} ChangeClass */
@@ -109,6 +110,14 @@ export const POLICY = Object.freeze({
   'event-variant-removed': 'breaking',
   'event-additional-properties-allowed': 'additive',
   'event-additional-properties-refused': 'breaking',
+  // Byte bodies (rules/lib/bytes.js: a file or a tar archive, never JSON). Their schema says nothing but
+  // `type: string, format: binary`; what clients rely on is the media type, an upload's limit
+  // (`x-svc-max-bytes`: a client that sent up to the old limit gets 413 under a lower one) and a
+  // download's headers (response-header-removed). Bytes in place of JSON, or JSON in place of bytes,
+  // or one byte type in place of another, is one body replaced by another: breaking either way.
+  'request-byte-limit-lowered': 'breaking',
+  'request-byte-limit-raised': 'additive',
+  'byte-body-media-type-changed': 'breaking',
 });
 
 /** The media type of an event stream, compared event by event (compareStream). */
@@ -397,9 +406,21 @@ function compareRequestBody(base, current, b, c, say) {
 }
 
 function compareContent(base, current, bc = {}, cc = {}, pointer, direction, where, say) {
-  for (const type of Object.keys(bc)) {
-    if (!(type in cc))
-      say(`${direction}-media-type-removed`, where, `${where}: media type ${type} removed`, pointer);
+  const bytesBefore = Object.keys(bc).some(isByteMediaType);
+  const bytesAfter = Object.keys(cc).some(isByteMediaType);
+  const swapped = Object.keys(bc).filter((type) => !(type in cc));
+  if ((bytesBefore || bytesAfter) && swapped.length > 0 && Object.keys(cc).some((type) => !(type in bc))) {
+    // One body for another where bytes are involved (a file for an archive, bytes for JSON or back):
+    // said once as what it is, beside the media type removed that makes it breaking.
+    say(
+      'byte-body-media-type-changed',
+      where,
+      `${where}: ${Object.keys(bc).join(', ')} → ${Object.keys(cc).join(', ')}`,
+      pointer,
+    );
+  }
+  for (const type of swapped) {
+    say(`${direction}-media-type-removed`, where, `${where}: media type ${type} removed`, pointer);
   }
   for (const type of Object.keys(cc)) {
     const at = `${pointer}/${esc(type)}`;
@@ -409,6 +430,8 @@ function compareContent(base, current, bc = {}, cc = {}, pointer, direction, whe
     }
     const bs = bc[type].schema;
     const cs = cc[type].schema;
+    if (isByteMediaType(type) && direction === 'request')
+      compareByteLimit(base, current, bs, cs, `${at}/schema`, `${where} (${type})`, say);
     if (type === EVENT_STREAM && direction === 'response' && bs && cs) {
       compareStream(base, current, bs, cs, `${at}/schema`, `${where} (${type})`, say);
       continue;
@@ -426,6 +449,23 @@ function compareContent(base, current, bc = {}, cc = {}, pointer, direction, whe
       );
     }
   }
+}
+
+/**
+ * An upload's limit, `x-svc-max-bytes` on its byte body's schema: lower, and a client that sent up to
+ * the old limit is refused (413); higher, and every request that passed still passes. A side without a
+ * limit (svc-byte-body requires one) has nothing to compare.
+ */
+function compareByteLimit(base, current, bs, cs, pointer, where, say) {
+  const before = bs && deref(base, bs, '').node?.[MAX_BYTES_EXTENSION];
+  const after = cs && deref(current, cs, pointer).node?.[MAX_BYTES_EXTENSION];
+  if (typeof before !== 'number' || typeof after !== 'number' || before === after) return;
+  say(
+    after < before ? 'request-byte-limit-lowered' : 'request-byte-limit-raised',
+    where,
+    `${where}: ${MAX_BYTES_EXTENSION} ${before} → ${after}`,
+    `${pointer}/${MAX_BYTES_EXTENSION}`,
+  );
 }
 
 function compareResponses(base, current, b, c, say) {

@@ -12,6 +12,13 @@
 //     comment, the events of the operation's example (`Prefer: example=<name>`, else the first), or in
 //     the dynamic mode one event per `oneOf` branch with data generated from its `contentSchema`, only
 //     those after `Last-Event-ID` (else the `after` query parameter), then `: end`, and it closes;
+//   - a byte operation (tools/mock-bytes.mjs) never has its bytes go through Prism: an upload of another
+//     `Content-Type` is Prism's 415 and one over its `x-svc-max-bytes` (by `Content-Length`, else by
+//     counting) Prism's 413 (`Prefer: code=…`), both in the published error shape; else the front reads
+//     the bytes and Prism, given a placeholder body, checks the request and answers its JSON example. A
+//     download goes to Prism to be checked the same way; any answer but its (failed) 200 is passed on,
+//     else the front answers the example's bytes (`Prefer: example=…`) with `Content-Type`,
+//     `Content-Length` and `ETag`;
 //   - every other request is proxied to Prism unchanged, both ways.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,6 +29,7 @@ import { dirname, join } from 'node:path';
 import { JSONSchemaFaker } from 'json-schema-faker';
 import { EVENT_STREAM, STREAM_ENDED } from '../spec/rules/lib/streams.js';
 import { childEnv, stopChild } from './child-process.mjs';
+import { byteOperations, downloadHeaders, mockBytes, PLACEHOLDER } from './mock-bytes.mjs';
 
 /** Prism's problem type for a body it cannot write as text (its answer to every stream example). */
 const CANNOT_SERIALISE = 'NO_COMPLEX_OBJECT_TEXT';
@@ -148,9 +156,16 @@ export async function startStreamFront({
   // A function: the document as it is now (the spec-dev loop rewrites it), read again on each request.
   const fixed = typeof document === 'function' ? undefined : streamOperations(document);
   const streamsNow = () => fixed ?? streamOperations(document());
+  const fixedBytes = typeof document === 'function' ? undefined : byteOperations(document);
+  const bytesNow = () => fixedBytes ?? byteOperations(document());
   const target = new URL(upstream);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://front');
+    const bytes = bytesNow().find((b) => b.method === req.method && b.path.test(url.pathname));
+    if (bytes !== undefined) {
+      answerBytes(bytes, req, res, target);
+      return;
+    }
     const stream = req.method === 'GET' ? streamsNow().find((s) => s.path.test(url.pathname)) : undefined;
     const headers = { ...req.headers, host: target.host };
     // Prism only checks a stream request: its body is the front's. Generating one from the schema in
@@ -209,6 +224,100 @@ export async function startStreamFront({
         server.close(() => resolve());
       }),
   };
+}
+
+/** Prism's answer to a download it cannot give: its own 200 refused under `--errors` (response violations). */
+function prismCannotAnswer(status, body) {
+  if (status !== 500) return false;
+  try {
+    const problem = JSON.parse(body.toString('utf8'));
+    const violations = Array.isArray(problem.validation) ? problem.validation : [];
+    return violations.length > 0 && violations.every((v) => v.location?.[0] === 'response');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A byte operation, answered by the front (see the top of this file): Prism checks the request with a
+ * placeholder body and `Prefer: code=…` for a refused upload; the bytes never reach it.
+ */
+function answerBytes(operation, req, res, target) {
+  const ask = (prefer, onAnswer) => {
+    const headers = { ...req.headers, host: target.host };
+    delete headers['transfer-encoding'];
+    if (prefer !== undefined) headers.prefer = [req.headers.prefer, prefer].filter(Boolean).join(', ');
+    if (operation.kind === 'upload') {
+      headers['content-type'] = operation.mediaType;
+      headers['content-length'] = String(PLACEHOLDER.length);
+    }
+    const forward = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+      onAnswer,
+    );
+    forward.on('error', (error) => {
+      if (res.headersSent) return res.destroy();
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`the mock's Prism is not answering: ${error.message}`);
+    });
+    forward.end(operation.kind === 'upload' ? PLACEHOLDER : undefined);
+  };
+  const passOn = (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+    answer.pipe(res);
+  };
+  if (operation.kind === 'download') {
+    ask(undefined, (answer) => {
+      const chunks = [];
+      answer.on('data', (chunk) => chunks.push(chunk));
+      answer.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const status = answer.statusCode ?? 502;
+        if (!(status >= 200 && status < 300) && !prismCannotAnswer(status, body)) {
+          res.writeHead(status, answer.rawHeaders);
+          res.end(body);
+          return;
+        }
+        const prism = Object.fromEntries(
+          Object.entries(answer.headers).filter(
+            ([name]) => !BODY_HEADERS.has(name) && name !== 'sl-violations',
+          ),
+        );
+        const example = /(?:^|[,;\s])example=([^,;\s]+)/.exec(String(req.headers.prefer ?? ''))?.[1];
+        const bytes = mockBytes(operation, example);
+        res.writeHead(200, { ...prism, ...downloadHeaders(operation, bytes) });
+        res.end(bytes);
+      });
+    });
+    return;
+  }
+  // An upload: refused by its Content-Type or its declared length before a byte is read.
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  const length = Number(req.headers['content-length']);
+  const refuse = (code) => {
+    // The body is not read: the connection closes after the answer instead.
+    res.setHeader('connection', 'close');
+    ask(`code=${code}`, passOn);
+  };
+  if (type !== operation.mediaType) return refuse(415);
+  const limit = operation.maxBytes ?? Number.POSITIVE_INFINITY;
+  if (Number.isFinite(length) && length > limit) return refuse(413);
+  let count = 0;
+  let refused = false;
+  req.on('data', (chunk) => {
+    count += chunk.length;
+    if (count > limit && !refused) {
+      refused = true;
+      req.pause();
+      refuse(413);
+    }
+  });
+  req.on('end', () => {
+    if (!refused) ask(undefined, passOn);
+  });
 }
 
 /** A free TCP port on `host`, found by binding port 0. */
@@ -296,7 +405,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const port = Number(take('--port', '4010'));
   const [bundle, ...flags] = args;
   const mock = await startMock({ bundle, host, port, flags });
-  console.log(`mock: ${mock.url} (Prism behind it; event streams served by the front)`);
+  console.log(`mock: ${mock.url} (Prism behind it; event streams and bytes served by the front)`);
   const stop = () => mock.stop().then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

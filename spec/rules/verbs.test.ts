@@ -191,3 +191,81 @@ describe('Redocly svc/response-mime-type: JSON, and text/event-stream for the 20
     ]);
   });
 });
+
+const OCTETS = 'application/octet-stream';
+const TAR = 'application/x-tar';
+
+/** A minimal document with one PUT per operationId, its request body of `type` (bytes by default). */
+function withPuts(ids: string[], type = OCTETS, method = 'put'): Doc {
+  const paths: Doc = {};
+  ids.forEach((operationId, i) => {
+    paths[`/things-${i}`] = {
+      [method]: {
+        operationId,
+        requestBody: { content: { [type]: { schema: { type: 'string', format: 'binary' } } } },
+        responses: { '204': { description: 'Done.' } },
+      },
+    };
+  });
+  return { openapi: '3.1.0', info: { title: 'Bytes', version: '1.0.0' }, paths };
+}
+
+describe('byte operations: `upload` and `download` are their verbs, and only theirs', () => {
+  it('Redocly accepts `upload…` on an operation taking bytes, and nothing else there', async () => {
+    expect(await redoclyRefused(withPuts(['uploadThing', 'updateThing', 'createThing']))).toEqual([
+      'updateThing',
+      'createThing',
+    ]);
+    expect(await redoclyRefused(withPuts(['uploadThing'], TAR))).toEqual([]);
+  });
+
+  it('Redocly accepts `download…` on a GET whose 200 is bytes, and nothing else there', async () => {
+    expect(await redoclyRefused(withGets(['downloadThing', 'getThing'], [OCTETS]))).toEqual(['getThing']);
+    expect(await redoclyRefused(withGets(['downloadThing'], [TAR]))).toEqual([]);
+  });
+
+  it('Redocly refuses `upload…` and `download…` where no bytes are, even declared as an action', async () => {
+    expect(await redoclyRefused(withGets(['downloadThing'], ['application/json']))).toEqual([
+      'downloadThing',
+    ]);
+    expect(await redoclyRefused(withPuts(['uploadThing'], 'application/json'))).toEqual(['uploadThing']);
+    expect(await redoclyRefused(withOperationIds(['uploadThing'], 'upload'))).toEqual(['uploadThing']);
+  });
+
+  it('Spectral svc-custom-action refuses a custom action declaring a byte verb', async () => {
+    expect(await customActionFindings(withAction('upload'))).toHaveLength(1);
+    expect(await customActionFindings(withAction('download'))).toHaveLength(1);
+  });
+});
+
+describe('Redocly svc/request-mime-type and svc/response-mime-type: bytes where a byte body is, only there', () => {
+  it.each([
+    ['an upload (PUT) of a file', withPuts(['uploadThing']), []],
+    ['an upload (PUT) of a tar archive', withPuts(['uploadThing'], TAR), []],
+    ['JSON', withPuts(['updateThing'], 'application/json'), []],
+    [
+      'bytes on a POST',
+      withPuts(['uploadThing'], OCTETS, 'post'),
+      ['#/paths/~1things-0/post/requestBody/content/application~1octet-stream'],
+    ],
+    [
+      'another type',
+      withPuts(['updateThing'], 'text/plain'),
+      ['#/paths/~1things-0/put/requestBody/content/text~1plain'],
+    ],
+  ])('request body: %s', async (_name, doc, refused) => {
+    expect(await redoclyProblems(doc, 'svc/request-mime-type')).toEqual(refused);
+  });
+
+  it.each([
+    ['the 200 of a GET, a file', withGets(['downloadThing'], [OCTETS]), []],
+    ['the 200 of a GET, an archive', withGets(['downloadThing'], [TAR]), []],
+    [
+      'an error status',
+      withGets(['downloadThing'], [OCTETS], '404'),
+      ['#/paths/~1things-0/get/responses/404/content/application~1octet-stream'],
+    ],
+  ])('response: %s', async (_name, doc, refused) => {
+    expect(await redoclyProblems(doc, 'svc/response-mime-type')).toEqual(refused);
+  });
+});

@@ -38,6 +38,32 @@ function streamsOf(bundle: Json): { summary: string; events: { names: string[]; 
   return streams;
 }
 
+/**
+ * Each byte body, read from the bundle apart from the docs build (rules/lib/bytes.js is what the build
+ * reads): its operation's summary, its media type, and an upload's limit in bytes.
+ */
+function byteBodiesOf(bundle: Json): { summary: string; mediaType: string; maxBytes?: number }[] {
+  const bodies = [];
+  const BYTES = ['application/octet-stream', 'application/x-tar'];
+  const local = (node: Json) =>
+    node?.$ref ? bundle.components.responses[String(node.$ref).split('/').pop() ?? ''] : node;
+  for (const item of Object.values(bundle.paths ?? {}) as Json[])
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      for (const holder of [op.requestBody, local(op.responses?.['200'])]) {
+        const mediaType = Object.keys(holder?.content ?? {}).find((type) => BYTES.includes(type));
+        if (mediaType === undefined) continue;
+        bodies.push({
+          summary: op.summary,
+          mediaType,
+          maxBytes: holder.content[mediaType].schema['x-svc-max-bytes'],
+        });
+      }
+    }
+  return bodies;
+}
+
 function operationsOf(bundle: { paths?: object; webhooks?: object }): Operation[] {
   const operations: Operation[] = [];
   for (const group of [bundle.paths, bundle.webhooks]) {
@@ -168,6 +194,20 @@ describe('reference docs page', { timeout: 60_000 }, () => {
       return events.flatMap(({ names, data }) =>
         [...names, data].filter((text) => !table.includes(text)).map((text) => `${summary}: ${text}`),
       );
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("shows each byte body as raw bytes of its media type, with an upload's limit in bytes", () => {
+    const bodies = byteBodiesOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
+    expect(bodies.length).toBeGreaterThan(0);
+    const squash = (text: string) => text.replace(/\s+/g, ' ');
+    const missing = bodies.flatMap(({ summary, mediaType, maxBytes }) => {
+      const section = squash(rendered).split(squash(summary)).slice(1).join(' ');
+      const bytes = section.slice(section.indexOf('Bytes'), section.indexOf('Security'));
+      const wanted = [`${mediaType}, the raw bytes (not JSON)`];
+      if (maxBytes !== undefined) wanted.push(`${maxBytes.toLocaleString('en-US')} bytes`, '413', '415');
+      return wanted.filter((text) => !bytes.includes(text)).map((text) => `${summary}: ${text}`);
     });
     expect(missing).toEqual([]);
   });

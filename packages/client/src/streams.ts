@@ -1,6 +1,7 @@
 // Streaming entry (`@svc/client/streams`): the spec's Server-Sent Events streams as async iterators.
 // Browser-safe; kept apart from the main entry so a one-call app does not bundle the SSE parser.
-import type { operations, paths, StreamEvent, StreamOperationId } from '@svc/contract';
+import type { operations, StreamEvent, StreamOperationId } from '@svc/contract';
+import { streamOperations } from '@svc/contract/browser';
 import type { SvcClient } from './client.js';
 import type { ApiPaths } from './contract.js';
 import { readStream, type StreamOptions } from './streams/read.js';
@@ -9,54 +10,13 @@ export type { StreamEndedReason } from './contract.js';
 export { StreamEndedError } from './errors.js';
 export { isAfter, type StreamOptions } from './streams/read.js';
 
-/** The path of `paths` whose GET is operation `K`. */
-type PathOf<K extends StreamOperationId> = {
-  [P in keyof paths]: paths[P] extends { get: operations[K] } ? P : never;
-}[keyof paths];
-
 /** What the reader does with an event: hand it over, hand it over and end, or read why the server ended. */
-type EventRole = 'event' | 'final' | 'ended';
+type EventRole = 'event' | 'closes' | 'ended';
 
 /**
- * Each stream operation's path and what each of its event names means to a reader. Keyed by the
- * generated `StreamEvent` unions, so an event name added to (or removed from) the spec does not compile
- * until it is classified here, as `STATE_IS_FINAL` does for operation states; test/streams.test.ts checks
- * the table against the bundle too.
- */
-const STREAMS = {
-  streamOperationOutput: {
-    path: '/operations/{operation}/output',
-    events: { output: 'event', exit: 'final', failed: 'final', 'stream.ended': 'ended' },
-  },
-  streamWorkspaceEvents: {
-    path: '/workspaces/{workspace}/events',
-    events: {
-      'workspace.updated': 'event',
-      'computer.created': 'event',
-      'computer.updated': 'event',
-      'computer.deleted': 'event',
-      'operation.created': 'event',
-      'operation.updated': 'event',
-      'operation.completed': 'event',
-      'member.created': 'event',
-      'member.updated': 'event',
-      'member.deleted': 'event',
-      'service_account.created': 'event',
-      'service_account.updated': 'event',
-      'service_account.deleted': 'event',
-      'key.created': 'event',
-      'key.updated': 'event',
-      'key.deleted': 'event',
-      'stream.ended': 'ended',
-    },
-  },
-} as const satisfies {
-  [K in StreamOperationId]: { path: PathOf<K>; events: Record<StreamEvent<K>['event'], EventRole> };
-};
-
-/**
- * The paths and event roles of the stream operations (for tests and tools that check them against the
- * bundle).
+ * The paths and event roles of the stream operations, generated from the bundle by @svc/contract:
+ * `event` (hand it over), `closes` (hand it over, then the stream is over: a command's `exit`, marked
+ * `x-svc-closes-stream` in the spec), `ended` (`stream.ended`, the server's own last word).
  *
  * @example
  * import { STREAM_OPERATIONS } from '@svc/client/streams';
@@ -67,7 +27,7 @@ export const STREAM_OPERATIONS: {
     readonly path: string;
     readonly events: Readonly<Record<string, EventRole>>;
   };
-} = STREAMS;
+} = streamOperations;
 
 /**
  * An event a stream yields: one of the spec's events of operation `K` (`event`, `id`, and `data` parsed
@@ -141,7 +101,7 @@ export function stream<K extends StreamOperationId>(
           signal,
         }),
       known: (event) => Object.hasOwn(events, event) && events[event] !== 'ended',
-      final: (event) => events[event] === 'final',
+      final: (event) => events[event] === 'closes',
     },
     options,
   ) as AsyncGenerator<StreamItem<K>, void, undefined>;

@@ -1,7 +1,7 @@
 // The streams of `@svc/client/streams` against a Server-Sent Events server written from the stream spec
 // (@svc/tools/sse-server), over real sockets: resumption, token renewal, the final event, unknown
 // names, aborts, and the JSON errors before a stream starts.
-import { eventStream, listOperations, loadDocument } from '@svc/contract';
+import { eventStream, listOperations, loadDocument, streamEventBranch } from '@svc/contract';
 import { type SseServer, type SseServerOptions, startSseServer } from '@svc/tools/sse-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, createClient, NetworkError } from '../src/index.js';
@@ -285,6 +285,11 @@ describe('the stream table', () => {
     expect(spec).toBeDefined();
     expect(listOperations(document).find((op) => op.operationId === id)?.path).toBe(table.path);
     expect(Object.keys(table.events).sort()).toEqual([...(spec?.eventNames ?? [])].sort());
+    // Roles as the spec marks them: a branch with x-svc-closes-stream closes, stream.ended ends.
+    for (const [name, role] of Object.entries(table.events)) {
+      const branch = spec && streamEventBranch(spec, name);
+      expect(role, name).toBe(name === 'stream.ended' ? 'ended' : branch?.closes ? 'closes' : 'event');
+    }
     expect(Object.keys(STREAM_OPERATIONS).sort()).toEqual(
       listOperations(document)
         .filter((op) => eventStream(document, op))

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, stopChild } from '@svc/tools/child-process';
+import { byteOperations } from '@svc/tools/mock-bytes';
 import { createTestDatabase, testDatabaseUrl } from '@svc/tools/postgres';
 import { streamOperations } from '@svc/tools/spec-mock';
 import { type PrismMock, startPrism } from './prism.js';
@@ -26,7 +27,7 @@ export interface ProxiedExchange {
   path: string;
   status: number;
   violations: PrismViolation[];
-  /** A stream operation's request, sent to the server directly (not through `prism proxy`). */
+  /** A stream or byte operation's request, sent to the server directly (not through `prism proxy`). */
   direct?: boolean;
 }
 
@@ -196,13 +197,28 @@ function streamPaths(): RegExp[] {
 }
 
 /**
- * `/v1/<path>` → Prism's `/<path>` (a stream operation's: the server's `/v1/<path>`), streamed both ways;
+ * The method and path of the spec's byte operations (an upload's body or a download's 200 is bytes,
+ * `BYTE_MEDIA_TYPES` of @svc/contract). `prism proxy` re-encodes a binary body as UTF-8
+ * (stoplightio/prism#1321), so bytes through it would not be the bytes sent: the gateway sends them to
+ * the server directly, and the suite compares the bytes and checks the answers itself.
+ */
+function bytePaths(): { method: string; path: RegExp }[] {
+  const bundle = createRequire(import.meta.url).resolve('@svc/contract/openapi.json');
+  return byteOperations(JSON.parse(readFileSync(bundle, 'utf8'))).map(({ method, path }) => ({
+    method,
+    path,
+  }));
+}
+
+/**
+ * `/v1/<path>` → Prism's `/<path>` (a stream or byte operation's: the server's `/v1/<path>`), streamed both ways;
  * records status and `sl-violations` per exchange.
  */
 async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
   let upstream = 0;
   let serverPort = 0;
   const streams = streamPaths();
+  const bytes = bytePaths();
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (upstream === 0 || !/^\/v1(\/|\?|$)/.test(url)) {
@@ -210,7 +226,10 @@ async function startGateway(exchanges: ProxiedExchange[]): Promise<Gateway> {
       return;
     }
     const path = url.slice(3).startsWith('/') ? url.slice(3) : `/${url.slice(3)}`;
-    const direct = req.method === 'GET' && streams.some((s) => s.test(path.split('?')[0] ?? ''));
+    const bare = path.split('?')[0] ?? '';
+    const direct =
+      (req.method === 'GET' && streams.some((s) => s.test(bare))) ||
+      bytes.some((b) => b.method === req.method && b.path.test(bare));
     const port = direct ? serverPort : upstream;
     const headers: IncomingHttpHeaders = { ...req.headers, host: `127.0.0.1:${port}` };
     const out = forward(

@@ -3,7 +3,7 @@
 // the bundle accepts (JSON Schema 2020-12, ajv). Examples must also keep the conventions the schema does
 // not state (paging pairs, 202 `Retry-After: 1`); generated data is held to the schema only. Runs in the
 // default (mock) run only.
-import { responseFor } from '@svc/contract';
+import { byteResponse, responseFor } from '@svc/contract';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,9 @@ describe.each([
         const text = await response.text();
         // An event stream (served by the mock's front): its events are checked one by one.
         const stream = (response.headers.get('Content-Type') ?? '').startsWith('text/event-stream');
-        const body = text && !stream ? JSON.parse(text) : undefined;
+        // Bytes (a download, served by the mock's front too): not JSON; their type and headers are checked.
+        const bytes = byteResponse(document, op.operationId) !== undefined && response.ok;
+        const body = text && !stream && !bytes ? JSON.parse(text) : undefined;
         const problems = [
           ...(response.status >= 400 ? [`status ${response.status}: ${text.slice(0, 300)}`] : []),
           ...(stream ? eventViolations(streamOf(op.operationId), parseStream(text).events) : []),

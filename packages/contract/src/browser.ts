@@ -13,6 +13,7 @@ export {
 } from './bytes.js';
 export type { OpenApiDocument } from './document.js';
 export type { components, operations, paths } from './generated/schema.js';
+export { streamOperations } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
 export type {
@@ -45,6 +46,7 @@ export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
 export type { EventStream, StreamEventBranch } from './streams.js';
 export {
+  CLOSES_STREAM,
   EVENT_STREAM,
   eventStream,
   isStreamOperation,

@@ -95,3 +95,23 @@ export function byteOperationIds(document: OpenApiDocument): string[] {
     .filter((op) => isByteOperation(document, op))
     .map((op) => op.operationId);
 }
+
+/**
+ * What a byte request body is in the generated types (scripts/generate.mjs types `format: binary` so):
+ * the bytes `fetch` sends as they are. Never a JS string, which would be sent as its UTF-8.
+ *
+ * @example
+ * import type { ByteBodyInput } from '@svc/contract';
+ * const body: ByteBodyInput = new Uint8Array([0, 1, 255]);
+ */
+export type ByteBodyInput = Blob | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;
+
+/**
+ * What a byte response body is in the generated types: the stream `fetch` answers (`response.body`).
+ * Reading it whole or as it comes is the client's transport.
+ *
+ * @example
+ * import type { ByteBodyOutput } from '@svc/contract';
+ * const read = (body: ByteBodyOutput) => new Response(body).arrayBuffer();
+ */
+export type ByteBodyOutput = ReadableStream<Uint8Array>;

@@ -1,4 +1,4 @@
-export type { ByteBody, ByteMediaType } from './bytes.js';
+export type { ByteBody, ByteBodyInput, ByteBodyOutput, ByteMediaType } from './bytes.js';
 export {
   BYTE_MEDIA_TYPES,
   byteOperationIds,
@@ -17,6 +17,7 @@ export type {
   securityRequirements,
   streamEvents,
 } from './generated/schema.js';
+export { streamOperations } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
 export type {
@@ -50,6 +51,7 @@ export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
 export type { EventStream, StreamEventBranch } from './streams.js';
 export {
+  CLOSES_STREAM,
   EVENT_STREAM,
   eventStream,
   isStreamOperation,

@@ -14,6 +14,9 @@ export const EVENT_STREAM = 'text/event-stream';
 /** The event a server sends last when it ends a stream, saying why (design brief for streams). */
 export const STREAM_ENDED = 'stream.ended';
 
+/** The extension on an item schema's `oneOf` branch whose events close the stream (a command's `exit`). */
+export const CLOSES_STREAM = 'x-svc-closes-stream';
+
 /** One `oneOf` branch of a stream's item schema: event names and the schema of their `data`. */
 export interface StreamEventBranch {
   /** The branch's `title`, when it has one. */
@@ -24,6 +27,11 @@ export interface StreamEventBranch {
   dataSchema: string;
   /** The local reference to that schema (`#/components/schemas/ComputerEvent`). */
   dataRef: string;
+  /**
+   * The stream closes after an event of this branch (`x-svc-closes-stream: true`): a command's `exit`.
+   * `stream.ended`, the server's own last word, is told apart by its name ({@link STREAM_ENDED}).
+   */
+  closes: boolean;
 }
 
 /** What an operation's event stream sends, read from its 200 `text/event-stream` response. */
@@ -106,6 +114,7 @@ export function eventStream(document: OpenApiDocument, op: string | OperationInf
       names,
       dataSchema: schemaName(dataRef),
       dataRef,
+      closes: branch[CLOSES_STREAM] === true,
     };
   });
   return {

@@ -8,10 +8,12 @@ import {
   loadDocument,
   type OpenApiDocument,
   resolveRef,
+  STREAM_ENDED,
   type StreamEvent,
   type StreamOperationId,
   streamEventBranch,
   streamOperationIds,
+  streamOperations,
 } from '../src/index.js';
 
 const doc = loadDocument();
@@ -65,6 +67,28 @@ describe('eventStream on the bundle', () => {
   ])('%s: %s carries %s', (id, name, schema) => {
     const stream = eventStream(doc, id);
     expect(stream && streamEventBranch(stream, name)?.dataSchema).toBe(schema);
+  });
+
+  it.each([
+    ['streamOperationOutput', ['exit', 'failed']],
+    ['streamWorkspaceEvents', []],
+  ])('%s: the events that close the stream are the branches marked x-svc-closes-stream: %j', (id, want) => {
+    const stream = eventStream(doc, id);
+    expect(stream?.events.filter((e) => e.closes).flatMap((e) => e.names)).toEqual(want);
+  });
+
+  it('the generated streamOperations value says the same as the reader', () => {
+    for (const id of streamOperationIds(doc)) {
+      const stream = eventStream(doc, id);
+      const value = streamOperations[id as keyof typeof streamOperations];
+      expect(value.path).toBe(listOperations(doc).find((op) => op.operationId === id)?.path);
+      const roles = Object.fromEntries(
+        (stream?.events ?? []).flatMap((e) =>
+          e.names.map((n) => [n, n === STREAM_ENDED ? 'ended' : e.closes ? 'closes' : 'event']),
+        ),
+      );
+      expect(value.events).toEqual(roles);
+    }
   });
 
   it('names no branch for an event the spec does not know', () => {

@@ -89,7 +89,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     !options.driver && config.driver === 'docker'
       ? await openDockerDriver(config, db.background(), log)
       : undefined;
-  const driver = options.driver ?? docker?.driver ?? new SimulatedDriver({ stepMs: config.simStepMs });
+  const driver =
+    options.driver ??
+    docker?.driver ??
+    new SimulatedDriver({
+      stepMs: config.simStepMs,
+      filesQuotaBytes: config.files.quotaBytes,
+      filesMaxArchiveEntries: config.files.maxEntries,
+    });
   const { metrics } = observe;
   // Audit lines (who ran which command) belong to the request log at info, not with the problems.
   const audit: AppDeps['audit'] = options.log ?? ((message, fields) => observe.logger.info(fields, message));

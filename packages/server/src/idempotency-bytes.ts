@@ -14,9 +14,21 @@ import {
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  extendIdempotencyLock,
   idempotencyKeyRow,
   releaseIdempotencyKey,
 } from './repositories/idempotency-keys.js';
+
+/** How long the in-flight lock of an upload is, and how often it is pushed on while the upload runs. */
+export interface BytesLockOptions {
+  lockSeconds: number;
+  heartbeatMs: number;
+}
+
+const DEFAULT_LOCK: BytesLockOptions = {
+  lockSeconds: IN_FLIGHT_LOCK_SECONDS,
+  heartbeatMs: (IN_FLIGHT_LOCK_SECONDS * 1000) / 3,
+};
 
 /**
  * The fingerprint of a request with a body of bytes: that of its method, path and query, then `+`
@@ -39,7 +51,8 @@ export function bytesFingerprint(requestLine: string, sha256: string): string {
  * - done, for another request line: 422 `idempotency_key_reused`, without reading the body;
  * - done, for the same request line: its body is read through the same hash, without writing:
  *   equal → the stored answer (`replayed`), different → 422 `idempotency_key_reused`.
- * The effect runs outside a transaction (`x-svc.transaction: none`). A failure is stored (404/409)
+ * The effect runs outside a transaction (`x-svc.transaction: none`), its record's lock pushed on while
+ * it runs (`lock.heartbeatMs`), so a long upload keeps its key. A failure is stored (404/409)
  * only when the whole body was read, so the stored fingerprint always names the bytes; otherwise the
  * record is released and the key may be used again.
  *
@@ -51,10 +64,17 @@ export async function runIdempotentBytes(
   scope: IdempotencyScope,
   body: IncomingBytes,
   effect: () => Promise<StoredResponse>,
+  lock: BytesLockOptions = DEFAULT_LOCK,
 ): Promise<IdempotentOutcome> {
   const owner = randomUUID();
-  const existing = await claim(db, scope, body, owner);
+  const existing = await claim(db, scope, body, owner, lock.lockSeconds);
   if (existing) return existing;
+  // An upload may take longer than the lock: while it runs, its lock is pushed on, so a retry meets
+  // `idempotency_key_in_use` instead of taking the key over and writing a second time.
+  const heartbeat = setInterval(() => {
+    void extendIdempotencyLock(db, { ...scope, owner, lockSeconds: lock.lockSeconds }).catch(() => {});
+  }, lock.heartbeatMs);
+  heartbeat.unref?.();
   try {
     const response = await effect();
     // A driver that stopped before the end (it had what it needed) still hashes the rest.
@@ -75,6 +95,8 @@ export async function runIdempotentBytes(
       await release(db, scope, owner);
     }
     throw thrown;
+  } finally {
+    clearInterval(heartbeat);
   }
 }
 
@@ -83,6 +105,7 @@ async function claim(
   scope: IdempotencyScope,
   body: IncomingBytes,
   owner: string,
+  lockSeconds: number,
 ): Promise<IdempotentOutcome | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const won = await claimIdempotencyKey(db, {
@@ -90,7 +113,7 @@ async function claim(
       key: scope.key,
       fingerprint: scope.fingerprint,
       owner,
-      lockSeconds: IN_FLIGHT_LOCK_SECONDS,
+      lockSeconds,
       ttlHours: IDEMPOTENCY_TTL_HOURS,
     });
     if (won) return undefined;

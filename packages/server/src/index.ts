@@ -29,6 +29,8 @@ export type { Database, Queryable, QueryResult } from './db/index.js';
 export { migrate, openDatabase } from './db/index.js';
 export type { ErrorCode, ErrorEnvelope, FieldViolation } from './errors.js';
 export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './errors.js';
+export type { ComputerFiles, FileErrorReason, FileStat, FileType, WriteOptions } from './files/index.js';
+export { FileError, normalizeComputerPath } from './files/index.js';
 export type { Handler, Handlers } from './handlers/types.js';
 export { housekeeping } from './housekeeping.js';
 export type { RunningServer } from './http/node-adapter.js';

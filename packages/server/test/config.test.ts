@@ -60,6 +60,16 @@ describe('loadConfig', () => {
       { driver: 'docker', docker: expect.objectContaining({ socketPath: '/run/d.sock', sweepMs: 1000 }) },
     ],
     [
+      "the files settings, by default the spec's bounds",
+      {},
+      { files: { maxBytes: 1024 ** 3, quotaBytes: 10 * 1024 ** 3, maxEntries: 10_000 } },
+    ],
+    [
+      'the files settings',
+      { SVC_FILES_MAX_BYTES: '1048576', SVC_FILES_QUOTA_BYTES: '5', SVC_FILES_MAX_ENTRIES: '7' },
+      { files: { maxBytes: 1048576, quotaBytes: 5, maxEntries: 7 } },
+    ],
+    [
       'DATABASE_URL',
       { DATABASE_URL: 'postgresql://u@db:5432/svc' },
       { databaseUrl: 'postgresql://u@db:5432/svc' },
@@ -70,6 +80,16 @@ describe('loadConfig', () => {
 
   test.each([
     ['PORT not a number', { PORT: 'eighty' }, /PORT must be a whole number/],
+    [
+      "files over the spec's x-svc-max-bytes",
+      { SVC_FILES_MAX_BYTES: String(1024 ** 3 + 1) },
+      /SVC_FILES_MAX_BYTES must be between/,
+    ],
+    [
+      "archive entries over the spec's 10,000",
+      { SVC_FILES_MAX_ENTRIES: '10001' },
+      /SVC_FILES_MAX_ENTRIES must be between/,
+    ],
     ['PORT too large', { PORT: '70000' }, /PORT must be between/],
     ['base URL without /v1', { SVC_BASE_URL: 'https://api.example.com' }, /must end in \/v1/],
     ['base URL with a query', { SVC_BASE_URL: 'https://api.example.com/v1?x=1' }, /query/],

@@ -1,6 +1,6 @@
 import { isObject, isPluralNoun, operations } from '../lib/openapi.js';
 import { isStreamOperation } from '../lib/streams.js';
-import { STANDARD_VERBS, STREAM_VERB } from '../lib/verbs.js';
+import { BYTE_VERBS, STANDARD_VERBS, STREAM_VERB } from '../lib/verbs.js';
 
 const isTemplate = (segment) => /^\{[^}]+\}$/.test(segment);
 
@@ -24,7 +24,7 @@ function actionSegment(path, method, operation) {
  * (`POST /workspaces/{workspace}/computers/{computer}/start`: `action: start`, `startComputer`). A
  * singular literal after a path parameter is such a segment, so an operation there that declares no
  * action (or another verb) is refused too; a stream operation's last segment is no such segment (it
- * names what is streamed). A verb is no standard one nor the stream verb (rules/lib/verbs.js). An action
+ * names what is streamed). A verb is no standard one, nor the stream verb, nor a byte verb (rules/lib/verbs.js). An action
  * without such a segment is a method of a collection or of the service (`POST /auth/token`:
  * `action: exchange`).
  */
@@ -46,6 +46,8 @@ export default function customAction(doc) {
       problems.push(
         `\`${verb}\` is the verb of stream operations (a GET answering text/event-stream), not a custom action`,
       );
+    if (verb !== undefined && Object.values(BYTE_VERBS).includes(verb))
+      problems.push(`\`${verb}\` is the verb of byte operations (bytes in or out), not a custom action`);
     if (method !== 'post') problems.push(`it must be a POST, not ${method.toUpperCase()}`);
     const expected = verb ?? segment;
     const id = typeof operation.operationId === 'string' ? operation.operationId : '';

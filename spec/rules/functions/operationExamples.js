@@ -1,3 +1,4 @@
+import { isByteMediaType } from '../lib/bytes.js';
 import { isObject, operations } from '../lib/openapi.js';
 
 /**
@@ -10,6 +11,7 @@ export default function operationExamples(doc) {
   const check = (holder, at, what) => {
     if (!isObject(holder?.content)) return;
     for (const [type, media] of Object.entries(holder.content)) {
+      if (isByteMediaType(type)) continue;
       const examples = media?.examples;
       if (!isObject(examples) || Object.keys(examples).length === 0) {
         results.push({

@@ -1,3 +1,4 @@
+import { isDownloadOperation } from '../lib/bytes.js';
 import {
   isListOperation,
   isPluralNoun,
@@ -12,7 +13,7 @@ import { isStreamOperation } from '../lib/streams.js';
  * svc-single-resource-envelope: a 200/201 JSON response of an operation that is not a list holds one
  * resource as `{"<noun>": {...}}` (conventions §2 "Response envelope"): exactly one property, required,
  * named by a singular noun, holding an object. A stream operation's 200 (`text/event-stream`) is no
- * resource and is left to svc-event-stream.
+ * resource and is left to svc-event-stream; a download's 200 (bytes) is left to svc-byte-body.
  * Options: { statuses: string[], except: string[] ("GET /health": routes that return no resource) }.
  */
 export default function singleResourceEnvelope(doc, options) {
@@ -22,6 +23,8 @@ export default function singleResourceEnvelope(doc, options) {
     if (!statuses.includes(r.status) || matchesRoute(except, r) || isListOperation(r)) continue;
     // A stream's 200 is an event stream, not a resource: svc-event-stream holds it to its own shape.
     if (r.status === '200' && isStreamOperation(r.method, r.operation)) continue;
+    // A download's 200 is bytes, not a resource: svc-byte-body holds it to its own shape.
+    if (r.status === '200' && isDownloadOperation(r.method, r.operation)) continue;
     const json = jsonMedia(r.response);
     if (json === undefined) {
       results.push({

@@ -67,13 +67,21 @@ function vocabularyProblems(policy, at) {
   return problems;
 }
 
+/** Whether a path reaches below a computer, into what runs in it (`…/computers/{computer}/files`). */
+function readsInsideComputer(path) {
+  const segments = path.split('/');
+  const at = segments.indexOf('{computer}');
+  return at > 0 && segments.length > at + 1;
+}
+
 /**
  * svc-policy: every operation declares `x-svc` (rules/lib/policy.js), with known keys and allowed
  * values, consistent with the rest of the operation:
  *  - `permission`: `public` exactly when its security is `[]`; `credential` exactly when its security
  *    names a scheme the document's default does not; a path under `{workspace}` needs a role in that
  *    workspace (design §8); a GET needs at most `read`, except a stream operation (a GET answering
- *    `text/event-stream`, which may need more: a command's output needs `exec`).
+ *    `text/event-stream`, which may need more: a command's output needs `exec`) and a GET that reads
+ *    inside a computer (a path below `{computer}`: its files), which may need `exec`.
  *  - `transaction` only on a mutation (it takes `Idempotency-Key`).
  *  - `cli: execution` takes a command (`argv` and `stdin` in its body) and answers its execution (an
  *    `execution` field, or `operations` when long-running); a 2xx body with an `execution` field says so.
@@ -129,9 +137,12 @@ export default function svcPolicy(doc) {
       method === 'get' &&
       !isStreamOperation(method, operation) &&
       WORKSPACE_PERMISSIONS.includes(permission) &&
-      permission !== 'read'
+      permission !== 'read' &&
+      !(permission === 'exec' && readsInsideComputer(path))
     )
-      // A stream operation may need more: reading a command's output as it runs needs `exec`.
+      // A stream operation may need more: reading a command's output as it runs needs `exec`. So does
+      // reading inside a running computer (its files): whoever reads any file there can read what a
+      // command would print.
       say('permission', `a GET reads: it needs at most \`read\` (design §8), not \`${permission}\`.`);
 
     const mutation = effectiveParameters(op).some(

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type KeyFile, parseKeyFile, type SvcClient } from '@svc/client';
 import { type NodeClientOptions as ClientOptions, createClient } from '@svc/client/node';
+import { BYTE_MEDIA_TYPES } from '@svc/contract';
 import { it } from 'vitest';
 import { parseViolations, unexpectedViolations } from '../../src/server-target.js';
 import { matchOperation } from './spec-index.js';
@@ -44,6 +45,15 @@ export function recordingFetch(base: string) {
       for (const problem of responseViolations(op, response, undefined, { crossChecks })) {
         violations.push(`${op.operationId} ${request.method} ${path} -> ${response.status}: ${problem}`);
       }
+      return response;
+    }
+    const type = (response.headers.get('Content-Type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    if ((BYTE_MEDIA_TYPES as readonly string[]).includes(type)) {
+      // Bytes (a download): the caller reads and compares them; their type and headers are checked here.
+      for (const problem of responseViolations(op, response, undefined, { crossChecks })) {
+        violations.push(`${op.operationId} ${request.method} ${path} -> ${response.status}: ${problem}`);
+      }
+      if (response.ok) exercised.add(op.operationId);
       return response;
     }
     const text = await response.clone().text();

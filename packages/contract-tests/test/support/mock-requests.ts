@@ -1,6 +1,8 @@
 // A valid request for every operation, built from the spec alone: each parameter's example, each
 // request body's first example. What the mock must then answer with a response that fits the spec.
 import {
+  byteRequestBody,
+  byteResponse,
   requestBody as declaredBody,
   deref,
   isStreamOperation,
@@ -38,7 +40,10 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
   const headers: Record<string, string> = {
     Authorization: 'Bearer mock-access-token',
     // What the operation answers: JSON, or an event stream (Prism refuses a stream asked as JSON: 406).
-    Accept: isStreamOperation(document, op) ? 'text/event-stream' : 'application/json',
+    // A download asks for its bytes' media type.
+    Accept: isStreamOperation(document, op)
+      ? 'text/event-stream'
+      : (byteResponse(document, op.operationId)?.mediaType ?? 'application/json'),
   };
   for (const param of params) {
     const value = exampleOf(param);
@@ -54,7 +59,12 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
   if (requestBody) {
     const [mediaType, media] = Object.entries(requestBody.content)[0] as [string, Node];
     headers['Content-Type'] = mediaType;
-    init.body = JSON.stringify(exampleOf(media) ?? {});
+    // A byte body's example is its bytes (ASCII text in the spec), sent as they are, not as JSON.
+    const example = exampleOf(media);
+    init.body =
+      byteRequestBody(document, op.operationId) !== undefined && typeof example === 'string'
+        ? example
+        : JSON.stringify(example ?? {});
   }
   return { op, path: query.size ? `${path}?${query}` : path, init };
 }

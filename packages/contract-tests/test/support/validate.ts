@@ -1,4 +1,4 @@
-import { derefWithRef, responseFor } from '@svc/contract';
+import { BYTE_MEDIA_TYPES, derefWithRef, responseFor } from '@svc/contract';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { document, type IndexedOperation } from './spec-index.js';
@@ -34,7 +34,7 @@ function schemaValidator(op: IndexedOperation, status: number): ValidateFunction
   const declared = declaredResponse(op, status);
   if (!declared) return undefined;
   const content = declared.response.content as Record<string, unknown> | undefined;
-  if (!content?.['application/json']) return null;
+  if (!content?.['application/json']) return null; // no body, or not JSON (a stream, bytes)
   const ref = `${DOC_ID}#${declared.pointer}/content/application~1json/schema`;
   let validate = compiled.get(ref);
   if (!validate) {
@@ -94,6 +94,21 @@ export function responseViolations(
     const type = (headers.get('Content-Type') ?? '').toLowerCase();
     if (!type.startsWith('text/event-stream'))
       problems.push(`Content-Type is ${type}, not text/event-stream`);
+    return problems;
+  }
+  const byteType = Object.keys(declaredContent ?? {}).find((type) =>
+    (BYTE_MEDIA_TYPES as readonly string[]).includes(type),
+  );
+  if (byteType !== undefined) {
+    // Bytes (a download's 200): the body is the caller's to read and compare; here, its type and the
+    // headers that describe it (Content-Length and ETag where the spec declares them, by their schemas:
+    // support/mock-requests.ts headerViolations checks the values).
+    const type = (headers.get('Content-Type') ?? '').toLowerCase();
+    if (!type.startsWith(byteType)) problems.push(`Content-Type is ${type}, not ${byteType}`);
+    const declaredHeaders = (declaredResponse(op, status)?.response.headers ?? {}) as Record<string, unknown>;
+    for (const name of Object.keys(declaredHeaders))
+      if (/^(content-length|etag)$/i.test(name) && headers.get(name) === null)
+        problems.push(`header ${name} is declared but missing`);
     return problems;
   }
   if (validate === null) {

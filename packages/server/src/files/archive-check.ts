@@ -66,7 +66,9 @@ function entrySegments(name: string): string[] {
 
 /**
  * Checks an uploaded tar as it streams and re-emits it clean: the returned `tar` is a new archive of
- * the same entries, each under its normalized name, owned by `uid:gid`, with permission bits only. The
+ * the same entries, each under its normalized name, owned by `uid:gid`, with permission bits only
+ * (parents that have no entry of their own get one: 0755, owned alike, made before their first child;
+ * like any directory entry, it replaces a symlink of that name in the destination). The
  * archive fails with a `FileError` — `bad_archive` with `details.rule` (see {@link ArchiveRule}) and
  * `details.entry`, or `too_large`, or `quota_exceeded` — on the first entry that breaks a rule, before
  * that entry is emitted:
@@ -83,18 +85,22 @@ function entrySegments(name: string): string[] {
  * const { entries, bytes } = await checked.done;
  */
 export function checkArchive(
-  input: AsyncIterable<Uint8Array> & { destroy?(error?: Error): void },
+  input: AsyncIterable<Uint8Array> & { destroy?(): void },
   options: ArchiveCheckOptions,
 ): { tar: Readable; done: Promise<ArchiveSummary> } {
   const extract = tar.extract();
   const pack = tar.pack();
+  // Their failures reach the caller through `done` and through the reader of `tar`; as events they
+  // would be uncaught once nobody listens.
+  extract.on('error', () => {});
+  pack.on('error', () => {});
   const { signal } = options;
   let failure: unknown;
   const fail = (error: unknown) => {
     failure ??= error;
     extract.destroy(failure as Error);
     pack.destroy(failure as Error);
-    input.destroy?.(failure as Error);
+    input.destroy?.(); // without the error: nobody may be listening to the input any more
   };
   const onAbort = () => fail(abortReason(signal));
   signal.addEventListener('abort', onAbort, { once: true });
@@ -128,6 +134,7 @@ export function checkArchive(
   const consume = (async () => {
     const files = new Set<string>();
     const symlinks = new Set<string>();
+    const dirs = new Set<string>();
     let declared = 0;
     try {
       for await (const entry of extract) {
@@ -206,7 +213,30 @@ export function checkArchive(
           await new Promise((resolve) => entry.once('end', resolve));
           continue;
         }
+        // Parents the archive implies without entries of their own: made here, owned by the computer's
+        // user (the Engine would make them root's, which the computer's user could not change).
+        for (let at = 1; at < segments.length; at++) {
+          const parent = segments.slice(0, at).join('/');
+          if (dirs.has(parent)) continue;
+          dirs.add(parent);
+          files.delete(parent);
+          await copyEntry(
+            entry,
+            {
+              name: parent,
+              type: 'directory',
+              mode: 0o755,
+              mtime: new Date(),
+              uid: options.uid,
+              gid: options.gid,
+            },
+            pack,
+            undefined,
+          );
+        }
         if (out.type === 'symlink') symlinks.add(clean);
+        if (out.type === 'directory') dirs.add(clean);
+        else dirs.delete(clean);
         if (out.type === 'file' || out.type === 'link') files.add(clean);
         else files.delete(clean);
         await copyEntry(entry, out, pack, summary);
@@ -264,8 +294,15 @@ async function copyEntry(
   entry: tar.Entry,
   header: tar.Headers,
   pack: tar.Pack,
-  summary: ArchiveSummary,
+  summary: ArchiveSummary | undefined,
 ): Promise<void> {
+  if (!summary) {
+    // A directory made for an implied parent: no body, and `entry` is not read.
+    await new Promise<void>((resolve, reject) =>
+      pack.entry(header, (error) => (error ? reject(error) : resolve())),
+    );
+    return;
+  }
   const isFile = header.type === 'file';
   const size = isFile ? (header.size ?? 0) : 0;
   let sink!: ReturnType<tar.Pack['entry']>;
@@ -273,6 +310,7 @@ async function copyEntry(
   const written = new Promise<void>((resolve, reject) => {
     sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
   });
+  sink.on('error', () => {}); // a destroyed pack fails its entry too; `written` reports it
   written.catch(() => {});
   let count = 0;
   for await (const chunk of entry) {

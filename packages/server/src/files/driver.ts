@@ -1,4 +1,4 @@
-import type { DriverComputer } from '../operations/driver.js';
+import type { DriverComputer } from '../operations/computer.js';
 
 /** What kind of thing a path names; `other` is a device, FIFO or socket (never read or written). */
 export type FileType = 'file' | 'directory' | 'symlink' | 'other';
@@ -131,6 +131,9 @@ export const WRITABLE_ROOT = '/home';
 
 /** The default file quota of a computer: 10 GiB of regular files under `/home`. */
 export const DEFAULT_QUOTA_BYTES = 10 * 1024 ** 3;
+
+/** The default per-request byte limit (`SVC_FILES_MAX_BYTES`): 1 GiB. */
+export const DEFAULT_FILES_MAX_BYTES = 1024 ** 3;
 
 /** The default bound on the entries of one uploaded archive. */
 export const DEFAULT_MAX_ARCHIVE_ENTRIES = 10_000;

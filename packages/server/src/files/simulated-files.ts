@@ -1,5 +1,5 @@
 import tar from 'tar-stream';
-import type { DriverComputer } from '../operations/driver.js';
+import type { DriverComputer } from '../operations/computer.js';
 import { checkArchive } from './archive-check.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
@@ -175,6 +175,7 @@ export class SimulatedFiles implements ComputerFiles {
     if (!node) throw notFound(normalized);
     if (node.type !== 'directory') throw notDirectory(normalized);
     const pack = tar.pack();
+    pack.on('error', () => {}); // its reader reports it
     const top = normalized === '/' ? '.' : baseName(normalized);
     (async () => {
       const files = new Map<SimNode, string>();
@@ -182,7 +183,8 @@ export class SimulatedFiles implements ComputerFiles {
         throwIfAborted(signal);
         const header = { name, mode: entry.mode & 0o777, mtime: entry.mtime };
         if (entry.type === 'directory') {
-          await addEntry(pack, { ...header, type: 'directory' });
+          // A directory's entry name ends in `/`, as the Engine (and docker cp) write it.
+          await addEntry(pack, { ...header, name: `${name}/`, type: 'directory' });
           const names = [...entry.children.keys()].sort((a, b) =>
             Buffer.compare(Buffer.from(a), Buffer.from(b)),
           );

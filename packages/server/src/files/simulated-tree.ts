@@ -115,14 +115,9 @@ function joinCanonical(dir: string, name: string): string {
 /** What stat reports of a node found at `path`. */
 export function statOf(node: SimNode, path: string): FileStat {
   const type: FileType = node.type;
+  // Directories (and special files) report 0 on every driver: their size says nothing portable.
   const size =
-    node.type === 'file'
-      ? node.data.length
-      : node.type === 'directory'
-        ? 4096
-        : node.type === 'symlink'
-          ? Buffer.byteLength(node.target)
-          : 0;
+    node.type === 'file' ? node.data.length : node.type === 'symlink' ? Buffer.byteLength(node.target) : 0;
   return {
     path,
     name: baseName(path),

@@ -1,3 +1,4 @@
+import { deref, loadDocument } from '@svc/contract';
 import { ApiError, invalidArgument } from '../errors.js';
 import { FileError } from '../files/driver.js';
 import { BodyTooLargeError, type IncomingBytes } from '../http/byte-body.js';
@@ -55,7 +56,8 @@ export function fileFailure(thrown: unknown, scope: FailureScope): unknown {
         'The archive was refused; nothing after the refused entry was written.',
       );
       if (entry !== undefined) error.details.entry = entry;
-      if (typeof details.rule === 'string') error.details.rule = details.rule;
+      const rule = typeof details.rule === 'string' ? publishedRule(details.rule) : undefined;
+      if (rule !== undefined) error.details.rule = rule;
       return error;
     }
     case 'too_large':
@@ -94,4 +96,26 @@ function tooLarge(limit: number): ApiError {
 
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+/** The archive rules the spec publishes in `ErrorDetails.rule`, read from it. */
+const PUBLISHED_RULES: ReadonlySet<string> = (() => {
+  const document = loadDocument();
+  const details = deref(document, { $ref: '#/components/schemas/ErrorDetails' }) as {
+    properties: Record<string, object>;
+  };
+  const rule = deref(document, details.properties.rule ?? {}) as { enum?: string[] };
+  return new Set(rule.enum ?? []);
+})();
+
+/** The driver's finer rules, as the spec names them ("an unknown or sparse entry type"). */
+const RULE_ALIASES: Readonly<Record<string, string>> = {
+  sparse: 'entry_type',
+  unsupported_type: 'entry_type',
+};
+
+/** A driver's rule as published, or undefined when the spec has no name for it (the message says it). */
+function publishedRule(rule: string): string | undefined {
+  const name = RULE_ALIASES[rule] ?? rule;
+  return PUBLISHED_RULES.has(name) ? name : undefined;
 }

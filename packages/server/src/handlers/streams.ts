@@ -1,4 +1,4 @@
-import type { Schema } from '@svc/contract';
+import { type Schema, type StreamOperationId, streamOperations } from '@svc/contract';
 import { type Access, allows, type Permission, workspaceAccess } from '../access.js';
 import { bearerToken } from '../auth/authenticate.js';
 import type { Queryable } from '../db/database.js';
@@ -13,12 +13,24 @@ import {
 import { type OutputEventRecord, operationOutputAfter } from '../repositories/operation-output.js';
 import { type OperationRow, operationById } from '../repositories/operations.js';
 import type { Role } from '../roles.js';
-import { type Batch, type EndReason, follow } from '../streams/follow.js';
+import { type Batch, type EndReason, type Following, follow } from '../streams/follow.js';
 import { permittedWorkspace } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 
 /** Events read from a log at once; a stream behind by more reads again at once. */
 const BATCH = 200;
+
+/**
+ * Whether a stream closes after an event: its branch says `x-svc-closes-stream` in the spec (a command's
+ * `exit` and `failed`).
+ *
+ * @example
+ * closesStream('streamOperationOutput', 'exit'); // true
+ */
+export function closesStream(operationId: StreamOperationId, event: string): boolean {
+  const events: Readonly<Record<string, string>> = streamOperations[operationId].events;
+  return Object.hasOwn(events, event) && events[event] === 'closes';
+}
 
 /**
  * What each workspace event type needs the caller to hold to see it on the stream. Today every type
@@ -85,6 +97,40 @@ function accessCheck(
 }
 
 /**
+ * A stream's answer, the same for every stream: the caller's slot among its open streams taken now
+ * (429 past `SVC_STREAMS_PER_PRINCIPAL`), its token's expiry read, then `follow` writing the log's
+ * events as Server-Sent Events, re-checking the caller's access (`accessCheck`) at every wake-up.
+ * `onRole` hears the role each check found (the workspace stream filters events by it).
+ */
+async function followed(
+  ctx: Ctx<StreamOperationId>,
+  workspaceId: string,
+  log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read'>,
+  onRole: (role: Role | undefined) => void = () => {},
+) {
+  const expiresAt = await tokenExpiry(ctx);
+  const check = accessCheck(ctx, workspaceId, ctx.permission);
+  const slot = ctx.deps.streams.open(ctx.principal.id);
+  return {
+    status: 200 as const,
+    body: eventStream((writer) =>
+      follow({
+        ...log,
+        writer,
+        streams: ctx.deps.streams,
+        slot,
+        expiresAt,
+        allowed: async () => {
+          const role = await check();
+          onRole(role);
+          return role !== undefined;
+        },
+      }),
+    ),
+  };
+}
+
+/**
  * `GET /workspaces/{workspace}/events`: the workspace's event log as Server-Sent Events, for any
  * member (404 for anyone else). Without a cursor it starts after the last event at open; a cursor
  * older than the log keeps ends the stream at once (`cursor_expired`).
@@ -99,41 +145,32 @@ export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents'> = async (ct
     const first = await firstRetainedWorkspaceEventSequence(ctx.db, workspace.id);
     if (first === undefined || cursor < first - 1) endAtOnce = 'cursor_expired';
   }
-  const expiresAt = await tokenExpiry(ctx);
-  const check = accessCheck(ctx, workspace.id, ctx.permission);
   let role: Role | undefined;
-  const slot = ctx.deps.streams.open(ctx.principal.id);
-  return {
-    status: 200,
-    body: eventStream((writer) =>
-      follow({
-        writer,
-        streams: ctx.deps.streams,
-        slot,
-        wakeups: ctx.deps.workspaceEvents,
-        key: workspace.id,
-        after: cursor ?? last,
-        expiresAt,
-        endAtOnce,
-        allowed: async () => {
-          role = await check();
-          return role !== undefined;
-        },
-        read: async (after): Promise<Batch> => {
-          const records = await workspaceEventsAfter(ctx.db, workspace.id, after, BATCH);
-          const seen = role;
-          return {
-            events: records
-              .filter((record) => seen !== undefined && allows(seen, eventPermission(record.type)))
-              .map((record) => ({ event: record.type, id: String(record.sequence), data: record.data })),
-            last: Number(records.at(-1)?.sequence ?? after),
-            final: false,
-            more: records.length === BATCH,
-          };
-        },
-      }),
-    ),
-  };
+  return followed(
+    ctx,
+    workspace.id,
+    {
+      wakeups: ctx.deps.workspaceEvents,
+      key: workspace.id,
+      after: cursor ?? last,
+      endAtOnce,
+      read: async (after): Promise<Batch> => {
+        const records = await workspaceEventsAfter(ctx.db, workspace.id, after, BATCH);
+        const seen = role;
+        return {
+          events: records
+            .filter((record) => seen !== undefined && allows(seen, eventPermission(record.type)))
+            .map((record) => ({ event: record.type, id: String(record.sequence), data: record.data })),
+          last: Number(records.at(-1)?.sequence ?? after),
+          final: records.some((record) => closesStream('streamWorkspaceEvents', record.type)),
+          more: records.length === BATCH,
+        };
+      },
+    },
+    (found) => {
+      role = found;
+    },
+  );
 };
 
 /**
@@ -159,25 +196,12 @@ export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ct
   if (operation.completed_at && ctx.deps.streams.now() - operation.completed_at.getTime() > retentionMs)
     throw notFound(`the output of operation ${id} is no longer kept after the command ended`);
   const cursor = streamCursor(ctx.request, ctx.query.after);
-  const expiresAt = await tokenExpiry(ctx);
-  const check = accessCheck(ctx, operation.workspace_id, ctx.permission);
-  const slot = ctx.deps.streams.open(ctx.principal.id);
-  return {
-    status: 200,
-    body: eventStream((writer) =>
-      follow({
-        writer,
-        streams: ctx.deps.streams,
-        slot,
-        wakeups: ctx.deps.operationOutput,
-        key: id,
-        after: cursor ?? 0,
-        expiresAt,
-        allowed: async () => (await check()) !== undefined,
-        read: (after) => readOutput(ctx, id, after),
-      }),
-    ),
-  };
+  return followed(ctx, operation.workspace_id, {
+    wakeups: ctx.deps.operationOutput,
+    key: id,
+    after: cursor ?? 0,
+    read: (after) => readOutput(ctx, id, after),
+  });
 };
 
 /**
@@ -203,7 +227,7 @@ async function readOutput(ctx: Ctx<'streamOperationOutput'>, id: string, after: 
       data: record.data,
     })),
     last: Number(last?.sequence ?? after),
-    final: last?.event === 'exit' || last?.event === 'failed',
+    final: last !== undefined && closesStream('streamOperationOutput', last.event),
     more: records.length === BATCH,
   };
 }

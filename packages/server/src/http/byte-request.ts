@@ -1,6 +1,16 @@
 import type { ByteBody } from '@svc/contract';
 import { IncomingBytes } from './byte-body.js';
-import type { InvalidRequest } from './validation.js';
+import type { FieldViolation } from './violations.js';
+
+/** A byte body refused before reading: the shape of the validator's `InvalidRequest` for these kinds. */
+export interface ByteRefusal {
+  ok: false;
+  kind: 'unsupported_media_type' | 'payload_too_large';
+  violations: FieldViolation[];
+  message: string;
+  details: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
 
 /**
  * Checks a request whose body the spec declares as bytes (`byteRequestBody`), before reading any of
@@ -19,7 +29,7 @@ export function checkByteRequest(
   request: Request,
   declared: ByteBody,
   serverLimit: number,
-): IncomingBytes | InvalidRequest {
+): IncomingBytes | ByteRefusal {
   const limit = Math.min(declared.maxBytes ?? serverLimit, serverLimit);
   const contentType = request.headers.get('content-type');
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
@@ -60,6 +70,6 @@ function refused(
   message: string,
   description: string,
   field = 'header.Content-Type',
-): InvalidRequest {
+): ByteRefusal {
   return { ok: false, kind, violations: [{ field, description }], message, details: {} };
 }

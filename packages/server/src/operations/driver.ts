@@ -1,6 +1,7 @@
 import type { Schema } from '@svc/contract';
 import type { ErrorCode } from '../errors.js';
 import type { ComputerFiles } from '../files/driver.js';
+import type { DriverComputer } from './computer.js';
 
 /**
  * Which driver method carries each of the spec's operation types: `run` for the lifecycle actions
@@ -43,15 +44,7 @@ type RunOperationType = {
  */
 export type DriverAction = RunOperationType extends `computer.${infer Action}` ? Action : never;
 
-/** The computer as a driver sees it. */
-export interface DriverComputer {
-  id: string;
-  workspace_id: string;
-  name: string;
-  size: string;
-  image: string;
-  labels: Record<string, string>;
-}
+export type { DriverComputer } from './computer.js';
 
 /** A command to run in a running computer (`exec`). */
 export interface ExecRequest {

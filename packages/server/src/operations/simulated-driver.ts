@@ -21,6 +21,8 @@ export interface SimulatedDriverOptions {
   shouldFail?(action: DriverAction, computer: DriverComputer): boolean;
   /** Bytes of files under /home per computer, held in memory (default 10 GiB). */
   filesQuotaBytes?: number;
+  /** Most entries of one uploaded archive (default 10,000; `SVC_FILES_MAX_ENTRIES`). */
+  filesMaxArchiveEntries?: number;
 }
 
 /**
@@ -47,9 +49,12 @@ export class SimulatedDriver implements ComputerDriver {
   readonly files: SimulatedFiles;
 
   constructor(options: SimulatedDriverOptions) {
-    this.files = new SimulatedFiles(
-      options.filesQuotaBytes === undefined ? {} : { quotaBytes: options.filesQuotaBytes },
-    );
+    this.files = new SimulatedFiles({
+      ...(options.filesQuotaBytes === undefined ? {} : { quotaBytes: options.filesQuotaBytes }),
+      ...(options.filesMaxArchiveEntries === undefined
+        ? {}
+        : { maxArchiveEntries: options.filesMaxArchiveEntries }),
+    });
     this.stepMs = options.stepMs;
     this.steps = Math.max(1, options.steps ?? 4);
     this.shouldFail = options.shouldFail;

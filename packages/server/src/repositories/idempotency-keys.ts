@@ -141,3 +141,22 @@ export async function deleteIdempotencyKeysOlderThan(db: Queryable, hours: numbe
 export async function deleteIdempotencyKey(db: Queryable, principalId: string, key: string): Promise<void> {
   await db.query('DELETE FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [principalId, key]);
 }
+
+/**
+ * Pushes the lock of an in-flight record `lockSeconds` from now, if `owner` still holds it: a request
+ * that runs long on purpose (an upload of a gigabyte) keeps its key; false when it lost it.
+ *
+ * @example
+ * await extendIdempotencyLock(db, { principalId, key, owner, lockSeconds: 60 });
+ */
+export async function extendIdempotencyLock(
+  db: Queryable,
+  lock: { principalId: string; key: string; owner: string; lockSeconds: number },
+): Promise<boolean> {
+  const updated = await db.query(
+    `UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $4)
+      WHERE principal_id = $1 AND key = $2 AND owner = $3 AND state = 'in_flight'`,
+    [lock.principalId, lock.key, lock.owner, lock.lockSeconds],
+  );
+  return updated.rowCount === 1;
+}

@@ -72,7 +72,14 @@ export async function tarOf(entries: [tar.Headers, (string | Uint8Array)?][]): P
 /** The entries of a tar: name, type, uid, size and body. */
 export async function entriesOf(bytes: Uint8Array) {
   const extract = tar.extract();
-  const out: { name: string; type: string; uid: number; linkname?: string | null; body: Uint8Array }[] = [];
+  const out: {
+    name: string;
+    type: string;
+    uid: number;
+    gid: number;
+    linkname?: string | null;
+    body: Uint8Array;
+  }[] = [];
   const done = (async () => {
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
@@ -81,6 +88,7 @@ export async function entriesOf(bytes: Uint8Array) {
         name: entry.header.name,
         type: entry.header.type ?? 'file',
         uid: entry.header.uid ?? 0,
+        gid: entry.header.gid ?? 0,
         linkname: entry.header.linkname,
         body: new Uint8Array(Buffer.concat(chunks)),
       });
@@ -367,6 +375,14 @@ export function fileRules(get: () => FilesHarness): void {
     expect(summary).toEqual({ entries: 6, bytes: 5 + 256 });
     expect(await files.stat(computer, `${dir}/proj/a.txt`, signal())).toMatchObject({ mode: 0o640, size: 5 });
     expect(Buffer.from((await read(`${dir}/proj/same.txt`)).bytes).toString()).toBe('alpha');
+    const listed = await files.list(computer, `${dir}/proj`, signal());
+    expect(listed.map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+      ['a.txt', 'file', 5],
+      ['abs', 'symlink', 4],
+      ['bin', 'directory', 0],
+      ['rel', 'symlink', 5],
+      ['same.txt', 'file', 5],
+    ]);
     expect(Buffer.from((await read(`${dir}/proj/rel`)).bytes).toString()).toBe('alpha');
     const out = await entriesOf(await bytesOf(await files.readArchive(computer, `${dir}/proj`, signal())));
     const byName = new Map(out.map((entry) => [entry.name.replace(/\/$/, ''), entry]));
@@ -379,6 +395,19 @@ export function fileRules(get: () => FilesHarness): void {
     expect(byName.get('proj/abs')).toMatchObject({ type: 'symlink', linkname: '/etc' });
     const uid = get().uid;
     if (uid !== undefined) expect(byName.get('proj/a.txt')?.uid).toBe(uid);
+    // Through a symlink, the entries are named after the path asked for.
+    await get().symlink(computer, `${dir}/alias`, 'proj');
+    const aliased = await entriesOf(
+      await bytesOf(await files.readArchive(computer, `${dir}/alias`, signal())),
+    );
+    expect(aliased.map((entry) => entry.name.replace(/\/$/, '')).sort()).toEqual(
+      [...byName.keys()].map((name) => name.replace(/^proj/, 'alias')).sort(),
+    );
+    expect(aliased.find((entry) => entry.name === 'alias/same.txt')?.linkname ?? 'alias/a.txt').toBe(
+      'alias/a.txt',
+    );
+    const data = aliased.find((entry) => entry.name === 'alias/bin/data.bin');
+    expect(Buffer.from(data?.body ?? []).equals(Buffer.from(allBytes()))).toBe(true);
     await expectFileError(files.readArchive(computer, `${dir}/proj/a.txt`, signal()), 'not_directory');
     await expectFileError(files.readArchive(computer, `${dir}/nope`, signal()), 'not_found');
     await expectFileError(
@@ -388,6 +417,16 @@ export function fileRules(get: () => FilesHarness): void {
     await expectFileError(files.writeArchive(computer, '/etc', streamOf(archive), options()), 'read_only');
     // What was uploaded belongs to the computer's user, who can remove it.
     await files.remove(computer, `${dir}/proj`, { recursive: true, signal: signal() });
+  });
+
+  test("the computer's root as an archive: relative names, its own /etc/hostname", async () => {
+    const { files, computer } = get();
+    const entries = await entriesOf(await bytesOf(await files.readArchive(computer, '/', signal())));
+    expect(
+      entries.map((entry) => entry.name).filter((name) => name !== '.' && !name.startsWith('./')),
+    ).toEqual([]);
+    const hostname = entries.find((entry) => entry.name === './etc/hostname');
+    expect(Buffer.from(hostname?.body ?? []).toString()).toBe(`${computer.name}\n`);
   });
 
   const attacks: [string, () => Promise<Uint8Array>, string, string?][] = [
@@ -519,9 +558,23 @@ export function fileRules(get: () => FilesHarness): void {
     );
   });
 
-  test('an aborted write fails with the abort and leaves no file', async () => {
+  test('delete of a symlink removes the link, not what it leads to', async () => {
     const dir = fresh();
     const { files, computer } = get();
+    await write(`${dir}/sub/a.txt`, text('a'));
+    await get().symlink(computer, `${dir}/link`, 'sub');
+    await files.remove(computer, `${dir}/link`, { recursive: true, signal: signal() });
+    await expectFileError(files.stat(computer, `${dir}/link`, signal()), 'not_found');
+    expect(Buffer.from((await read(`${dir}/sub/a.txt`)).bytes).toString()).toBe('a');
+  });
+
+  test.each([
+    ['unknown', false],
+    ['known', true],
+  ])('an aborted write (size %s) fails with the abort and leaves no file', async (_name, known) => {
+    const dir = fresh();
+    const { files, computer } = get();
+    await write(`${dir}/keep.txt`, text('k'));
     const controller = new AbortController();
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -535,7 +588,12 @@ export function fileRules(get: () => FilesHarness): void {
       },
     });
     await expect(
-      files.write(computer, `${dir}/aborted`, body, options({ signal: controller.signal })),
+      files.write(
+        computer,
+        `${dir}/aborted`,
+        body,
+        options({ signal: controller.signal, ...(known ? { size: 4 * 1024 * 1024 } : {}) }),
+      ),
     ).rejects.toThrow('client went away');
     await expectFileError(files.stat(computer, `${dir}/aborted`, signal()), 'not_found');
   });

@@ -1,8 +1,17 @@
-import { describe } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { SimulatedFiles } from '../../src/files/simulated-files.js';
 import { newId } from '../../src/ids.js';
 import type { DriverComputer } from '../../src/operations/driver.js';
-import { type FilesHarness, fileRules, MAX_ENTRIES, SMALL_QUOTA } from './file-rules.js';
+import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
+import {
+  bytesOf,
+  expectFileError,
+  type FilesHarness,
+  fileRules,
+  MAX_ENTRIES,
+  SMALL_QUOTA,
+  streamOf,
+} from './file-rules.js';
 
 const computer = (): DriverComputer => ({
   id: newId(),
@@ -25,4 +34,23 @@ describe('files: the simulated driver', () => {
     mkfifo: async (target, path) => (target === harness.computer ? files : small).mkfifo(target, path),
   };
   fileRules(() => harness);
+});
+
+test('the simulated driver keeps a tree per computer, starting with its hostname, and forgets it on delete', async () => {
+  const driver = new SimulatedDriver({ stepMs: 1, steps: 1 });
+  const signal = new AbortController().signal;
+  const [one, two] = [computer(), computer()];
+  const { body } = await driver.files.read(one, '/etc/hostname', signal);
+  expect(Buffer.from(await bytesOf(body)).toString()).toBe(`${one.name}\n`);
+  expect((await driver.files.list(one, '/', signal)).map((entry) => entry.name)).toEqual([
+    'bin',
+    'etc',
+    'home',
+    'tmp',
+  ]);
+  const options = { mode: 0o644, parents: false, maxBytes: 1024, signal };
+  await driver.files.write(one, '/home/svc/a.txt', streamOf(new TextEncoder().encode('a')), options);
+  await expectFileError(driver.files.stat(two, '/home/svc/a.txt', signal), 'not_found');
+  await driver.run('delete', one, { signal, progress: async () => {} });
+  await expectFileError(driver.files.stat(one, '/home/svc/a.txt', signal), 'not_found');
 });

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
 import type { RunningServer } from '../../src/http/node-adapter.js';
@@ -64,6 +65,36 @@ describe('node adapter (port 0)', () => {
     });
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('answers 413 to an upload whose Content-Length is over the limit while the client is still sending, then closes', async () => {
+    const { port } = new URL(running.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => {}); // the server may close while we write: expected
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      'PUT /v1/workspaces/acme/computers/web-1/files?path=%2Fhome%2Fsvc%2Fbig HTTP/1.1\r\n' +
+        'host: 127.0.0.1\r\ncontent-type: application/octet-stream\r\n' +
+        `content-length: ${2 * 1024 ** 3}\r\n\r\n`,
+    );
+    // Go on sending, as a client that does not wait for an early answer does (up to 128 MiB).
+    const chunk = Buffer.alloc(1024 * 1024);
+    for (let sent = 0; sent < 128 && !socket.destroyed && received.length === 0; sent++) {
+      if (!socket.write(chunk))
+        await Promise.race([
+          new Promise((resolve) => socket.once('drain', resolve)),
+          new Promise((resolve) => setTimeout(resolve, 50)),
+        ]);
+    }
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3000))]);
+    socket.destroy();
+    const text = Buffer.concat(received).toString('latin1');
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text.toLowerCase()).toContain('connection: close');
+    expect(text).toContain('"limit_bytes":1073741824');
   });
 
   it('aborts request.signal when the client disconnects', async () => {

@@ -1,6 +1,7 @@
 import { operationParameters, requestBody } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
+import { IncomingBytes } from '../../src/http/byte-body.js';
 import { compileValidator, isJson } from '../../src/http/validation.js';
 import { document, operations, resolve } from './fixtures.js';
 
@@ -321,3 +322,65 @@ function resolveIdempotency(op: (typeof operations)[number]): boolean | undefine
   );
   return header ? header.required === true : undefined;
 }
+
+describe('bodies of bytes (byteRequestBody)', () => {
+  const upload = (headers: Record<string, string>, body?: BodyInit) =>
+    new Request('http://x/v1/workspaces/acme/computers/web-1/files?path=%2Fhome%2Fsvc%2Fa', {
+      method: 'PUT',
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
+  const params = { workspace: 'acme', computer: 'web-1' };
+  const limited = compileValidator(document, MAX_BODY_BYTES, { maxByteBodyBytes: 10 });
+
+  it('hands the body on unread, as a stream that counts past the 1 MiB JSON limit', async () => {
+    const big = new Uint8Array(MAX_BODY_BYTES + 1).fill(7);
+    const checked = await validator.validateRequest(
+      'uploadComputerFile',
+      upload({ 'content-type': 'application/octet-stream' }, big),
+      params,
+    );
+    expect(checked.ok).toBe(true);
+    const body = (checked as { body: IncomingBytes }).body;
+    expect(body).toBeInstanceOf(IncomingBytes);
+    expect(body.bytesRead).toBe(0);
+    expect((await new Response(body.stream).arrayBuffer()).byteLength).toBe(MAX_BODY_BYTES + 1);
+    expect(body.ended).toBe(true);
+    expect(body.sha256()).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it.each([
+    ['no Content-Type', {}],
+    ['JSON', { 'content-type': 'application/json' }],
+    ['a tar for a file', { 'content-type': 'application/x-tar' }],
+    ['an encoded body', { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' }],
+  ])('415 for %s', async (_name, headers) => {
+    const checked = await validator.validateRequest('uploadComputerFile', upload(headers, 'x'), params);
+    expect(checked).toMatchObject({ ok: false, kind: 'unsupported_media_type' });
+  });
+
+  it('413 with limit_bytes when Content-Length is over the lower of x-svc-max-bytes and the setting', async () => {
+    const checked = await limited.validateRequest(
+      'uploadComputerFile',
+      upload({ 'content-type': 'application/octet-stream', 'content-length': '11' }),
+      params,
+    );
+    expect(checked).toMatchObject({
+      ok: false,
+      kind: 'payload_too_large',
+      details: { limit_bytes: 10 },
+      headers: { connection: 'close' },
+    });
+  });
+
+  it('a body longer than it said, or of no said length, errors past the limit while read', async () => {
+    const checked = await limited.validateRequest(
+      'uploadComputerArchive',
+      upload({ 'content-type': 'application/x-tar' }, new Uint8Array(11)),
+      params,
+    );
+    const body = (checked as { body: IncomingBytes }).body;
+    await expect(new Response(body.stream).arrayBuffer()).rejects.toThrow(/larger than 10 bytes/);
+    expect(body.overLimit).toBe(true);
+  });
+});

@@ -3,6 +3,7 @@
 // new operation joins by itself, and fails until support/permissions.ts gives it a class.
 import type { OperationInfo } from '@svc/contract';
 import {
+  byteRequestBody,
   listOperations,
   loadDocument,
   operationParameters,
@@ -13,6 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { KeyFile } from '../../src/auth/keypair.js';
 import { newId } from '../../src/ids.js';
+import { tarOf } from '../files/file-rules.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
 import { settle, startHarness } from './support/harness.js';
@@ -296,6 +298,54 @@ describeEngines('authorization matrix (design §8)', (engine) => {
     return value;
   }
 
+  /**
+   * The query and byte body of a files operation (its required `?path=`), with what it reaches made
+   * first as the owner: a file to read, stat or delete, a place to write. A new required query
+   * parameter fails here, saying which operation needs a fixture.
+   */
+  async function filesRequest(
+    op: OperationInfo,
+    base: string,
+  ): Promise<{ query: string; raw?: Uint8Array; contentType?: string }> {
+    const required = operationParameters(document, op).filter((p) => p.in === 'query' && p.required);
+    if (required.length === 0) return { query: '' };
+    if (required.some((p) => p.name !== 'path'))
+      throw new Error(
+        `${op.operationId}: no matrix fixture for its required query; add one in filesRequest()`,
+      );
+    const file = `/home/svc/${fresh('f')}.txt`;
+    const bytes = byteRequestBody(document, op);
+    const at = (path: string, more = '') => `?path=${encodeURIComponent(path)}${more}`;
+    switch (op.operationId) {
+      case 'downloadComputerFile':
+      case 'getComputerFile':
+      case 'deleteComputerFile':
+        await h.expectCall(200, 'PUT', `${base}/files${at(file)}`, {
+          token: h.ownerToken,
+          raw: new TextEncoder().encode('matrix'),
+          contentType: 'application/octet-stream',
+        });
+        return { query: at(file) };
+      case 'listComputerFiles':
+      case 'downloadComputerArchive':
+        return { query: at('/home/svc') };
+      case 'uploadComputerFile':
+        return {
+          query: at(file),
+          raw: new TextEncoder().encode('matrix'),
+          contentType: bytes?.mediaType as string,
+        };
+      case 'uploadComputerArchive':
+        return {
+          query: at(`/home/svc/${fresh('d')}`, '&parents=true'),
+          raw: await tarOf([[{ name: 'a.txt' }, 'matrix']]),
+          contentType: bytes?.mediaType as string,
+        };
+      default:
+        throw new Error(`${op.operationId}: no matrix fixture for ?path=; add one in filesRequest()`);
+    }
+  }
+
   const cases = operations.flatMap((op) => CALLERS.map((caller) => [op.operationId, caller, op] as const));
 
   test.each(cases)('%s as %s', async (operationId, caller, op) => {
@@ -305,10 +355,12 @@ describeEngines('authorization matrix (design §8)', (engine) => {
     const params = await pathParams(op, cls);
     const path = `/v1${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(params[name] as string))}`;
     const json = await body(op);
-    const answer = await h.call(op.method.toUpperCase(), path, {
+    const files = await filesRequest(op, path.replace(/\/files(\/.*)?$/, ''));
+    const answer = await h.call(op.method.toUpperCase(), `${path}${files.query}`, {
       ...(cls === 'public' ? {} : { token: tokens[caller] }),
       ...(hasIdempotencyKey(op) ? { idempotencyKey: true as const } : {}),
       ...(json === undefined ? {} : { json }),
+      ...(files.raw === undefined ? {} : { raw: files.raw, contentType: files.contentType ?? null }),
     });
     const expected = want(op, cls, caller);
     const got: Want = { status: answer.status };

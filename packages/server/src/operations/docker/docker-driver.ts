@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
+import type { FilesContainer } from '../../files/docker-files.js';
+import { DockerFiles } from '../../files/docker-files.js';
 import type {
   ComputerDriver,
   DriverAction,
@@ -28,7 +30,14 @@ export interface DockerDriverOptions {
   pidsLimit?: number;
   /** Where Engine errors are told in full; operations carry only a short message (default: nowhere). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Bytes of files under /home per computer (default 10 GiB). */
+  filesQuotaBytes?: number;
+  /** Most entries of one uploaded archive (default 10 000). */
+  filesMaxArchiveEntries?: number;
 }
+
+/** The computer's writable place: an anonymous volume, seeded from the image, removed with the container. */
+const HOME = '/home';
 
 /** `User` when the image would run as root: `nobody`, which every image we build has. */
 const FALLBACK_USER = '65534:65534';
@@ -42,8 +51,9 @@ const MAX_EXEC_TARGETS = 10_000;
  * `svc.computer_id` and `svc.workspace_id`; it never lists or touches a container without those labels.
  * Every action is "make it so": create when the container exists, stop when stopped, delete when gone
  * all succeed, so the worker may run them again after a takeover. Containers have no network, no
- * capabilities, no new privileges, a read-only root with a tmpfs `/tmp`, a non-root user, and the
- * CPU, memory and process limits of their size (SECURITY.md, "Driver").
+ * capabilities, no new privileges, a read-only root with a tmpfs `/tmp` and a volume of its own at
+ * `/home` (where the files API writes), a non-root user, and the CPU, memory and process limits of
+ * their size (SECURITY.md, "Driver").
  *
  * @example
  * const driver = new DockerDriver({ docker: new Docker({ socketPath }), catalog: databaseCatalog(db), instance: 'default' });
@@ -61,6 +71,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly log: NonNullable<DockerDriverOptions['log']>;
   /** Computer id → the Engine id of its container, once an inspect found it ours and running. */
   private readonly execTargets = new Map<string, string>();
+  /** Files on the computers, through the Engine's archive endpoints (see {@link DockerFiles}). */
+  readonly files: DockerFiles;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -71,6 +83,26 @@ export class DockerDriver implements ComputerDriver {
     this.stopSeconds = options.stopSeconds ?? 10;
     this.pidsLimit = options.pidsLimit ?? 512;
     this.log = options.log ?? (() => {});
+    this.files = new DockerFiles({
+      docker: this.docker,
+      container: (computer, signal) => this.filesContainer(computer, signal),
+      ...(options.filesQuotaBytes === undefined ? {} : { quotaBytes: options.filesQuotaBytes }),
+      ...(options.filesMaxArchiveEntries === undefined
+        ? {}
+        : { maxArchiveEntries: options.filesMaxArchiveEntries }),
+      log: this.log,
+    });
+  }
+
+  /** The computer's container for its files (checked ours by its labels); undefined when there is none. */
+  async filesContainer(computer: DriverComputer, signal: AbortSignal): Promise<FilesContainer | undefined> {
+    const info = await this.inspect(computer, signal);
+    if (!info) return undefined;
+    return {
+      container: this.docker.getContainer(info.Id),
+      running: info.State.Running,
+      user: info.Config.User ?? '',
+    };
   }
 
   async run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void> {
@@ -190,6 +222,8 @@ export class DockerDriver implements ComputerDriver {
         SecurityOpt: ['no-new-privileges'],
         ReadonlyRootfs: true,
         Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m' },
+        // The files API's only writable place; `v: true` on remove deletes the volume with the container.
+        Mounts: [{ Type: 'volume', Source: '', Target: HOME }], // no source: anonymous
         Init: true,
         IpcMode: 'private',
         RestartPolicy: { Name: 'no' },

@@ -43,7 +43,7 @@ export function dockerClient(socketPath: string): Docker {
  * reconciler.start();
  */
 export async function openDockerDriver(
-  config: Pick<Config, 'docker'>,
+  config: Pick<Config, 'docker'> & Partial<Pick<Config, 'files'>>,
   db: Queryable,
   log?: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<{ driver: DockerDriver; reconciler: DockerReconciler }> {
@@ -69,6 +69,9 @@ export async function openDockerDriver(
     instance,
     pull,
     hostCpus: cpus,
+    ...(config.files
+      ? { filesQuotaBytes: config.files.quotaBytes, filesMaxArchiveEntries: config.files.maxEntries }
+      : {}),
     ...(log ? { log } : {}),
   });
   const reconciler = new DockerReconciler({ docker, db, instance, sweepMs, ...(log ? { log } : {}) });

@@ -109,7 +109,7 @@ describeDocker('docker driver with the worker and the reconciler', (engine) => {
         .poll(async () => (await computer(created.computer.id)).state, { timeout: 10_000 })
         .toBe('stopped');
       expect((await computer(created.computer.id)).stopped_at).toBeInstanceOf(Date);
-      await engine.docker.getContainer(container!.Id).remove({ force: true });
+      await engine.docker.getContainer(container!.Id).remove({ force: true, v: true });
       await expect
         .poll(async () => (await computer(created.computer.id)).state, { timeout: 10_000 })
         .toBe('failed');

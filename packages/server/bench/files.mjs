@@ -1,0 +1,257 @@
+// A file into a computer and back out, through the API against `docker cp` of the same file, in one run,
+// against one running busybox container (Docker driver):
+//   - `docker cp <file> <container>:/home/svc/…` and `docker cp <container>:/home/svc/… <file>`: the
+//     baseline (the docker CLI over the Engine socket, the same archive endpoints the driver uses);
+//   - PUT …/files?path= (application/octet-stream, streamed from disk with Content-Length) and
+//     GET …/files?path= (streamed to disk) through the built server (SVC_DRIVER=docker, rate limits and
+//     limits as shipped, loopback).
+// Each transfer is checked byte for byte (SHA-256). The ways alternate in rounds, so load on a shared
+// machine falls on all of them alike. Prints the median throughput of each, the API's ratio to docker
+// cp, and the server's resident memory: before the transfers, its peak during them (sampled from
+// /proc every 10 ms, and the kernel's high-water mark VmHWM), and the growth. Needs `pnpm build` and
+// `pnpm images:build`.
+//
+//   node packages/server/bench/files.mjs [--mb 100] [--rounds 3] [--socket /var/run/docker.sock]
+//
+// `--mb 1024` moves 1 GiB each way: the memory bound of a large transfer.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { childEnv, stopChild } from '@svc/tools/child-process';
+import { signAssertion } from '../dist/auth/assertion.js';
+import { dockerClient } from '../dist/operations/docker/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MAIN = join(here, '..', 'dist', 'main.js');
+const { values } = parseArgs({
+  options: {
+    mb: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '3' },
+    socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
+  },
+});
+const BYTES = Number(values.mb) * 1024 * 1024;
+const ROUNDS = Number(values.rounds);
+const SOCKET = values.socket;
+const INSTANCE = `bench-files-${process.pid}`;
+
+/** Runs a command to its end; rejects with its stderr when it fails. */
+function run(command, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)),
+    );
+  });
+}
+
+/** Writes `bytes` random bytes to `file` in 1 MiB pieces; answers their SHA-256. */
+async function makeFile(file, bytes) {
+  const hash = createHash('sha256');
+  const out = createWriteStream(file);
+  for (let left = bytes; left > 0; left -= 1 << 20) {
+    const piece = randomBytes(Math.min(left, 1 << 20));
+    hash.update(piece);
+    if (!out.write(piece)) await new Promise((resolve) => out.once('drain', resolve));
+  }
+  await new Promise((resolve, reject) => out.end((error) => (error ? reject(error) : resolve())));
+  return hash.digest('hex');
+}
+
+async function sha256Of(file) {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+/** Resident memory of a process, in bytes: now, and the kernel's high-water mark. */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
+}
+
+async function startServer(env) {
+  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const append = (chunk) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
+    if (match) return { url: match[1], child };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+      throw new Error(`server did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function api(base, token, method, path, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+const mbps = (ms) => BYTES / 1024 / 1024 / (ms / 1000);
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-files-'));
+  const keyFile = join(dir, 'bootstrap-key.json');
+  const source = join(dir, 'source.bin');
+  const docker = dockerClient(SOCKET);
+  let server;
+  let computerId;
+  try {
+    const want = await makeFile(source, BYTES);
+    server = await startServer({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SVC_DATA_DIR: join(dir, 'data'),
+      SVC_BOOTSTRAP_KEY_FILE: keyFile,
+      SVC_DRIVER: 'docker',
+      SVC_DOCKER_SOCKET: SOCKET,
+      SVC_DOCKER_INSTANCE: INSTANCE,
+      LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    });
+    const base = server.url;
+    const key = JSON.parse(readFileSync(keyFile, 'utf8'));
+    const assertion = await signAssertion(key, { tokenUrl: `${base}/v1/auth/token` });
+    const tokenRes = await fetch(`${base}/v1/auth/token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${assertion}` },
+    });
+    const tokenBody = await tokenRes.json();
+    if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${JSON.stringify(tokenBody)}`);
+    const token = tokenBody.token.access_token;
+    const ws = await api(base, token, 'POST', '/v1/workspaces', { name: `bench-files-${process.pid}` });
+    if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
+    const wsPath = `/v1/workspaces/${ws.body.workspace.id}`;
+    const created = await api(base, token, 'POST', `${wsPath}/computers`, {
+      name: 'bench',
+      size: 'small',
+      image: 'busybox',
+    });
+    if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
+    computerId = created.body.computer.id;
+    const op = await api(base, token, 'GET', `/v1/operations/${created.body.operations[0].id}?wait=60`);
+    if (op.body.operation.state !== 'succeeded') throw new Error(`create: ${JSON.stringify(op.body)}`);
+    const container = `svc-${INSTANCE}-${computerId}`;
+    const filesPath = `${wsPath}/computers/${computerId}/files`;
+    const dockerEnv = { DOCKER_HOST: `unix://${SOCKET}` };
+
+    const ways = {
+      cpIn: async (round) =>
+        run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv),
+      apiIn: async (round) => {
+        const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
+          method: 'PUT',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/octet-stream',
+            'content-length': String(statSync(source).size),
+          },
+          body: Readable.toWeb(createReadStream(source)),
+          duplex: 'half',
+        });
+        const body = await res.json();
+        if (res.status !== 200 || body.file.size !== BYTES)
+          throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
+      },
+      cpOut: async (round) => {
+        const out = join(dir, `cp-${round}.out`);
+        await run('docker', ['cp', `${container}:/home/svc/cp-${round}.bin`, out], dockerEnv);
+        return out;
+      },
+      apiOut: async (round) => {
+        const out = join(dir, `api-${round}.out`);
+        const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        if (res.status !== 200) throw new Error(`download: ${res.status} ${await res.text()}`);
+        await pipeline(Readable.fromWeb(res.body), createWriteStream(out));
+        return out;
+      },
+    };
+    const times = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
+    const before = memoryOf(server.child.pid);
+    let peak = before.rss;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, memoryOf(server.child.pid).rss);
+    }, 10);
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [name, way] of Object.entries(ways)) {
+          const start = performance.now();
+          const out = await way(round);
+          times[name].push(performance.now() - start);
+          if (typeof out === 'string') {
+            const got = await sha256Of(out);
+            if (got !== want) throw new Error(`${name}: the bytes out differ from the bytes in`);
+            rmSync(out);
+          }
+        }
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    const after = memoryOf(server.child.pid);
+    const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+    const line = (label, name, baseline) => {
+      const ms = median(times[name]);
+      const ratio =
+        baseline === undefined
+          ? ''
+          : `  ×${(mbps(ms) / mbps(median(times[baseline]))).toFixed(2)} of docker cp's throughput`;
+      process.stdout.write(
+        `  ${label.padEnd(38)} ${String(Math.round(ms)).padStart(6)} ms  ${mbps(ms).toFixed(1).padStart(7)} MB/s${ratio}\n`,
+      );
+    };
+    process.stdout.write(
+      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256)\n`,
+    );
+    line('docker cp in', 'cpIn');
+    line('PUT …/files through the server', 'apiIn', 'cpIn');
+    line('docker cp out', 'cpOut');
+    line('GET …/files through the server', 'apiOut', 'cpOut');
+    process.stdout.write(
+      `  server resident memory: ${mib(before.rss)} before, peak ${mib(peak)} sampled (VmHWM ${mib(after.hwm)}), ` +
+        `growth ${mib(peak - before.rss)} while moving ${mib(BYTES)} per transfer\n`,
+    );
+  } finally {
+    if (server) await stopChild(server.child, { killAfterMs: 3000 });
+    if (computerId)
+      await docker
+        .getContainer(`svc-${INSTANCE}-${computerId}`)
+        .remove({ force: true, v: true })
+        .catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,422 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import type Docker from 'dockerode';
+import tar from 'tar-stream';
+import type { DriverComputer } from '../operations/computer.js';
+import { checkArchive } from './archive-check.js';
+import type { ArgvResult, EngineStat } from './docker-engine.js';
+import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
+import { containerOwner, linkText, resolveInContainer, writableDirectory } from './docker-paths.js';
+import { headerStat, packEntry, renameTop } from './docker-tar.js';
+import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
+import {
+  DEFAULT_MAX_ARCHIVE_ENTRIES,
+  DEFAULT_QUOTA_BYTES,
+  FileError,
+  isDirectory,
+  notDirectory,
+  notFound,
+  quotaExceeded,
+  specialFile,
+  tooLarge,
+  WRITABLE_ROOT,
+} from './driver.js';
+import {
+  assertWritable,
+  baseName,
+  compareNames,
+  joinPath,
+  normalizeComputerPath,
+  parentOf,
+} from './paths.js';
+import { spoolBody } from './spool.js';
+import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
+
+/** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
+export interface FilesContainer {
+  container: Docker.Container;
+  running: boolean;
+  /** `Config.User` of the container (`1000:1000`). */
+  user: string;
+}
+
+export interface DockerFilesOptions {
+  docker: Docker;
+  /** The computer's container, checked to be this service's (labels); undefined when there is none. */
+  container(computer: DriverComputer, signal: AbortSignal): Promise<FilesContainer | undefined>;
+  /** Bytes of files under /home per computer (default 10 GiB). */
+  quotaBytes?: number;
+  /** Most entries of one uploaded archive (default 10 000). */
+  maxArchiveEntries?: number;
+  /** Where a body of unknown length is spooled (a fresh 0700 directory in it per write; default the OS temp dir). */
+  spoolDir?: string;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/**
+ * Files on a Docker computer, ONLY through the Engine API socket: stat is `HEAD …/archive`, reads and
+ * listings are `GET …/archive` (a tar, read as it streams), writes are `PUT …/archive` (a tar made
+ * here), removal and the quota's measure are Engine execs with an argv (`rm`, `rmdir`, `du`). Paths
+ * resolve inside the container's root (the Engine's own resolution), so no symlink reaches the host.
+ * The root is read-only and `/home` is the container's own volume: the only writable place (the
+ * Engine's archive endpoints do not see the tmpfs `/tmp`, moby#22020). Before a write, the target's
+ * directory is resolved here, one `HEAD` per segment, so that a symlink leading out of /home is
+ * `read_only` before any byte is sent.
+ *
+ * @example
+ * const files = new DockerFiles({ docker, container: (computer, signal) => driver.filesContainer(computer, signal) });
+ */
+export class DockerFiles implements ComputerFiles {
+  private readonly options: DockerFilesOptions;
+  private readonly quotaBytes: number;
+  private readonly maxArchiveEntries: number;
+  private readonly log: NonNullable<DockerFilesOptions['log']>;
+
+  constructor(options: DockerFilesOptions) {
+    this.options = options;
+    this.quotaBytes = options.quotaBytes ?? DEFAULT_QUOTA_BYTES;
+    this.maxArchiveEntries = options.maxArchiveEntries ?? DEFAULT_MAX_ARCHIVE_ENTRIES;
+    this.log = options.log ?? (() => {});
+  }
+
+  async stat(computer: DriverComputer, path: string, signal: AbortSignal): Promise<FileStat> {
+    const normalized = normalizeComputerPath(path);
+    return this.engine(normalized, signal, async () => {
+      const { container } = await this.target(computer, signal);
+      const stat = await engineStat(container, normalized, signal);
+      if (!stat) throw notFound(normalized);
+      return this.fileStat(container, normalized, normalized, stat, signal);
+    });
+  }
+
+  /**
+   * Reads the directory's tar and keeps its direct children's headers, skipping bodies. The Engine
+   * sends the whole subtree (bodies included), so a listing costs as much as the subtree's bytes.
+   */
+  async list(computer: DriverComputer, path: string, signal: AbortSignal): Promise<FileStat[]> {
+    const normalized = normalizeComputerPath(path);
+    return this.engine(normalized, signal, async () => {
+      const { container } = await this.target(computer, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
+      if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
+      const response = (await container.getArchive({
+        path: canonical,
+        abortSignal: signal,
+      })) as IncomingMessage;
+      const extract = tar.extract();
+      response.pipe(extract as unknown as NodeJS.WritableStream);
+      response.once('error', (error) => extract.destroy(error));
+      const children: FileStat[] = [];
+      let prefix: string | undefined;
+      try {
+        for await (const entry of extract) {
+          const name = entry.header.name.replace(/^\/+|\/+$/g, '');
+          entry.resume();
+          if (prefix === undefined) {
+            prefix = name;
+            continue;
+          }
+          const rest = prefix === '' ? name : name.slice(prefix.length + 1);
+          if (rest === '' || rest.includes('/')) continue;
+          children.push(headerStat(joinPath(normalized, rest), entry.header));
+        }
+      } finally {
+        response.destroy();
+      }
+      // A hard link's header has no size: that child's own stat has it (rare; one HEAD each).
+      for (const [at, child] of children.entries())
+        if (child.size < 0) {
+          const stat = await engineStat(container, joinPath(canonical, child.name), signal);
+          children[at] = stat ? fileStatOf(child.path, stat) : { ...child, size: 0 };
+        }
+      return children.sort((a, b) => compareNames(a.name, b.name));
+    });
+  }
+
+  async read(
+    computer: DriverComputer,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ stat: FileStat; body: ReadableStream<Uint8Array> }> {
+    const normalized = normalizeComputerPath(path);
+    return this.engine(normalized, signal, async () => {
+      const { container } = await this.target(computer, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
+      const type = typeOfMode(stat.mode);
+      if (type === 'directory') throw isDirectory(normalized);
+      if (type !== 'file') throw specialFile(normalized);
+      const response = (await container.getArchive({
+        path: canonical,
+        abortSignal: signal,
+      })) as IncomingMessage;
+      const extract = tar.extract();
+      response.pipe(extract as unknown as NodeJS.WritableStream);
+      response.once('error', (error) => extract.destroy(error));
+      async function* bytes(): AsyncGenerator<Uint8Array> {
+        try {
+          for await (const entry of extract) {
+            for await (const chunk of entry) yield chunk as Uint8Array;
+            return; // one entry: stop reading the Engine's stream once it is done
+          }
+        } finally {
+          response.destroy();
+          extract.destroy();
+        }
+      }
+      return { stat: fileStatOf(normalized, stat), body: webReadable(bytes()) };
+    });
+  }
+
+  async write(
+    computer: DriverComputer,
+    path: string,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<FileStat> {
+    const { signal } = options;
+    const normalized = normalizeComputerPath(path);
+    assertWritable(normalized);
+    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    return this.engine(normalized, signal, async () => {
+      const target = await this.target(computer, signal);
+      const { container } = target;
+      const dir = await writableDirectory(container, parentOf(normalized), options.parents, signal);
+      const name = baseName(normalized);
+      if (dir.missing.length === 0) {
+        const existing = await engineStat(container, joinPath(dir.canonical, name), signal);
+        if (existing && typeOfMode(existing.mode) === 'directory') throw isDirectory(normalized);
+        if (existing && typeOfMode(existing.mode) === 'other') throw specialFile(normalized);
+      }
+      const used = await this.usedBytes(target, signal);
+      if (options.size !== undefined && used + options.size > this.quotaBytes)
+        throw quotaExceeded(this.quotaBytes);
+      const checkQuota = (total: number) => {
+        if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
+      };
+      const owner = await containerOwner(target.container, target.user, signal);
+      const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
+      const spool =
+        options.size === undefined
+          ? await spoolBody(body, options, checkQuota, this.options.spoolDir)
+          : undefined;
+      try {
+        const size = spool?.size ?? (options.size as number);
+        const source = spool ? createReadStream(spool.file) : nodeReadable(body);
+        const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
+        const entries = (async () => {
+          const prefix: string[] = [];
+          for (const segment of dir.missing) {
+            prefix.push(segment);
+            await packEntry(pack, { name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner });
+          }
+          const sink = pack.entry({
+            name: [...prefix, name].join('/'),
+            type: 'file',
+            size,
+            mode: options.mode & 0o777,
+            mtime: new Date(),
+            ...owner,
+          });
+          const entryDone = new Promise<void>((resolve, reject) => {
+            sink.once('error', reject);
+            sink.once('close', () => resolve());
+          });
+          entryDone.catch(() => {}); // awaited below unless the body fails first
+          sink.on('error', () => {});
+          let total = 0;
+          for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
+            total += chunk.length;
+            if (total > size)
+              throw new FileError('too_large', 'the body is longer than its declared size', { size });
+            if (!sink.write(Buffer.from(chunk))) await new Promise((resolve) => sink.once('drain', resolve));
+          }
+          if (total !== size)
+            throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
+          sink.end();
+          await entryDone;
+          pack.finalize();
+        })();
+        entries.catch((error: unknown) => pack.destroy(error as Error));
+        await Promise.all([
+          entries,
+          container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal }),
+        ]).catch(async (error: unknown) => {
+          // Cut short (an abort, a body shorter or longer than declared): the Engine fails the
+          // extraction and leaves no part of the file (a file being replaced is gone, though).
+          throw await entries.then(
+            () => error,
+            (failure: unknown) => failure,
+          );
+        });
+      } finally {
+        if (spool) await rm(spool.dir, { recursive: true, force: true });
+      }
+      const stat = await engineStat(container, joinPath(written, name), signal);
+      if (!stat)
+        throw new FileError('unavailable', 'the file was written but cannot be found', { path: normalized });
+      return fileStatOf(normalized, stat);
+    });
+  }
+
+  async remove(
+    computer: DriverComputer,
+    path: string,
+    options: { recursive: boolean; signal: AbortSignal },
+  ): Promise<void> {
+    const { signal } = options;
+    const normalized = normalizeComputerPath(path);
+    assertRemovable(normalized);
+    return this.engine(normalized, signal, async () => {
+      const target = await this.target(computer, signal);
+      const parent = await resolveInContainer(target.container, parentOf(normalized), signal);
+      if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(normalized));
+      const canonical = joinPath(parent.path, baseName(normalized));
+      const stat = await engineStat(target.container, canonical, signal);
+      if (!stat) throw notFound(normalized);
+      assertRemovable(canonical);
+      const isDir = typeOfMode(stat.mode) === 'directory';
+      const argv = isDir && !options.recursive ? ['rmdir', '--', canonical] : ['rm', '-rf', '--', canonical];
+      const result = await this.exec(target, argv, signal);
+      if (result.exitCode === 0) return;
+      const { stderr } = result;
+      this.log('docker files: remove failed', { path: normalized, exitCode: result.exitCode, stderr });
+      if (/not empty/i.test(stderr))
+        throw new FileError('not_empty', `${normalized} is a directory that is not empty`, {
+          path: normalized,
+        });
+      if (/read-only|permission denied/i.test(stderr))
+        throw new FileError('read_only', `${normalized} cannot be changed by the computer's user`, {
+          path: normalized,
+        });
+      throw new FileError('unavailable', `${normalized} could not be removed`, { path: normalized });
+    });
+  }
+
+  async readArchive(
+    computer: DriverComputer,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const normalized = normalizeComputerPath(path);
+    return this.engine(normalized, signal, async () => {
+      const { container } = await this.target(computer, signal);
+      const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
+      if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
+      const response = (await container.getArchive({
+        path: canonical,
+        abortSignal: signal,
+      })) as IncomingMessage;
+      const from = baseName(canonical);
+      const to = normalized === '/' ? '.' : baseName(normalized);
+      if (from === to) return webReadable(response);
+      // Through a symlink: the entries are named after the path asked for, as `docker cp` names them.
+      return webReadable(renameTop(response, from, to));
+    });
+  }
+
+  async writeArchive(
+    computer: DriverComputer,
+    path: string,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<{ entries: number; bytes: number }> {
+    const { signal } = options;
+    const normalized = normalizeComputerPath(path);
+    assertWritable(normalized);
+    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    return this.engine(normalized, signal, async () => {
+      const target = await this.target(computer, signal);
+      const { container } = target;
+      const owner = await containerOwner(target.container, target.user, signal);
+      const dir = await writableDirectory(container, normalized, options.parents, signal);
+      const used = await this.usedBytes(target, signal); // before anything is made: it needs a running computer
+      let destination = dir.canonical;
+      if (dir.missing.length > 0) {
+        const pack = tar.pack();
+        pack.on('error', () => {}); // its reader (the upload) reports it
+        const prefix: string[] = [];
+        for (const segment of dir.missing) {
+          prefix.push(segment);
+          pack.entry({ name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner });
+        }
+        pack.finalize();
+        await container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal });
+        destination = joinPath(dir.canonical, dir.missing.join('/'));
+      }
+      const checked = checkArchive(nodeReadable(body), {
+        maxEntries: this.maxArchiveEntries,
+        maxBytes: options.maxBytes,
+        quota: { left: Math.max(0, this.quotaBytes - used), limit: this.quotaBytes },
+        ...owner,
+        signal,
+      });
+      try {
+        await container.putArchive(checked.tar, { path: destination, abortSignal: signal });
+      } catch (error) {
+        // A refused entry cut the upload short: the check's reason, not the Engine's, is the answer.
+        throw await checked.done.then(
+          () => error,
+          (failure: unknown) => failure,
+        );
+      }
+      return checked.done;
+    });
+  }
+
+  /** Runs `work`, turning the Engine's failures into `FileError`s. */
+  private async engine<T>(path: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+    throwIfAborted(signal);
+    try {
+      return await work();
+    } catch (error) {
+      throw engineFailure(error, path, signal, this.log);
+    }
+  }
+
+  private async target(computer: DriverComputer, signal: AbortSignal): Promise<FilesContainer> {
+    const found = await this.options.container(computer, signal);
+    if (!found)
+      throw new FileError('unavailable', "the computer's container is gone", { reason: 'no_container' });
+    return found;
+  }
+
+  private async exec(target: FilesContainer, argv: string[], signal: AbortSignal): Promise<ArgvResult> {
+    if (!target.running)
+      throw new FileError('unavailable', 'the computer is not running', { reason: 'not_running' });
+    return execArgv(this.options.docker, target.container, argv, signal);
+  }
+
+  /**
+   * Bytes used under /home, measured with one Engine exec of `du -sk /home` (argv): a round trip and
+   * a walk of the volume per write, whose cost grows with the number of files there. It counts disk
+   * blocks (KiB), so a little more than the files' bytes: the quota errs on the safe side.
+   */
+  private async usedBytes(target: FilesContainer, signal: AbortSignal): Promise<number> {
+    const result = await this.exec(target, ['du', '-sk', WRITABLE_ROOT], signal);
+    const kib = Number.parseInt(result.stdout, 10);
+    if (result.exitCode !== 0 || !Number.isFinite(kib))
+      throw new FileError('unavailable', 'the files quota could not be measured', {});
+    return kib * 1024;
+  }
+
+  private async fileStat(
+    container: Docker.Container,
+    path: string,
+    enginePath: string,
+    stat: EngineStat,
+    signal: AbortSignal,
+  ): Promise<FileStat> {
+    if (typeOfMode(stat.mode) !== 'symlink') return fileStatOf(path, stat);
+    return fileStatOf(path, stat, await linkText(container, enginePath, signal));
+  }
+}
+
+/** `remove` refuses what is not under /home, and /home itself (the computer's volume). */
+function assertRemovable(path: string): void {
+  assertWritable(path);
+  if (path === WRITABLE_ROOT)
+    throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
+}

@@ -1,0 +1,161 @@
+import type { IncomingMessage } from 'node:http';
+import type Docker from 'dockerode';
+import tar from 'tar-stream';
+import type { EngineStat } from './docker-engine.js';
+import { engineStat, typeOfMode } from './docker-engine.js';
+import { FileError, notDirectory, notFound } from './driver.js';
+import { assertWritable, baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+
+/** Symlinks followed in one resolution before it fails, as Linux's ELOOP bound. */
+const MAX_SYMLINK_HOPS = 40;
+/** The owner when the container's user is not found (the driver's non-root fallback). */
+const FALLBACK_OWNER = { uid: 65534, gid: 65534 };
+
+/**
+ * The path with every symlink resolved inside the container, and its stat: one `HEAD` per segment,
+ * each on an already resolved parent, so the Engine's answer for a symlink is about that link alone.
+ * At most 40 symlinks are followed (as Linux's ELOOP bound), then `not_found`.
+ *
+ * @example
+ * const { path } = await resolveInContainer(container, '/home/svc/slash/etc', signal); // '/etc'
+ */
+export async function resolveInContainer(
+  container: Docker.Container,
+  path: string,
+  signal: AbortSignal,
+  hops = { count: 0 },
+): Promise<{ path: string; stat: EngineStat }> {
+  if (path === '/') {
+    const stat = await engineStat(container, '/', signal);
+    if (!stat) throw notFound('/');
+    return { path: '/', stat };
+  }
+  const parent = await resolveInContainer(container, parentOf(path), signal, hops);
+  if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(path));
+  const here = joinPath(parent.path, baseName(path));
+  const stat = await engineStat(container, here, signal);
+  if (!stat) throw notFound(path);
+  if (typeOfMode(stat.mode) !== 'symlink') return { path: here, stat };
+  if (++hops.count > MAX_SYMLINK_HOPS)
+    throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
+  const link = await linkText(container, here, signal);
+  const next = normalizeComputerPath(link.startsWith('/') ? link : `${parent.path}/${link}`);
+  return resolveInContainer(container, next, signal, hops);
+}
+
+/**
+ * The directory `path` resolved, for a write: its nearest existing ancestor must be a directory
+ * (`not_directory`) in a writable place (`read_only`); the segments below it that are missing are
+ * returned to be made in the write's own tar, or `not_found` unless `parents`.
+ *
+ * @example
+ * const { canonical, missing } = await writableDirectory(container, '/home/svc/new/dir', true, signal);
+ */
+export async function writableDirectory(
+  container: Docker.Container,
+  path: string,
+  parents: boolean,
+  signal: AbortSignal,
+): Promise<{ canonical: string; missing: string[] }> {
+  const missing: string[] = [];
+  for (let at = path; ; at = parentOf(at)) {
+    let found: { path: string; stat: EngineStat } | undefined;
+    try {
+      found = await resolveInContainer(container, at, signal);
+    } catch (error) {
+      if (!(error instanceof FileError && error.reason === 'not_found') || at === '/') throw error;
+    }
+    if (!found) {
+      missing.unshift(baseName(at));
+      continue;
+    }
+    if (typeOfMode(found.stat.mode) !== 'directory') throw notDirectory(at);
+    assertWritable(found.path);
+    if (missing.length > 0 && !parents) throw notFound(path);
+    return { canonical: found.path, missing };
+  }
+}
+
+/** A symlink's own text, from the one-entry tar the Engine gives for it. */
+export async function linkText(
+  container: Docker.Container,
+  path: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
+  const extract = tar.extract();
+  extract.on('error', () => {});
+  response.pipe(extract as unknown as NodeJS.WritableStream);
+  try {
+    for await (const entry of extract) {
+      entry.resume();
+      return entry.header.linkname ?? '';
+    }
+    return '';
+  } finally {
+    response.destroy();
+  }
+}
+
+/**
+ * The numeric owner of what a write makes: the container's user (`Config.User`, from the image).
+ * A user or group given by name is looked up in the container's `/etc/passwd` and `/etc/group`
+ * (read through the Engine); one that is not there is the driver's non-root fallback, 65534.
+ *
+ * @example
+ * const { uid, gid } = await containerOwner(container, 'svc', signal); // 1000, 1000 on svc/busybox:1
+ */
+export async function containerOwner(
+  container: Docker.Container,
+  configUser: string,
+  signal: AbortSignal,
+): Promise<{ uid: number; gid: number }> {
+  const [user = '', group] = configUser.split(':');
+  const numeric = (value: string | undefined) =>
+    value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  let uid = numeric(user);
+  let gid = numeric(group);
+  if (uid === undefined) {
+    const entry = (await readSmall(container, '/etc/passwd', signal))
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => fields[0] === user);
+    uid = numeric(entry?.[2]) ?? FALLBACK_OWNER.uid;
+    if (group === undefined) gid = numeric(entry?.[3]) ?? FALLBACK_OWNER.gid;
+  }
+  if (gid === undefined && group !== undefined) {
+    const entry = (await readSmall(container, '/etc/group', signal))
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => fields[0] === group);
+    gid = numeric(entry?.[2]) ?? FALLBACK_OWNER.gid;
+  }
+  return { uid, gid: gid ?? uid };
+}
+
+/** A small text file of the container (at most 64 KiB kept), or '' when it is not there. */
+async function readSmall(container: Docker.Container, path: string, signal: AbortSignal): Promise<string> {
+  let response: IncomingMessage;
+  try {
+    response = (await container.getArchive({ path, abortSignal: signal })) as IncomingMessage;
+  } catch {
+    return '';
+  }
+  const extract = tar.extract();
+  extract.on('error', () => {});
+  response.pipe(extract as unknown as NodeJS.WritableStream);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const entry of extract) {
+      for await (const chunk of entry) {
+        if (size < 64 * 1024) chunks.push(chunk as Buffer);
+        size += (chunk as Buffer).length;
+      }
+      break;
+    }
+  } finally {
+    response.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

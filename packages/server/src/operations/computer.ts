@@ -1,0 +1,15 @@
+/**
+ * The computer as a driver sees it. In a file of its own so that the files layer (which the driver
+ * interface names) can use it without an import cycle.
+ *
+ * @example
+ * const computer: DriverComputer = { id, workspace_id, name: 'web-1', size: 'small', image: 'busybox', labels: {} };
+ */
+export interface DriverComputer {
+  id: string;
+  workspace_id: string;
+  name: string;
+  size: string;
+  image: string;
+  labels: Record<string, string>;
+}

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { DockerFiles } from '../../src/files/docker-files.js';
+import { newId } from '../../src/ids.js';
+import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
+import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
+import type { DriverComputer, DriverContext } from '../../src/operations/driver.js';
+import { describeDocker } from '../support/docker.js';
+import { TEST_IMAGE } from '../support/docker-probe.js';
+import {
+  bytesOf,
+  entriesOf,
+  type FilesHarness,
+  fileRules,
+  MAX_ENTRIES,
+  SMALL_QUOTA,
+  streamOf,
+  tarOf,
+} from './file-rules.js';
+
+const catalog: DockerCatalog = {
+  size: async (name) => ({ small: { vcpus: 1, memory_mib: 256 } })[name],
+  image: async (name) => ({ busybox: { reference: TEST_IMAGE } })[name],
+};
+const context = (): DriverContext => ({ signal: new AbortController().signal, progress: async () => {} });
+const computer = (): DriverComputer => ({
+  id: newId(),
+  workspace_id: newId(),
+  name: `box-${newId().slice(-6).toLowerCase()}`,
+  size: 'small',
+  image: 'busybox',
+  labels: {},
+});
+
+describeDocker('files: the Docker driver', (engine) => {
+  const options = { docker: engine.docker, catalog, instance: engine.instance, hostCpus: 1 };
+  const driver = new DockerDriver({ ...options, filesMaxArchiveEntries: MAX_ENTRIES });
+  const small = new DockerDriver({
+    ...options,
+    filesQuotaBytes: SMALL_QUOTA,
+    filesMaxArchiveEntries: MAX_ENTRIES,
+  });
+  const boxes = [computer(), computer()] as const;
+  const run = async (argv: string[], box: DriverComputer) => {
+    const result = await driver.exec(box, {
+      argv,
+      timeoutMs: 10_000,
+      maxOutputBytes: 4096,
+      signal: new AbortController().signal,
+    });
+    if (result.exitCode !== 0) throw new Error(`${argv.join(' ')}: ${Buffer.from(result.stderr).toString()}`);
+  };
+  const harness: FilesHarness = {
+    files: driver.files,
+    computer: boxes[0],
+    small: { files: small.files, computer: boxes[1] },
+    symlink: (box, path, target) => run(['ln', '-s', target, path], box),
+    mkfifo: (box, path) => run(['mkfifo', path], box),
+    uid: 1000,
+  };
+  beforeAll(async () => {
+    for (const box of boxes) {
+      await driver.run('create', box, context());
+      await driver.run('start', box, context());
+    }
+  });
+  afterAll(async () => {
+    for (const box of boxes) await driver.run('delete', box, context()).catch(() => {});
+  });
+  fileRules(() => harness);
+
+  test.each([
+    ['svc', 1000, 1000],
+    ['svc:root', 1000, 0],
+    ['1000:65534', 1000, 65534],
+    ['nobody-here', 65534, 65534],
+  ])(
+    'uploads are owned by the container user %s, names looked up in its /etc/passwd',
+    async (user, uid, gid) => {
+      const files = new DockerFiles({
+        docker: engine.docker,
+        container: async (box, signal) => {
+          const found = await driver.filesContainer(box, signal);
+          return found && { ...found, user };
+        },
+      });
+      const signal = new AbortController().signal;
+      const dir = `/home/svc/owner-${user.replace(/\W/g, '')}`;
+      const archive = await tarOf([[{ name: 'a.txt' }, 'a']]);
+      const options = { mode: 0o644, parents: true, maxBytes: 4096, signal };
+      await files.writeArchive(boxes[0], dir, streamOf(archive), options);
+      const [entry] = (await entriesOf(await bytesOf(await files.readArchive(boxes[0], dir, signal)))).filter(
+        (found) => found.name.endsWith('a.txt'),
+      );
+      expect(entry).toMatchObject({ uid, gid });
+    },
+  );
+
+  test("a computer's /home is a volume of its own, removed with its container", async () => {
+    const box = computer();
+    await driver.run('create', box, context());
+    const [container] = await engine.containers(box.id);
+    const info = await engine.docker.getContainer(container?.Id ?? '').inspect();
+    const volume = info.Mounts.find((mount) => mount.Destination === '/home');
+    expect(volume).toMatchObject({ Type: 'volume', RW: true });
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    await driver.run('delete', box, context());
+    await expect(engine.docker.getVolume(volume?.Name ?? '').inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+});
