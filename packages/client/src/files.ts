@@ -2,7 +2,7 @@
 // ways. A file is `application/octet-stream`, a directory a tar archive (`application/x-tar`); the
 // JSON ones (stat, list, delete) are ordinary typed calls of the client. Browser-safe: a Node
 // `Readable` is taken as the async iterable it is, without importing node:stream.
-import type { paths } from '@svc/contract';
+import type { ByteBodyOutput, paths } from '@svc/contract';
 import type { SvcClient } from './client.js';
 import type { ApiPaths } from './contract.js';
 import { type ByteSource, bodyStream, type Progress } from './files/body.js';
@@ -65,7 +65,8 @@ export interface UploadFileOptions extends UploadOptions {
  * const text = (d: Download) => new Response(d.body).text();
  */
 export interface Download {
-  body: ReadableStream<Uint8Array>;
+  /** The generated types' byte response (`ByteBodyOutput`): the response's stream. */
+  body: ByteBodyOutput;
   /** `Content-Length`, when the server sent it (a file's size; an archive is streamed without it). */
   size: number | undefined;
   /** The file's weak `ETag`, when sent. */

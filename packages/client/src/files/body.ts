@@ -1,18 +1,15 @@
+import type { ByteBodyInput } from '@svc/contract';
+
 /**
- * What an upload takes: a Blob (a File), a web `ReadableStream`, any async iterable of bytes (a Node
- * `Readable`), bytes, or a string (sent as UTF-8).
+ * What an upload takes: what the generated types take for a byte body (`ByteBodyInput`: a Blob or
+ * File, a web `ReadableStream`, bytes), and also any async iterable of bytes (a Node `Readable`) or a
+ * string (sent as UTF-8).
  *
  * @example
  * import type { ByteSource } from '@svc/client/files';
  * const source: ByteSource = new Blob(['hello']);
  */
-export type ByteSource =
-  | Blob
-  | ReadableStream<Uint8Array>
-  | AsyncIterable<Uint8Array | string>
-  | Uint8Array
-  | ArrayBuffer
-  | string;
+export type ByteSource = ByteBodyInput | AsyncIterable<Uint8Array | string> | string;
 
 /**
  * How far an upload is: bytes handed to the connection, and the total when known.
