@@ -18,7 +18,7 @@ const argvOf = (c: (typeof commands)[number]) => {
   ];
 };
 // Required options (a file's `--path`) are filled from the examples too. A byte download writes bytes,
-// not a JSON envelope: test/commands/cp.test.ts runs those against the files routes.
+// not a JSON envelope: its own test is below (and test/commands/cp.test.ts runs cp on the files routes).
 const reads = gets
   .filter((c) => !isStreamOperation(document, c.operation) && !c.bytes)
   .map((c) => {
@@ -72,6 +72,16 @@ describe('against the Prism mock of the spec', () => {
     expect(readable.code).toBe(0);
     expect(readable.stdout.length).toBeGreaterThan(0);
   });
+
+  test.each(gets.filter((c) => c.bytes).map((c) => [`svc ${c.group} ${c.name}`, c] as const))(
+    '%s writes the mock’s bytes to stdout, exit 0',
+    async (_name, c) => {
+      const outcome = await svc([...argvOf(c), '--path', '/home/svc/report.csv'], { env });
+      expect(outcome.stderr).toBe('');
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout.length).toBeGreaterThan(0);
+    },
+  );
 
   test('a long-running create returns the computer and its operations', async () => {
     const outcome = await svc(
