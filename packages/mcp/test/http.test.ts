@@ -55,6 +55,20 @@ describe('streamable HTTP against the Prism mock', () => {
     expect((result.content as { text: string }[])[0]?.text).toMatch(/^identity/);
   });
 
+  it('reads and writes a file as text through the file tools (the mock answers bytes)', async () => {
+    const where = { workspace: 'acme-dev', computer: 'build-runner-1', path: '/home/svc/report.csv' };
+    const read = await client.callTool({ name: 'read_computer_file', arguments: where });
+    expect(read.isError).toBeFalsy();
+    expect(read.structuredContent).toMatchObject({ path: where.path, encoding: 'utf-8' });
+    expect((read.structuredContent as { content: string }).content.length).toBeGreaterThan(0);
+    const written = await client.callTool({
+      name: 'write_computer_file',
+      arguments: { ...where, content: 'id,total\n1,2\n' },
+    });
+    expect(written.isError).toBeFalsy();
+    expect(written.structuredContent).toMatchObject({ file: { type: 'file' } });
+  });
+
   it('waits for a long-running call and streams progress', async () => {
     const wire = wires.get(client) ?? [];
     wire.length = 0;
