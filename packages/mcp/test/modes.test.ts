@@ -17,8 +17,11 @@ import { serve } from './support/serve.js';
  * The two stream tools (`stream_operation_output`, `stream_workspace_events`: the spec's descriptions of
  * the streams: 224,009 and 43,106 bytes as plain GETs; then a read window's inputs, limits and output)
  * took full to 226,697 bytes (with the server branch's ErrorDetails) and compact to 44,494.
+ * Lifetimes and recovery: `recover_computer` (a long-running tool: 17,786 bytes full, 2,045 compact),
+ * and `Computer.lifetime`, `Operation.trigger` and `Workspace.lifetime_defaults` in every output that
+ * carries them (about 19,000 full, 2,700 compact) took full to 263,491 bytes and compact to 49,226.
  */
-const BUDGET = { compact: 45_000, full: 228_000, dynamic: 4_000 } as const;
+const BUDGET = { compact: 50_000, full: 265_000, dynamic: 4_000 } as const;
 
 const document = loadDocument();
 const specTools = listOperations(document)
