@@ -47,6 +47,8 @@ export function forgetActivity(): void {
  */
 const ENDED = `(
   (state = 'running' AND idle_timeout_seconds IS NOT NULL
+    -- The shortest idle timeout is 60 s: a range on the partial index computers_idle (migration 015).
+    AND last_active_at <= $1::timestamptz - interval '60 seconds'
     AND last_active_at + make_interval(secs => idle_timeout_seconds) <= $1::timestamptz)
   OR (expires_at IS NOT NULL AND expires_at <= $1::timestamptz
     AND (state IN ('running', 'stopped') OR (state = 'failed' AND on_end = 'delete'))))`;
