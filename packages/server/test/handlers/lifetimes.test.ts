@@ -61,6 +61,8 @@ describeEngines('handlers: computer lifetimes and recovery', (engine) => {
     for (const [lifetime, field] of [
       [{ idle_timeout_seconds: 59 }, 'idle_timeout_seconds'],
       [{ idle_timeout_seconds: 2_592_001 }, 'idle_timeout_seconds'],
+      [{ on_end: 'explode' }, 'on_end'],
+      [{}, 'lifetime'],
       [{ expires_at: iso(clock() - 1000) }, 'lifetime.expires_at'],
       [{ expires_at: iso(clock() + 31 * DAY) }, 'lifetime.expires_at'],
     ] as const) {
