@@ -223,6 +223,25 @@ describeEngines('handlers: computer lifetimes and recovery', (engine) => {
     await settle(started[0]!.id);
   });
 
+  test('a long command (run) is activity all the while it runs, not only when it is asked for', async () => {
+    const computer = await create({ lifetime: { idle_timeout_seconds: 60 } });
+    const path = `${ws()}/computers/${computer.id}`;
+    const run = await t.call('POST', `${path}/run`, { token: token(), body: { argv: ['sleep', '2'] } });
+    expect(run.status).toBe(202);
+    // While it sleeps, 40 s pass on the lifetime clock: the worker's watch touches the computer again.
+    await expect
+      .poll(
+        async () =>
+          (await t.call('GET', `/v1/operations/${run.body.operations[0].id}`, { token: token() })).body
+            .operation.state,
+      )
+      .toBe('running');
+    later(40_000);
+    const moved = clock() - 1000;
+    expect((await settle(run.body.operations[0].id)).state).toBe('succeeded');
+    expect(Date.parse((await read(computer.id)).lifetime.last_active_at)).toBeGreaterThanOrEqual(moved);
+  });
+
   test('a computer is deleted by its expiry (on_end delete), once; the expiry is cleared', async () => {
     const computer = await create({ lifetime: { expires_at: iso(clock() + 120_000), on_end: 'delete' } });
     later(121_000);
