@@ -13,6 +13,11 @@ const references = {
   size: () => 'medium',
   image: () => 'ubuntu-2404',
   principal_id: () => '01m6hxnz3nys41pjh1sacmtn86c',
+  lifetime: () => ({
+    idle_timeout_seconds: 1800,
+    expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+  }),
+  lifetime_defaults: () => ({ idle_timeout_seconds: 3600, on_end: 'delete' }),
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {
@@ -30,6 +35,22 @@ describe('unechoed: what a resource does not return of what was written', () => 
     expect(unechoed(written, { ...resource, name: 'web-0' })).toEqual(['name: sent "web-1", got "web-0"']);
     expect(unechoed(written, { ...resource, labels: {} })).toEqual(['labels: sent {"team":"web"}, got {}']);
     expect(unechoed(written, { ...resource, expires_at: '2027-01-01T00:00:01Z' })).toHaveLength(1);
+  });
+
+  it('compares an object with declared properties on those only; a map whole', () => {
+    const lifetime = { idle_timeout_seconds: 1800, on_end: 'stop' };
+    const keys = { lifetime: ['idle_timeout_seconds', 'expires_at', 'on_end'] };
+    const answer = { lifetime: { ...lifetime, last_active_at: '2027-01-01T00:00:00Z' } };
+    expect(unechoed({ lifetime }, answer, keys)).toEqual([]);
+    expect(unechoed({ lifetime }, answer)).toHaveLength(1);
+    expect(unechoed({ lifetime }, { lifetime: { ...answer.lifetime, on_end: 'delete' } }, keys)).toHaveLength(
+      1,
+    );
+    // A declared key the request left out must not come back set (it was not asked for).
+    expect(
+      unechoed({ lifetime }, { lifetime: { ...answer.lifetime, expires_at: '2027-01-01T00:00:00Z' } }, keys),
+    ).toHaveLength(1);
+    expect(unechoed({ labels: { a: 'b' } }, { labels: { a: 'b', c: 'd' } })).toHaveLength(1);
   });
 
   it('names a missing resource', () => {
@@ -98,7 +119,12 @@ describe('buildBody: every writable field, valid for its schema', () => {
   it('uses the example first when given one (the mock: its response example echoes it)', () => {
     const create = byId.get('createComputer')!;
     const { body, sources } = buildBody(create, { references, example: create.example });
-    expect(body).toEqual(create.example);
-    expect(new Set(Object.values(sources))).toEqual(new Set(['example']));
+    // The example sets no lifetime (its expiry could not stay ahead of the clock): the run gives one.
+    const { lifetime, ...fromExample } = body;
+    expect(fromExample).toEqual(create.example);
+    expect(lifetime).toBeDefined();
+    const { lifetime: lifetimeSource, ...exampleSources } = sources;
+    expect(new Set(Object.values(exampleSources))).toEqual(new Set(['example']));
+    expect(lifetimeSource).toBe('reference');
   });
 });

@@ -20,8 +20,12 @@ import { expectedTools } from './support/spec-tools.js';
  * computers (five tools: stat, list and delete as every JSON operation, `read_computer_file` and
  * `write_computer_file` for the byte ones, with the spec's path, permission and audit text and the
  * tools' own limits) took full to 255,413 and compact to 52,125.
+ * Lifetimes and recovery: `recover_computer` (a long-running tool: 17,786 bytes full, 2,045 compact),
+ * and `Computer.lifetime`, `Operation.trigger` and `Workspace.lifetime_defaults` in every output that
+ * carries them (about 19,000 full, 2,700 compact) took full to 263,491 bytes and compact to 49,226.
+ * Both together: full 293,092 bytes, compact 56,857.
  */
-const BUDGET = { compact: 53_000, full: 257_000, dynamic: 4_000 } as const;
+const BUDGET = { compact: 58_000, full: 295_000, dynamic: 4_000 } as const;
 
 const document = loadDocument();
 const specTools = expectedTools(document);

@@ -60,6 +60,7 @@ describe('buildTools', () => {
       'start_computer',
       'stop_computer',
       'restart_computer',
+      'recover_computer',
       'run_computer',
     ]);
     for (const tool of tools)

@@ -18,6 +18,7 @@ import { createLoggerSync, parseLogLevel } from './observe/logger.js';
 import { type Observability, observeRequests } from './observe/requests.js';
 import { openDockerDriver } from './operations/docker/index.js';
 import type { ComputerDriver } from './operations/driver.js';
+import { LifetimeCheck } from './operations/lifetime-check.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
 import { OperationWorker } from './operations/worker.js';
 
@@ -31,6 +32,8 @@ export interface AppOptions {
   driver?: ComputerDriver;
   /** Milliseconds since the epoch; injectable for tests (tokens). Rate limits count in real time. */
   clock?: () => number;
+  /** The clock of computer lifetimes (expiries, idle timeouts, activity); default `clock`. */
+  lifetimeClock?: () => number;
   responseValidation?: ResponseValidation;
   /** How often housekeeping runs (default 5 minutes). */
   housekeepingMs?: number;
@@ -50,7 +53,9 @@ export interface App {
   db: Database;
   deps: AppDeps;
   worker: OperationWorker;
-  /** Starts the operation worker and housekeeping. */
+  /** Ends computers whose lifetime is over; tests call `checkOnce()`. */
+  lifetimes: LifetimeCheck;
+  /** Starts the operation worker, the lifetime check and housekeeping. */
   start(): Promise<void>;
   /**
    * The drain's first step for event streams: every open one ends now (`stream.ended`,
@@ -105,9 +110,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     db,
     document,
     clock,
+    lifetimeClock: options.lifetimeClock,
     driver,
     audit,
     metrics,
+  });
+  const lifetimes = new LifetimeCheck({
+    db: db.background(),
+    now: deps.lifetimeNow,
+    intervalMs: config.lifetimeCheckMs,
+    log,
   });
   const worker = new OperationWorker({
     db: db.background(),
@@ -115,6 +127,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     events: deps.events,
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
+    now: deps.lifetimeNow,
   });
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
@@ -151,6 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { start, close } = lifecycle({
     db,
     worker,
+    lifetimes,
     ownsDb: !options.db,
     log,
     housekeepingMs: options.housekeepingMs,
@@ -168,6 +182,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db,
     deps,
     worker,
+    lifetimes,
     start,
     endStreams: () => deps.streams.end(),
     close,

@@ -88,6 +88,11 @@ export interface Config {
   docker: DockerConfig;
   /** How long a worker owns an operation before another replica may take it over. */
   operationLeaseMs: number;
+  /**
+   * `SVC_LIFETIME_CHECK_MS` (default 5000): how often each replica looks for computers past their
+   * idle timeout or expiry and ends them (design §4.1).
+   */
+  lifetimeCheckMs: number;
   /** How many operations one replica runs at once. */
   operationConcurrency: number;
   /** `SVC_EVENT_RETENTION_HOURS` (default 168, 7 days): how long a workspace's event log keeps an event. */
@@ -274,6 +279,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     quotas: Object.freeze(quotas),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
+    lifetimeCheckMs: int(env, 'SVC_LIFETIME_CHECK_MS', 5000, 10, 600_000),
     driver: oneOf(env, 'SVC_DRIVER', DRIVER_NAMES),
     docker: Object.freeze({
       socketPath: env.SVC_DOCKER_SOCKET || '/var/run/docker.sock',

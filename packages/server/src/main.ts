@@ -95,7 +95,11 @@ async function serve(sandbox: boolean): Promise<void> {
         timeoutMs: config.shutdownTimeoutMs,
         endKeepAlive: () => running.endKeepAlive(),
         endStreams: () => current?.endStreams(),
-        stopWorker: (timeoutMs) => current?.worker.stop({ timeoutMs }) ?? Promise.resolve(),
+        // The lifetime check starts no operation once draining: the worker would not run it here.
+        stopWorker: async (timeoutMs) => {
+          await current?.lifetimes.stop();
+          await current?.worker.stop({ timeoutMs });
+        },
         // Ctrl-C at a terminal has no client to keep: idle keep-alive connections end at once.
         closeListener: () => (signal === 'SIGINT' ? running.close() : running.drain()),
         cutConnections: () =>

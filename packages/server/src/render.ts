@@ -18,6 +18,7 @@ export function renderWorkspace(row: WorkspaceRow): Schema<'Workspace'> {
     id: row.id,
     name: row.name,
     display_name: row.display_name || row.name,
+    ...(row.lifetime_defaults ? { lifetime_defaults: row.lifetime_defaults } : {}),
     created_at: time(row.created_at),
     updated_at: time(row.updated_at),
   };
@@ -73,8 +74,27 @@ export function renderKey(row: KeyRow): Schema<'Key'> {
   };
 }
 
+/**
+ * A computer's `lifetime`: present exactly when an idle timeout or an expiry is set (design §4.1).
+ * Rows read before migration 015's fields existed (old events) have none.
+ *
+ * @example renderLifetime(row) // { idle_timeout_seconds: 1800, on_end: 'stop', last_active_at: '…' }
+ */
+export function renderLifetime(row: ComputerRow | ComputerView): Schema<'ComputerLifetime'> | undefined {
+  const idle = row.idle_timeout_seconds ?? null;
+  const expires = row.expires_at ?? null;
+  if ((idle === null && expires === null) || !row.last_active_at) return undefined;
+  return {
+    ...(idle === null ? {} : { idle_timeout_seconds: idle }),
+    ...(expires === null ? {} : { expires_at: time(expires) }),
+    on_end: row.on_end ?? 'stop',
+    last_active_at: time(row.last_active_at),
+  };
+}
+
 /** @example renderComputer(row) */
 export function renderComputer(row: ComputerRow | ComputerView): Schema<'Computer'> {
+  const lifetime = renderLifetime(row);
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -84,6 +104,7 @@ export function renderComputer(row: ComputerRow | ComputerView): Schema<'Compute
     image: row.image,
     labels: row.labels,
     ...(row.current_operation_id ? { current_operation_id: row.current_operation_id } : {}),
+    ...(lifetime ? { lifetime } : {}),
     ...(row.started_at ? { started_at: time(row.started_at) } : {}),
     ...(row.stopped_at ? { stopped_at: time(row.stopped_at) } : {}),
     created_at: time(row.created_at),
@@ -144,6 +165,7 @@ export function renderOperation(row: OperationRow, options: { result: boolean })
     state: row.state,
     target: { type: 'computer', id: row.target_id },
     created_by: row.created_by,
+    ...(row.trigger ? { trigger: row.trigger } : {}),
     progress: row.progress,
     ...(row.error ? { error: renderOperationError(row.error, row.id) } : {}),
     ...(row.result && options.result ? { result: row.result } : {}),

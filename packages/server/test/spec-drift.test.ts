@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { atLeast } from '../src/access.js';
 import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
 import type { Database } from '../src/db/database.js';
+import { MAX_LIFETIME_SECONDS } from '../src/lifetimes.js';
 import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
 import { TERMINAL_OPERATION_STATES, TRANSIENT_COMPUTER_STATES } from '../src/operations/states.js';
 import { COMPUTER_ACTIONS } from '../src/operations/transitions.js';
@@ -108,6 +109,14 @@ describe('lists in code match the spec', () => {
     );
   });
 
+  test('the longest lifetime a request may set is the spec’s idle timeout maximum (design §4.1)', () => {
+    for (const name of ['ComputerLifetimeRequest', 'LifetimeDefaults', 'ComputerLifetime']) {
+      const properties = (schemas(document)[name] as { properties: Record<string, { maximum?: number }> })
+        .properties;
+      expect(properties.idle_timeout_seconds?.maximum).toBe(MAX_LIFETIME_SECONDS);
+    }
+  });
+
   test("key algorithms are the spec's KeyAlgorithm", () => {
     expect(drift('KeyAlgorithm', KEY_ALGORITHMS, specEnum('KeyAlgorithm'))).toEqual([]);
   });
@@ -146,6 +155,8 @@ const SPEC_ENUMS: Readonly<Record<string, string>> = {
   'keys.state': 'KeyState',
   'computers.state': 'ComputerState',
   'operations.state': 'OperationState',
+  'computers.on_end': 'ComputerEndAction',
+  'operations.trigger': 'OperationTrigger',
 };
 
 /** CHECK constraints on what the API never shows, and why the spec does not own them. */

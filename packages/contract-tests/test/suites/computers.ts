@@ -8,6 +8,13 @@ const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
 export function computersSuite(): void {
   const client = () => contractClient();
   const at = () => ({ workspace: fx.workspace, computer: fx.computer });
+  /** Deletes a computer a test made for itself, and waits: the workspace must be empty at cleanup. */
+  const remove = async (path: { workspace: string; computer: string }) => {
+    const { operations } = await unwrap(
+      client().DELETE('/workspaces/{workspace}/computers/{computer}', { params: { path, header: {} } }),
+    );
+    await waitForOperations(client(), operations, WAIT);
+  };
 
   it('createComputer answers 202 with the computer and its operation, which finishes', async () => {
     const created = await unwrap(
@@ -68,6 +75,122 @@ export function computersSuite(): void {
       expect(done!.state).toBe('succeeded');
     });
   }
+
+  it('recoverComputer of a computer that has not failed is 409 invalid_state, allowed from failed', async () => {
+    const { error, response } = await client().POST('/workspaces/{workspace}/computers/{computer}/recover', {
+      params: { path: at(), header: { 'Idempotency-Key': key() } },
+      headers: mockPrefer('code=409'),
+    });
+    expect(response.status).toBe(409);
+    expect(error?.error).toMatchObject({ code: 'invalid_state', details: { allowed_from: ['failed'] } });
+  });
+
+  it('recoverComputer brings a failed computer back: 202 with a computer.recover operation, which finishes', async () => {
+    // The simulated driver fails this create (the `sim-fail` label); the mock ignores the label.
+    const created = await unwrap(
+      client().POST('/workspaces/{workspace}/computers', {
+        params: { path: { workspace: fx.workspace }, header: { 'Idempotency-Key': key() } },
+        body: {
+          name: uniqueName('failed'),
+          size: fx.size,
+          image: fx.image,
+          labels: { 'sim-fail': 'create' },
+        },
+      }),
+    );
+    await waitForOperations(client(), created.operations, WAIT);
+    const path = { workspace: fx.workspace, computer: created.computer.id };
+    const { operations } = await unwrap(
+      client().POST('/workspaces/{workspace}/computers/{computer}/recover', {
+        params: { path, header: { 'Idempotency-Key': key() } },
+      }),
+    );
+    expect(operations[0]!.type).toBe('computer.recover');
+    expect(operations[0]).not.toHaveProperty('trigger');
+    const [done] = await waitForOperations(client(), operations, WAIT);
+    expect(done!.state).toBe('succeeded');
+    const { computer } = await unwrap(
+      client().GET('/workspaces/{workspace}/computers/{computer}', { params: { path } }),
+    );
+    expect(['running', 'stopped']).toContain(computer.state);
+    await remove(path);
+  });
+
+  it('a computer created with a lifetime shows it; PATCH changes it and null clears it', async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const created = await unwrap(
+      client().POST('/workspaces/{workspace}/computers', {
+        params: { path: { workspace: fx.workspace }, header: { 'Idempotency-Key': key() } },
+        body: {
+          name: uniqueName('timed'),
+          size: fx.size,
+          image: fx.image,
+          lifetime: { idle_timeout_seconds: 1800, expires_at: expires, on_end: 'delete' },
+        },
+      }),
+    );
+    expect(created.computer.id).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
+    await waitForOperations(client(), created.operations, WAIT);
+    const path = { workspace: fx.workspace, computer: created.computer.id };
+    const extended = await unwrap(
+      client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+        params: { path, header: {} },
+        body: { lifetime: { expires_at: new Date(Date.now() + 7_200_000).toISOString() } },
+      }),
+    );
+    expect(extended.computer.id).toMatch(/^[0-9a-hjkmnp-tv-z]{27}$/);
+    await unwrap(
+      client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+        params: { path, header: {} },
+        body: { lifetime: { idle_timeout_seconds: null, expires_at: null } },
+      }),
+    );
+    await remove(path);
+  });
+
+  statefulIt('lifetimes read back: set on create, extended by PATCH, cleared by null', async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await unwrap(
+      client().POST('/workspaces/{workspace}/computers', {
+        params: { path: { workspace: fx.workspace }, header: { 'Idempotency-Key': key() } },
+        body: {
+          name: uniqueName('timed'),
+          size: fx.size,
+          image: fx.image,
+          lifetime: { idle_timeout_seconds: 1800, expires_at: expires, on_end: 'delete' },
+        },
+      }),
+    );
+    expect(created.computer.lifetime).toMatchObject({
+      idle_timeout_seconds: 1800,
+      expires_at: expires,
+      on_end: 'delete',
+    });
+    await waitForOperations(client(), created.operations, WAIT);
+    const path = { workspace: fx.workspace, computer: created.computer.id };
+    const later = new Date(Date.now() + 7_200_000).toISOString();
+    const extended = await unwrap(
+      client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+        params: { path, header: {} },
+        body: { lifetime: { expires_at: later } },
+      }),
+    );
+    expect(extended.computer.lifetime).toMatchObject({ idle_timeout_seconds: 1800, expires_at: later });
+    const cleared = await unwrap(
+      client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+        params: { path, header: {} },
+        body: { lifetime: { idle_timeout_seconds: null, expires_at: null } },
+      }),
+    );
+    expect(cleared.computer.lifetime).toBeUndefined();
+    const { error, response } = await client().PATCH('/workspaces/{workspace}/computers/{computer}', {
+      params: { path, header: {} },
+      body: { lifetime: { expires_at: new Date(Date.now() - 60_000).toISOString() } },
+    });
+    expect(response.status).toBe(400);
+    expect(error?.error.details.field_violations?.[0]?.field).toBe('lifetime.expires_at');
+    await remove(path);
+  });
 
   it('getComputer with wait_for and wait answers 200 with the computer (the mock at once)', async () => {
     const { data, response } = await client().GET('/workspaces/{workspace}/computers/{computer}', {

@@ -4,7 +4,7 @@ import { fx } from '../support/fixtures.js';
 import { contractClient, statefulIt, takeViolations } from '../support/harness.js';
 import { document } from '../support/spec-index.js';
 import { onMock } from '../support/target.js';
-import { buildBody, unechoed, type WriteCase, writeCases } from '../support/write-back.js';
+import { buildBody, declaredKeys, unechoed, type WriteCase, writeCases } from '../support/write-back.js';
 
 type Json = Record<string, unknown>;
 type Call = (
@@ -14,15 +14,32 @@ type Call = (
 
 const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
 
+let lifetimes = 0;
+
 /**
  * Request fields that name another resource. The schema says only "an id" or "a name", not of what, so
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
- * member of the workspace created here). `test/write-back.test.ts` fails on a key no write has.
+ * member of the workspace created here). And fields whose valid values move with the clock: a
+ * computer's lifetime (its expiry must lie ahead, at most 30 days), with the workspace's defaults
+ * beside it, each call a new value so that an update changes it. `test/write-back.test.ts` fails on a
+ * key no write has.
  */
-export const REFERENCES: Readonly<Record<string, () => string>> = {
+export const REFERENCES: Readonly<Record<string, () => unknown>> = {
   size: () => fx.size,
   image: () => fx.image,
   principal_id: () => fx.serviceAccount,
+  lifetime: () => ({
+    idle_timeout_seconds: 3600 + ++lifetimes,
+    expires_at: new Date(Math.ceil(Date.now() / 1000 + 86_400 + lifetimes) * 1000)
+      .toISOString()
+      .replace('.000Z', 'Z'),
+    on_end: 'delete',
+  }),
+  lifetime_defaults: () => ({
+    idle_timeout_seconds: 3600 + ++lifetimes,
+    max_lifetime_seconds: 86_400,
+    on_end: 'delete',
+  }),
 };
 
 /**
@@ -96,7 +113,9 @@ export function writeBackSuite(): void {
       const compared = Object.keys(body).filter(
         (field) => !writeCase.unreadable.includes(field) && (!onMock || sources[field] === 'example'),
       );
-      expect(unechoed(Object.fromEntries(compared.map((f) => [f, body[f]])), resource)).toEqual([]);
+      expect(
+        unechoed(Object.fromEntries(compared.map((f) => [f, body[f]])), resource, declaredKeys(writeCase)),
+      ).toEqual([]);
     });
 
     statefulIt(
@@ -126,7 +145,9 @@ export function writeBackSuite(): void {
           }
         }
         const readable = Object.keys(body).filter((field) => !writeCase.unreadable.includes(field));
-        expect(unechoed(Object.fromEntries(readable.map((f) => [f, body[f]])), resource)).toEqual([]);
+        expect(
+          unechoed(Object.fromEntries(readable.map((f) => [f, body[f]])), resource, declaredKeys(writeCase)),
+        ).toEqual([]);
         if (resource) current[param] = resource;
       },
     );

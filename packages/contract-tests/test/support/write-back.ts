@@ -190,8 +190,11 @@ export type ValueSource = 'example' | 'reference' | 'enum' | 'synthesized' | 'de
 export interface BodyContext {
   /** Values to use first (the mock: the spec's request example, which its response example echoes). */
   example?: Json | undefined;
-  /** Fields that name another resource of the run (the schema cannot say which: the run supplies them). */
-  references: Readonly<Record<string, () => string>>;
+  /**
+   * Fields the run supplies: those that name another resource (the schema cannot say which), and those
+   * whose valid values move with the clock (an expiry must lie ahead of the request).
+   */
+  references: Readonly<Record<string, () => unknown>>;
   /** The resource as it is before an update: every value sent must differ from it, or nothing is proved. */
   current?: Json | undefined;
 }
@@ -290,9 +293,18 @@ export function buildBody(
 
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
 
-/** Equal as JSON, or the same instant for two RFC 3339 timestamps (the server may add fractions). */
-function sameValue(sent: unknown, got: unknown): boolean {
+const isRecord = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Equal as JSON, or the same instant for two RFC 3339 timestamps (the server may add fractions). An
+ * object whose request schema declares its properties (`keys`) is compared on those: the answer may
+ * add what a request cannot write (a lifetime's `last_active_at`); a map (labels) is compared whole.
+ */
+function sameValue(sent: unknown, got: unknown, keys?: readonly string[]): boolean {
   if (isDeepStrictEqual(sent, got)) return true;
+  if (keys && isRecord(sent) && isRecord(got))
+    return keys.every((key) => (key in sent ? key in got && sameValue(sent[key], got[key]) : !(key in got)));
   return (
     typeof sent === 'string' &&
     typeof got === 'string' &&
@@ -303,19 +315,44 @@ function sameValue(sent: unknown, got: unknown): boolean {
 }
 
 /**
+ * The fields of a case whose schema is an object with declared properties (or such an object or
+ * `null`), and those properties: the keys a request can write there.
+ *
+ * @example
+ * declaredKeys(updateComputerCase); // { lifetime: ['idle_timeout_seconds', 'expires_at', 'on_end'] }
+ */
+export function declaredKeys(writeCase: WriteCase): Record<string, string[]> {
+  const keys: Record<string, string[]> = {};
+  for (const field of writeCase.fields) {
+    const pointer = `${writeCase.bodyPointer}/properties/${escapePointer(field)}`;
+    const schema = schemaAt(pointer);
+    const branches = Array.isArray(schema.oneOf)
+      ? schema.oneOf.map((_, i) => schemaAt(`${refPointer(pointer)}/oneOf/${i}`))
+      : [schema];
+    const object = branches.find((branch) => isRecord(branch.properties));
+    if (object) keys[field] = Object.keys(object.properties as Json);
+  }
+  return keys;
+}
+
+/**
  * One line per written field the resource does not return equal: absent, or another value. Empty when
  * every field came back.
  *
  * @example
  * unechoed({ name: 'web-1' }, { id: '…', name: 'web-2' }); // ['name: sent "web-1", got "web-2"']
  */
-export function unechoed(written: Json, resource: unknown): string[] {
+export function unechoed(
+  written: Json,
+  resource: unknown,
+  declared: Readonly<Record<string, readonly string[]>> = {},
+): string[] {
   if (typeof resource !== 'object' || resource === null)
     return [`no resource in the answer: ${JSON.stringify(resource)}`];
   const got = resource as Json;
   return Object.entries(written).flatMap(([field, value]) => {
     if (!(field in got)) return [`${field}: sent ${JSON.stringify(value)}, absent`];
-    if (!sameValue(value, got[field]))
+    if (!sameValue(value, got[field], declared[field]))
       return [`${field}: sent ${JSON.stringify(value)}, got ${JSON.stringify(got[field])}`];
     return [];
   });

@@ -31,6 +31,9 @@ export const TRANSITIONS: Readonly<Record<OperationType, Transition>> = {
   'computer.delete': { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
   // A command leaves the computer's state alone (design §13); it needs a running computer.
   'computer.exec': { from: ['running'] },
+  // The mock has no engine to inspect: a recovered computer is left stopped (the server decides by what
+  // its engine has, design §4).
+  'computer.recover': { from: ['failed'], during: 'recovering', to: 'stopped' },
 };
 
 /** The transition of an operation type; an unknown type (design §12) changes nothing. */

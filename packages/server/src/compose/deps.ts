@@ -32,6 +32,8 @@ export async function createDeps(options: {
   db: Database;
   document: OpenApiDocument;
   clock: () => number;
+  /** The clock of computer lifetimes (default `clock`). */
+  lifetimeClock?: (() => number) | undefined;
   /** Runs computers (the worker's actions and `exec`). */
   driver: ComputerDriver;
   /** Where `exec` writes its audit line. */
@@ -98,6 +100,7 @@ export async function createDeps(options: {
     cursors: new Cursors(await loadCursorSecret(db)),
     reads,
     version: options.document.info.version,
+    lifetimeNow: options.lifetimeClock ?? options.clock,
   };
   const unlistenAll = async () => {
     await Promise.all([unlisten(), unlistenEvents(), unlistenOutput()]);

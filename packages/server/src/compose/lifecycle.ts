@@ -13,6 +13,8 @@ import type { Log } from './log.js';
 export function lifecycle(options: {
   db: Database;
   worker: OperationWorker;
+  /** The lifetime check (design §4.1): started with the worker, stopped before it. */
+  lifetimes?: { start(): void; stop(): Promise<void> } | undefined;
   ownsDb: boolean;
   log: Log;
   housekeepingMs?: number | undefined;
@@ -31,6 +33,7 @@ export function lifecycle(options: {
       if (started) return;
       started = true;
       await worker.start();
+      options.lifetimes?.start();
       options.reconciler?.start();
       timer = setInterval(
         () => {
@@ -45,6 +48,7 @@ export function lifecycle(options: {
     async close() {
       clearInterval(timer);
       await options.beforeClose?.();
+      await options.lifetimes?.stop();
       if (started) await worker.stop();
       await options.reconciler?.stop();
       started = false;

@@ -1,5 +1,6 @@
 import { waitForComputerState } from '../computer-waits.js';
 import { ApiError, invalidArgument } from '../errors.js';
+import { createLifetime, lifetimeChange } from '../lifetimes.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { COMPUTER_STATES, type ComputerState } from '../operations/states.js';
 import { pageRequest, toPage } from '../paging.js';
@@ -12,6 +13,7 @@ import {
   takeComputerPlace,
   updateComputerRow,
 } from '../repositories/computers.js';
+import { touchComputerActivity } from '../repositories/lifetimes.js';
 import type { OperationRow } from '../repositories/operations.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
@@ -98,12 +100,14 @@ function waitedStates(value: string): ReadonlySet<ComputerState> {
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
-  const { name, size, image, labels } = ctx.body;
+  const { name, size, image, labels, lifetime } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
+  // What the create leaves out of its lifetime, the workspace's defaults give (design §4.1).
+  const ends = createLifetime(lifetime, workspace.lifetime_defaults, ctx.deps.lifetimeNow());
   const { computer, operation } = await createComputerRecord(
     ctx.db,
-    { workspace_id: workspace.id, name, size, image, labels: labels ?? {} },
+    { workspace_id: workspace.id, name, size, image, labels: labels ?? {}, ...ends },
     ctx.principal.id,
   );
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
@@ -121,7 +125,10 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   };
 };
 
-/** Renames or re-labels a computer, in any state but `deleted`. */
+/**
+ * Renames or re-labels a computer, or changes its lifetime (the fields named; `null` clears one), in
+ * any state but `deleted`.
+ */
 export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
@@ -132,6 +139,7 @@ export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
     });
   checkName(ctx.body.name);
   checkLabels(ctx.deps, ctx.body.labels);
+  const lifetime = ctx.body.lifetime && lifetimeChange(ctx.body.lifetime, ctx.deps.lifetimeNow());
   if (ctx.body.name !== undefined && ctx.body.name !== computer.name) {
     if (await computerNameTaken(ctx.db, workspace.id, ctx.body.name))
       throw new ApiError(
@@ -142,18 +150,23 @@ export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
   const updated = await updateComputerRow(ctx.db, computer.id, {
     name: ctx.body.name ?? null,
     labels: ctx.body.labels ?? null,
+    ...(lifetime ? { lifetime } : {}),
   });
   return { status: 200, body: { computer: renderComputer(updated) } };
 };
 
-type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteComputer';
+type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteComputer' | 'recoverComputer';
 
-/** start/stop/restart/delete: one operation, or 409 `invalid_state` / `operation_in_progress`. */
-async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'delete') {
+/** start/stop/restart/delete/recover: one operation, or 409 `invalid_state` / `operation_in_progress`. */
+async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'delete' | 'recover') {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const operation = await requestComputerAction(ctx.db, computer.id, name, ctx.principal.id);
+  // A start or a restart is activity (design §4.1): the idle timeout counts from it. After the row
+  // lock the request took, so the touch is this transaction's own write.
+  if (name === 'start' || name === 'restart')
+    await touchComputerActivity(ctx.db, computer.id, ctx.deps.lifetimeNow());
   return {
     status: 202 as const,
     body: { operations: [renderOperation(operation, { result: true })] },
@@ -165,6 +178,8 @@ export const startComputer: Handler<'startComputer'> = (ctx) => act(ctx, 'start'
 export const stopComputer: Handler<'stopComputer'> = (ctx) => act(ctx, 'stop');
 export const restartComputer: Handler<'restartComputer'> = (ctx) => act(ctx, 'restart');
 export const deleteComputer: Handler<'deleteComputer'> = (ctx) => act(ctx, 'delete');
+/** Brings a failed computer to what its engine has: `running` or `stopped` (design §4.1). */
+export const recoverComputer: Handler<'recoverComputer'> = (ctx) => act(ctx, 'recover');
 
 export const computerHandlers = {
   listComputers,
@@ -175,4 +190,5 @@ export const computerHandlers = {
   stopComputer,
   restartComputer,
   deleteComputer,
+  recoverComputer,
 };

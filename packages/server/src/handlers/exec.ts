@@ -6,6 +6,7 @@ import { requestComputerCommand } from '../operations/records.js';
 import { assertRunning } from '../operations/transitions.js';
 import { renderOperation } from '../render.js';
 import { computerIn } from '../repositories/computers.js';
+import { touchComputerActivity } from '../repositories/lifetimes.js';
 import { permittedWorkspace } from './common.js';
 import { accepted } from './computers.js';
 import type { Handler } from './types.js';
@@ -56,6 +57,8 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
   const input = decodeStdin(stdin, stdin_encoding);
   const timeoutMs = (timeout_seconds ?? DEFAULTS.timeoutSeconds) * 1000;
   const started = performance.now();
+  // A command is activity (design §4.1), when it starts and when it ends.
+  await touchComputerActivity(ctx.db, computer.id, ctx.deps.lifetimeNow());
   let result: ExecResult;
   try {
     result = await ctx.deps.driver.exec(computer, {
@@ -71,6 +74,7 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
     throw thrown;
   }
   const execution = toExecution(result, Math.round(performance.now() - started));
+  await touchComputerActivity(ctx.db, computer.id, ctx.deps.lifetimeNow());
   ctx.deps.audit('command run', {
     request_id: ctx.requestId,
     operation_id: ctx.operationId,
@@ -109,6 +113,8 @@ export const runComputer: Handler<'runComputer'> = async (ctx) => {
     },
     ctx.principal.id,
   );
+  // After the row lock requestComputerCommand took: the touch is this transaction's own write.
+  await touchComputerActivity(ctx.db, computer.id, ctx.deps.lifetimeNow());
   ctx.deps.audit('command requested', {
     request_id: ctx.requestId,
     operation_id: ctx.operationId,

@@ -10,6 +10,7 @@ import {
   lastWorkspaceEventSequence,
   workspaceEventsAfter,
 } from '../repositories/events.js';
+import { touchComputerActivity } from '../repositories/lifetimes.js';
 import { type OutputEventRecord, operationOutputAfter } from '../repositories/operation-output.js';
 import { type OperationRow, operationById } from '../repositories/operations.js';
 import type { Role } from '../roles.js';
@@ -196,6 +197,9 @@ export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ct
   if (operation.completed_at && ctx.deps.streams.now() - operation.completed_at.getTime() > retentionMs)
     throw notFound(`the output of operation ${id} is no longer kept after the command ended`);
   const cursor = streamCursor(ctx.request, ctx.query.after);
+  // Someone watching a command's output is using its computer (design §4.1).
+  if (!operation.completed_at)
+    await touchComputerActivity(ctx.db, operation.target_id, ctx.deps.lifetimeNow());
   return followed(ctx, operation.workspace_id, {
     wakeups: ctx.deps.operationOutput,
     key: id,

@@ -95,6 +95,8 @@ export interface AppDeps {
   reads: ReadCache;
   /** The version `GET /health` reports: the spec's `info.version`. */
   version: string;
+  /** Milliseconds since the epoch for computer lifetimes (expiries, activity); tests move it. */
+  lifetimeNow: () => number;
 }
 
 /** Operations that run without an access token (from the spec's `security`). */

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { storedDefaults } from '../lifetimes.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderWorkspace } from '../render.js';
 import { countLiveComputers } from '../repositories/computers.js';
@@ -60,7 +61,7 @@ export const getWorkspace: Handler<'getWorkspace'> = async (ctx) => {
   return { status: 200, body: { workspace: renderWorkspace(workspace) } };
 };
 
-/** Renames or re-labels a workspace (owner). */
+/** Renames a workspace or changes its computers' lifetime defaults (owner; `null` clears them). */
 export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx, {
     lock: true,
@@ -70,6 +71,9 @@ export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
   const updated = await updateWorkspaceRow(ctx.db, workspace.id, {
     name: ctx.body.name ?? null,
     displayName: ctx.body.display_name ?? null,
+    ...(ctx.body.lifetime_defaults === undefined
+      ? {}
+      : { lifetimeDefaults: storedDefaults(ctx.body.lifetime_defaults) }),
   });
   return { status: 200, body: { workspace: renderWorkspace(updated) } };
 };

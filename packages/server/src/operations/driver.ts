@@ -16,6 +16,7 @@ export const OPERATION_DRIVER_METHOD = {
   'computer.restart': 'run',
   'computer.delete': 'run',
   'computer.exec': 'exec',
+  'computer.recover': 'run',
 } as const satisfies Readonly<Record<Schema<'OperationType'>, 'run' | 'exec'>>;
 
 /**
@@ -101,6 +102,15 @@ export class DriverError extends Error {
 }
 
 /**
+ * What an action found, when the action itself decides where the computer ends: `recover` reports what
+ * the engine has (a running container: `running`; one that does not run, or a new one: `stopped`).
+ * Every other action answers nothing and ends where `COMPUTER_ACTIONS` says.
+ */
+export interface DriverOutcome {
+  state: 'running' | 'stopped';
+}
+
+/**
  * What runs computers. The worker calls `run` once per action and may call it again for the same
  * action after a takeover (the replica that held the operation died), so actions must be safe to
  * repeat: "make it so", not "do it once".
@@ -111,7 +121,12 @@ export class DriverError extends Error {
  */
 export interface ComputerDriver {
   readonly name: string;
-  run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void>;
+  run(
+    action: DriverAction,
+    computer: DriverComputer,
+    context: DriverContext,
+    // biome-ignore lint/suspicious/noConfusingVoidType: every action but recover answers nothing
+  ): Promise<DriverOutcome | void>;
   exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult>;
   /**
    * Files on the computer, with the same rules on every driver (both built-in drivers have them).

@@ -1,3 +1,4 @@
+import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { newId } from '../ids.js';
@@ -18,7 +19,8 @@ import { assertActionAllowed, assertRunning } from './transitions.js';
  * Checks an action against the computer's state and, when allowed, records a pending operation and
  * moves the computer into the action's transient state, in the caller's transaction (so it commits
  * with the idempotency record). Locks the computer row, so two concurrent actions cannot both pass.
- * Wakes the workers of every replica at commit.
+ * Wakes the workers of every replica at commit. `trigger` marks an operation the service started by
+ * itself (the lifetime check, design §4.1); `principalId` is then the computer's creator.
  *
  * @example
  * const operation = await requestComputerAction(tx, computer.id, 'stop', principal.id);
@@ -28,11 +30,20 @@ export async function requestComputerAction(
   computerId: string,
   action: Exclude<DriverAction, 'create'>,
   principalId: string,
+  options: { trigger?: Schema<'OperationTrigger'> } = {},
 ): Promise<OperationRow> {
   const computer = await lockComputer(tx, computerId);
   if (!computer) throw new ApiError('not_found', 'no such computer');
   const rule = assertActionAllowed(computer, action);
-  const operation = await insertOperation(tx, computer, `computer.${action}`, principalId);
+  const operation = await insertOperation(
+    tx,
+    computer,
+    `computer.${action}`,
+    principalId,
+    newId(),
+    null,
+    options.trigger ?? null,
+  );
   await setComputerOperation(tx, computer.id, rule.during, operation.id);
   return operation;
 }

@@ -5,6 +5,7 @@ import type {
   DriverAction,
   DriverComputer,
   DriverContext,
+  DriverOutcome,
   ExecRequest,
   ExecResult,
 } from './driver.js';
@@ -12,6 +13,13 @@ import { DriverError } from './driver.js';
 
 /** The label that makes the simulated driver fail an action: `sim-fail=start` (or `always`). */
 export const SIM_FAIL_LABEL = 'sim-fail';
+
+/**
+ * The label that says what a SIMULATED engine holds when a failed computer is recovered:
+ * `sim-recover=running` (a container that runs), `stopped` (one that does not; the default) or
+ * `missing` (none: a new one is made, left stopped).
+ */
+export const SIM_RECOVER_LABEL = 'sim-recover';
 
 export interface SimulatedDriverOptions {
   /** Time of one step; every action takes `steps` of them (`SVC_SIM_STEP_MS`). */
@@ -28,8 +36,8 @@ export interface SimulatedDriverOptions {
 /**
  * A SIMULATED driver: no machine exists anywhere. Each action sleeps `steps × stepMs`, reporting
  * progress after each step, and fails halfway when the computer carries the label `sim-fail` whose
- * value is the action (`create`, `start`, `stop`, `restart`, `delete`) or `always`, or when
- * `shouldFail` says so. It is the default driver, and says so in its name.
+ * value is the action (`create`, `start`, `stop`, `restart`, `delete`, `recover`) or `always`, or when
+ * `shouldFail` says so. `recover` ends where the label `sim-recover` says ({@link SIM_RECOVER_LABEL}). It is the default driver, and says so in its name.
  *
  * Files are SIMULATED too: an in-memory tree per computer ({@link SimulatedFiles}).
  *
@@ -60,7 +68,11 @@ export class SimulatedDriver implements ComputerDriver {
     this.shouldFail = options.shouldFail;
   }
 
-  async run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void> {
+  async run(
+    action: DriverAction,
+    computer: DriverComputer,
+    context: DriverContext,
+  ): Promise<DriverOutcome | undefined> {
     const label = computer.labels[SIM_FAIL_LABEL];
     const fail = label === action || label === 'always' || (this.shouldFail?.(action, computer) ?? false);
     for (let step = 1; step <= this.steps; step++) {
@@ -78,6 +90,10 @@ export class SimulatedDriver implements ComputerDriver {
       await context.progress(Math.round((step / this.steps) * 100));
     }
     if (action === 'delete') this.files.forget(computer.id);
+    // SIMULATED recovery: no engine to inspect, the `sim-recover` label says what it would have found.
+    if (action === 'recover')
+      return { state: computer.labels[SIM_RECOVER_LABEL] === 'running' ? 'running' : 'stopped' };
+    return undefined;
   }
 
   /** SIMULATED: see {@link simulatedExec}; nothing runs on any machine. */

@@ -24,6 +24,7 @@ const COMPUTER_STATE_IS_TRANSIENT: Readonly<Record<ComputerState, boolean>> = {
   failed: false,
   deleting: true,
   deleted: false,
+  recovering: true,
 };
 const statesWhere = <State extends string>(table: Readonly<Record<State, boolean>>): ReadonlySet<State> =>
   new Set((Object.keys(table) as State[]).filter((state) => table[state]));

@@ -11,6 +11,8 @@ export const COMPUTER_ACTIONS: Readonly<
   stop: { from: ['running'], during: 'stopping', to: 'stopped' },
   restart: { from: ['running'], during: 'restarting', to: 'running' },
   delete: { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
+  // Where it ends is what the engine has (the driver's outcome): `running` or `stopped`, the default.
+  recover: { from: ['failed'], during: 'recovering', to: 'stopped' },
 };
 
 /**

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import { renderCommandEnd } from '../render-events.js';
 import type { ComputerRow } from '../repositories/computers.js';
+import { touchComputerActivity } from '../repositories/lifetimes.js';
 import { appendOperationOutput } from '../repositories/operation-output.js';
 import {
   claimOperation,
@@ -16,7 +17,7 @@ import {
 } from '../repositories/operations/worker.js';
 import { OPERATION_PENDING_CHANNEL, type OperationRow } from '../repositories/operations.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
-import type { ComputerDriver, DriverAction } from './driver.js';
+import type { ComputerDriver, DriverAction, DriverOutcome } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
 import type { OperationEvents } from './events.js';
 import { OutputLog } from './output-log.js';
@@ -42,6 +43,8 @@ export interface WorkerOptions {
   commandConcurrency?: number;
   /** After this many claims an operation fails instead of running again (a crash loop). */
   maxAttempts?: number;
+  /** The clock of computer lifetimes: a running command is activity on its computer (design §4.1). */
+  now?: () => number;
 }
 
 /** The operation type that runs a command (design §13): it has slots of its own. */
@@ -76,6 +79,7 @@ export class OperationWorker {
   private readonly concurrency: number;
   private readonly commandConcurrency: number;
   private readonly maxAttempts: number;
+  private readonly now: () => number;
   private readonly running = new Map<
     string,
     { abort: AbortController; done: Promise<void>; token: string; command: boolean }
@@ -95,6 +99,7 @@ export class OperationWorker {
     this.concurrency = options.concurrency ?? 4;
     this.commandConcurrency = options.commandConcurrency ?? 16;
     this.maxAttempts = options.maxAttempts ?? 5;
+    this.now = options.now ?? Date.now;
   }
 
   /** Starts claiming; new operations (NOTIFY from any replica) wake it at once. */
@@ -240,8 +245,8 @@ export class OperationWorker {
         const result = await this.runCommand(operation, token, abort.signal, output);
         await this.finish(operation, token, undefined, result, output);
       } else {
-        await this.perform(operation, token, abort.signal);
-        await this.finish(operation, token, undefined);
+        const outcome = await this.perform(operation, token, abort.signal);
+        await this.finish(operation, token, undefined, null, undefined, outcome);
       }
     } catch (error) {
       if (abort.signal.aborted || error instanceof LeaseLost) return; // someone else owns it now, or we are "dead"
@@ -256,7 +261,12 @@ export class OperationWorker {
     }
   }
 
-  private async perform(operation: OperationRow, token: string, signal: AbortSignal): Promise<void> {
+  /** Runs a lifecycle action; what the driver found when it decides the end (`recover`). */
+  private async perform(
+    operation: OperationRow,
+    token: string,
+    signal: AbortSignal,
+  ): Promise<DriverOutcome | undefined> {
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     if (!(action in COMPUTER_ACTIONS))
       throw new DriverError('internal', `unknown operation type ${operation.type}`);
@@ -274,9 +284,10 @@ export class OperationWorker {
         if (!owned) throw new LeaseLost('lease lost');
       }
       await this.driver.run('start', computer, { signal, progress: progress(50, 100) });
-      return;
+      return undefined;
     }
-    await this.driver.run(action, computer, { signal, progress: progress(0, 100) });
+    const outcome = await this.driver.run(action, computer, { signal, progress: progress(0, 100) });
+    return outcome ?? undefined;
   }
 
   /**
@@ -309,8 +320,12 @@ export class OperationWorker {
         allowed_from: ['running'],
       });
     const left = new AbortController();
+    // A command runs for as long as an hour: it is activity all along (throttled to a write per 30 s).
+    const active = () => touchComputerActivity(this.db, computer.id, this.now());
+    await active();
     const watch = setInterval(
       () => {
+        active();
         this.computerOf(operation)
           .then((now) => now.state === 'running' || left.abort(now.state))
           .catch(() => {});
@@ -368,10 +383,12 @@ export class OperationWorker {
     failure: DriverError | undefined,
     result: OperationRow['result'] = null,
     output?: OutputLog,
+    outcome?: DriverOutcome,
   ): Promise<void> {
     const lifecycle = driverMethodOf(operation.type) === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
-    const target = COMPUTER_ACTIONS[action]?.to;
+    // Only `recover` ends where the driver found the computer; the others where their rule says.
+    const target = action === 'recover' && outcome ? outcome.state : COMPUTER_ACTIONS[action]?.to;
     const error = failure ? { code: failure.code, message: failure.message, details: failure.details } : null;
     const ending = failure ? null : result;
     const ended = await endOperation(this.db, operation.id, token, {

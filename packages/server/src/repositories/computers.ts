@@ -16,6 +16,12 @@ export interface ComputerRow {
   image: string;
   labels: Record<string, string>;
   current_operation_id: string | null;
+  /** The lifetime (design §4.1): seconds without activity before it ends, when set. */
+  idle_timeout_seconds: number | null;
+  /** When it ends whatever it does, when set (cleared once acted on). */
+  expires_at: Date | null;
+  on_end: 'stop' | 'delete';
+  last_active_at: Date;
   started_at: Date | null;
   stopped_at: Date | null;
   created_by: string;
@@ -31,8 +37,22 @@ export interface ComputerRow {
  */
 export type ComputerView = Omit<
   ComputerRow,
-  'created_by' | 'deleted_at' | 'started_at' | 'stopped_at' | 'created_at' | 'updated_at'
-> & { started_at: string | null; stopped_at: string | null; created_at: string; updated_at: string };
+  | 'created_by'
+  | 'deleted_at'
+  | 'started_at'
+  | 'stopped_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'expires_at'
+  | 'last_active_at'
+> & {
+  started_at: string | null;
+  stopped_at: string | null;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  last_active_at: string;
+};
 
 /** design §4: a deleted computer answers GET for 7 days, then is gone (housekeeping). */
 export const DELETED_COMPUTER_RETENTION_DAYS = 7;
@@ -45,7 +65,7 @@ const rfc3339 = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
 
 /** The columns of a {@link ComputerView}: what `renderComputer` shows, nothing more. */
-const VIEW = `id, workspace_id, name, state, size, image, labels, current_operation_id, ${['started_at', 'stopped_at', 'created_at', 'updated_at'].map(rfc3339).join(', ')}`;
+const VIEW = `id, workspace_id, name, state, size, image, labels, current_operation_id, idle_timeout_seconds, on_end, ${['started_at', 'stopped_at', 'created_at', 'updated_at', 'expires_at', 'last_active_at'].map(rfc3339).join(', ')}`;
 
 /**
  * A computer of the workspace by id (deleted ones for 7 days) or name (live ones); 404 `not_found`
@@ -192,16 +212,39 @@ export async function computerNameTaken(db: Queryable, workspaceId: string, name
   return taken.rowCount > 0;
 }
 
-/** Sets a computer's name and labels (each left as it is when `null`); answers the updated row. */
+/** A computer's lifetime as stored: each field `undefined` to keep, `null` to clear (design §4.1). */
+export interface LifetimeChange {
+  idle_timeout_seconds?: number | null;
+  expires_at?: Date | null;
+  on_end?: 'stop' | 'delete';
+}
+
+/**
+ * Sets a computer's name and labels (each left as it is when `null`) and the lifetime fields
+ * `lifetime` names; answers the updated row.
+ */
 export async function updateComputerRow(
   db: Queryable,
   id: string,
-  change: { name: string | null; labels: Record<string, string> | null },
+  change: { name: string | null; labels: Record<string, string> | null; lifetime?: LifetimeChange },
 ): Promise<ComputerRow> {
+  const lifetime = change.lifetime ?? {};
   const { rows } = await db.query<ComputerRow>(
-    `UPDATE computers SET name = coalesce($2, name), labels = coalesce($3, labels), updated_at = now()
+    `UPDATE computers SET name = coalesce($2, name), labels = coalesce($3, labels),
+            idle_timeout_seconds = CASE WHEN $4 THEN $5::integer ELSE idle_timeout_seconds END,
+            expires_at = CASE WHEN $6 THEN $7::timestamptz ELSE expires_at END,
+            on_end = coalesce($8, on_end), updated_at = now()
       WHERE id = $1 RETURNING *`,
-    [id, change.name, change.labels],
+    [
+      id,
+      change.name,
+      change.labels,
+      lifetime.idle_timeout_seconds !== undefined,
+      lifetime.idle_timeout_seconds ?? null,
+      lifetime.expires_at !== undefined,
+      lifetime.expires_at ?? null,
+      lifetime.on_end ?? null,
+    ],
   );
   return rows[0] as ComputerRow;
 }

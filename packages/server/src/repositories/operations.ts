@@ -17,6 +17,8 @@ export interface OperationRow {
   target_type: string;
   target_id: string;
   created_by: string;
+  /** Why the service started it by itself (design §4.1); `null` for one a request started. */
+  trigger: Schema<'OperationTrigger'> | null;
   progress: number;
   error: { code: string; message: string; details: Record<string, unknown> } | null;
   /** A `computer.exec` operation's request, kept only until the worker starts the command. */

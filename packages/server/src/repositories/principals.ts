@@ -86,7 +86,7 @@ export interface PrincipalAccessRow {
  * know whether the list is complete. Times as epoch milliseconds (truncated, as the drivers do).
  */
 const MEMBERSHIPS = `(SELECT coalesce(json_agg(json_build_object('id', w.id, 'name', w.name,
-      'display_name', w.display_name, 'created_by', w.created_by,
+      'display_name', w.display_name, 'lifetime_defaults', w.lifetime_defaults, 'created_by', w.created_by,
       'created_at', floor(extract(epoch FROM w.created_at) * 1000)::int8,
       'updated_at', floor(extract(epoch FROM w.updated_at) * 1000)::int8, 'role', m.role)
       ORDER BY w.id DESC), '[]'::json)

@@ -1,3 +1,4 @@
+import type { Schema } from '@svc/contract';
 import type { Queryable } from '../db/database.js';
 import { isId } from '../ids.js';
 import type { Role } from '../roles.js';
@@ -7,12 +8,14 @@ export interface WorkspaceRow {
   id: string;
   name: string;
   display_name: string;
+  /** The lifetime new computers get (the API's shape, no nulls); `null` when none is set. */
+  lifetime_defaults?: Schema<'LifetimeDefaults'> | null;
   created_by: string;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at';
+const COLUMNS = 'w.id, w.name, w.display_name, w.lifetime_defaults, w.created_by, w.created_at, w.updated_at';
 
 /**
  * The workspace `ref` names (an id, or else a name) with `principalId`'s CURRENT role in it, in one
@@ -29,7 +32,7 @@ export async function workspaceWithRole(
   options: { lock?: boolean } = {},
 ): Promise<(WorkspaceRow & { role: Role }) | undefined> {
   const { rows } = await db.query<WorkspaceRow & { role: Role }>(
-    `SELECT w.id, w.name, w.display_name, w.created_by, w.created_at, w.updated_at, m.role
+    `SELECT ${COLUMNS}, m.role
        FROM workspaces w JOIN members m ON m.workspace_id = w.id AND m.principal_id = $2
       WHERE ${isId(ref) ? 'w.id' : 'w.name'} = $1${options.lock ? ' FOR UPDATE OF w' : ''}`,
     [ref, principalId],
@@ -73,16 +76,30 @@ export async function insertWorkspace(
   return rows[0];
 }
 
-/** Sets a workspace's name and display name (each left as it is when `null`); answers the updated row. */
+/**
+ * Sets a workspace's name and display name (each left as it is when `null`) and, when `lifetimeDefaults`
+ * is given, its lifetime defaults (`null` clears them); answers the updated row.
+ */
 export async function updateWorkspaceRow(
   db: Queryable,
   id: string,
-  change: { name: string | null; displayName: string | null },
+  change: {
+    name: string | null;
+    displayName: string | null;
+    lifetimeDefaults?: Schema<'LifetimeDefaults'> | null;
+  },
 ): Promise<WorkspaceRow> {
   const { rows } = await db.query<WorkspaceRow>(
-    `UPDATE workspaces SET name = coalesce($2, name), display_name = coalesce($3, display_name), updated_at = now()
-      WHERE id = $1 RETURNING *`,
-    [id, change.name, change.displayName],
+    `UPDATE workspaces SET name = coalesce($2, name), display_name = coalesce($3, display_name),
+            lifetime_defaults = CASE WHEN $4 THEN $5::jsonb ELSE lifetime_defaults END, updated_at = now()
+      WHERE id = $1 RETURNING ${COLUMNS.replaceAll('w.', '')}`,
+    [
+      id,
+      change.name,
+      change.displayName,
+      change.lifetimeDefaults !== undefined,
+      change.lifetimeDefaults ?? null,
+    ],
   );
   return rows[0] as WorkspaceRow;
 }

@@ -86,6 +86,39 @@ describeDocker('handlers: computers with the Docker driver', (docker) => {
         expect(await state(path)).toBe('failed');
         expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
       });
+
+      test('recover a failed computer: its container running, stopped, or removed (made again, stopped)', async () => {
+        const created = await t.call('POST', `${ws()}/computers`, {
+          token: token(),
+          body: { name: unique('rec'), size: 'small', image: 'busybox' },
+        });
+        const id = created.body.computer.id;
+        const path = `${ws()}/computers/${id}`;
+        expect((await settle(created)).state).toBe('succeeded');
+        // A computer the record says failed, whatever the Engine did since (set in SQL: no action
+        // leaves a container running behind a failed record on purpose).
+        const fail = () => t.db.query(`UPDATE computers SET state = 'failed' WHERE id = $1`, [id]);
+        const recover = async () =>
+          expect((await settle(await t.call('POST', `${path}/recover`, { token: token() }))).state).toBe(
+            'succeeded',
+          );
+        await fail();
+        await recover();
+        expect(await state(path)).toBe('running');
+        const [container] = await docker.containers(id);
+        await docker.docker.getContainer(container!.Id).stop({ t: 0 });
+        await fail();
+        await recover();
+        expect(await state(path)).toBe('stopped');
+        await docker.docker.getContainer(container!.Id).remove({ force: true });
+        await fail();
+        await recover();
+        expect(await state(path)).toBe('stopped');
+        const again = await docker.containers(id);
+        expect(again.map((c) => c.State)).toEqual(['created']);
+        expect(again[0]?.Id).not.toBe(container!.Id);
+        expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
+      });
     },
     ['pglite'],
   );

@@ -85,7 +85,7 @@ class RecordingDriver implements ComputerDriver {
     private readonly inner: ComputerDriver,
     private readonly label = '',
   ) {}
-  run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void> {
+  run(action: DriverAction, computer: DriverComputer, context: DriverContext) {
     this.calls.push({ action, computer: computer.id, worker: this.label });
     return this.inner.run(action, computer, context);
   }

@@ -169,18 +169,26 @@ describeEngines('authorization matrix (design §8)', (engine) => {
   const owner = () => ({ token: h.ownerToken, idempotencyKey: true as const });
   const fresh = (prefix: string) => `${prefix}-${newId().slice(-10)}`;
 
-  /** A computer of `workspace`, settled into `state` (running, or stopped) through the API. */
+  /**
+   * A computer of `workspace`, settled into `state` through the API: running, stopped, or failed (the
+   * simulated driver told to fail its create).
+   */
   async function computer(
     workspace: string,
-    state: 'running' | 'stopped',
+    state: 'running' | 'stopped' | 'failed',
   ): Promise<{ id: string; operation: string }> {
     const created = await h.expectCall(202, 'POST', `/v1/workspaces/${workspace}/computers`, {
       ...owner(),
-      json: { name: fresh('m'), size: 'small', image: 'ubuntu-2404' },
+      json: {
+        name: fresh('m'),
+        size: 'small',
+        image: 'ubuntu-2404',
+        ...(state === 'failed' ? { labels: { 'sim-fail': 'create' } } : {}),
+      },
     });
     const id = (created.computer as { id: string }).id;
     const operation = (created.operations as { id: string }[])[0]?.id as string;
-    expect(await settle(h, h.ownerToken, operation)).toBe('succeeded');
+    expect(await settle(h, h.ownerToken, operation)).toBe(state === 'failed' ? 'failed' : 'succeeded');
     if (state === 'stopped') {
       const stopped = await h.expectCall(
         202,
@@ -235,7 +243,14 @@ describeEngines('authorization matrix (design §8)', (engine) => {
           break;
         case 'computer':
           params[name] = (
-            await computer(workspace, op.operationId === 'startComputer' ? 'stopped' : 'running')
+            await computer(
+              workspace,
+              op.operationId === 'startComputer'
+                ? 'stopped'
+                : op.operationId === 'recoverComputer'
+                  ? 'failed'
+                  : 'running',
+            )
           ).id;
           break;
         case 'operation': {

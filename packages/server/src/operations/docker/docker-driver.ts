@@ -7,6 +7,7 @@ import type {
   DriverAction,
   DriverComputer,
   DriverContext,
+  DriverOutcome,
   ExecRequest,
   ExecResult,
 } from '../driver.js';
@@ -105,8 +106,13 @@ export class DockerDriver implements ComputerDriver {
     };
   }
 
-  async run(action: DriverAction, computer: DriverComputer, context: DriverContext): Promise<void> {
+  async run(
+    action: DriverAction,
+    computer: DriverComputer,
+    context: DriverContext,
+  ): Promise<DriverOutcome | undefined> {
     const { signal } = context;
+    let outcome: DriverOutcome | undefined;
     try {
       switch (action) {
         case 'create':
@@ -140,11 +146,28 @@ export class DockerDriver implements ComputerDriver {
         case 'delete':
           await this.remove(computer, signal);
           break;
+        case 'recover':
+          outcome = await this.recover(computer, signal);
+          break;
       }
     } catch (error) {
       throw this.failure(action, error, signal);
     }
     await context.progress(100);
+    return outcome;
+  }
+
+  /**
+   * What the Engine has of a failed computer, made into a resting state: its container runs
+   * (`running`), exists and does not run (`stopped`), or is gone (a new one from the computer's image,
+   * left `stopped`). The container is found by name and must carry this computer's labels (`inspect`
+   * refuses a stranger's): no other container is ever touched.
+   */
+  private async recover(computer: DriverComputer, signal: AbortSignal): Promise<DriverOutcome> {
+    const info = await this.inspect(computer, signal);
+    if (info?.State.Running) return { state: 'running' };
+    if (!info) await this.ensureContainer(computer, signal);
+    return { state: 'stopped' };
   }
 
   /**

@@ -48,6 +48,10 @@ export interface NewComputer {
   size: string;
   image: string;
   labels: Record<string, string>;
+  /** Its lifetime, the workspace's defaults already applied (design §4.1); none when left out. */
+  idle_timeout_seconds?: number | null;
+  expires_at?: Date | null;
+  on_end?: 'stop' | 'delete';
 }
 
 /**
@@ -70,8 +74,10 @@ export async function insertComputer(
   const { rows } = await tx
     .query<ComputerRow & { operation: Record<string, unknown> }>(
       `WITH computer AS (
-         INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by)
-         SELECT $1::text, $2::text, $3::text, 'creating', $4::text, $5::text, $6::jsonb, $7::text, $8::text
+         INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by,
+                                idle_timeout_seconds, expires_at, on_end)
+         SELECT $1::text, $2::text, $3::text, 'creating', $4::text, $5::text, $6::jsonb, $7::text, $8::text,
+                $10::integer, $11::timestamptz, $12::text
           WHERE EXISTS (SELECT 1 FROM sizes WHERE name = $4) AND EXISTS (SELECT 1 FROM images WHERE name = $5)
          RETURNING *
        ), operation AS (
@@ -90,6 +96,9 @@ export async function insertComputer(
         newId(),
         principalId,
         OPERATION_PENDING_CHANNEL,
+        input.idle_timeout_seconds ?? null,
+        input.expires_at ?? null,
+        input.on_end ?? 'stop',
       ],
     )
     .catch((error: unknown) => {
@@ -138,15 +147,16 @@ export async function insertOperation(
   principalId: string,
   id = newId(),
   command: StoredCommand | null = null,
+  trigger: Schema<'OperationTrigger'> | null = null,
 ): Promise<OperationRow> {
   // The row and the worker's wake-up in one round trip; the notification is delivered at commit.
   const { rows } = await tx.query<OperationRow>(
     `WITH operation AS (
-       INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command)
-       VALUES ($1, $2, $3, 'computer', $4, $5, $6) RETURNING *
+       INSERT INTO operations (id, workspace_id, type, target_type, target_id, created_by, command, trigger)
+       VALUES ($1, $2, $3, 'computer', $4, $5, $6, $8) RETURNING *
      ), wake AS (SELECT pg_notify($7, $1))
      SELECT operation.* FROM operation, wake`,
-    [id, computer.workspace_id, type, computer.id, principalId, command, OPERATION_PENDING_CHANNEL],
+    [id, computer.workspace_id, type, computer.id, principalId, command, OPERATION_PENDING_CHANNEL, trigger],
   );
   return rows[0] as OperationRow;
 }

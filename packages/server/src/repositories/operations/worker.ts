@@ -192,6 +192,8 @@ export function endOperation(
       `UPDATE computers
           SET state = $2, current_operation_id = NULL, updated_at = now(),
               started_at = CASE WHEN $2 = 'running' THEN now() ELSE started_at END,
+              -- Reaching running is activity: the idle timeout counts from here (design §4.1).
+              last_active_at = CASE WHEN $2 = 'running' THEN greatest(last_active_at, now()) ELSE last_active_at END,
               stopped_at = CASE WHEN $2 = 'stopped' THEN now() ELSE stopped_at END,
               deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END
         WHERE id = $1 AND current_operation_id = $3`,

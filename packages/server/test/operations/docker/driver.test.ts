@@ -165,6 +165,36 @@ describeDocker('docker driver', (engine) => {
     await stranger.remove({ force: true });
   });
 
+  test('recover: a running container is running, a stopped one stopped, a removed one made again and left stopped', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    expect(await driver.run('recover', box, context())).toEqual({ state: 'running' });
+    await driver.run('stop', box, context());
+    expect(await driver.run('recover', box, context())).toEqual({ state: 'stopped' });
+    const [before] = await engine.containers(box.id);
+    await engine.docker.getContainer(before!.Id).remove({ force: true });
+    expect(await driver.run('recover', box, context())).toEqual({ state: 'stopped' });
+    const [after, ...more] = await engine.containers(box.id);
+    expect(more).toEqual([]);
+    expect(after).toMatchObject({ State: 'created', Labels: { [LABEL.computer]: box.id } });
+    expect(after?.Id).not.toBe(before?.Id);
+    await driver.run('delete', box, context());
+  });
+
+  test('recover: a container of the same name without our labels is refused, never touched', async () => {
+    const box = computer();
+    const stranger = await engine.docker.createContainer({
+      name: containerName(engine.instance, box.id),
+      Image: TEST_IMAGE,
+      Labels: { [LABEL.managed]: 'true', [LABEL.instance]: engine.instance },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    const error = await driver.run('recover', box, context()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'internal' });
+    expect((await stranger.inspect()).State.Status).toBe('created');
+    await stranger.remove({ force: true });
+  });
+
   test('exec: exit code, demuxed stdout and stderr, stdin, caps with truncated flags, timeout kills', async () => {
     const box = computer();
     await driver.run('start', box, context());

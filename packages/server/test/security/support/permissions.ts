@@ -65,6 +65,7 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   startComputer: 'computers',
   stopComputer: 'computers',
   restartComputer: 'computers',
+  recoverComputer: 'computers',
   execComputer: 'exec',
   runComputer: 'exec',
   streamOperationOutput: 'exec',
