@@ -6,6 +6,7 @@ import type { IncomingBytes } from '../http/byte-body.js';
 import type { DriverComputer } from '../operations/driver.js';
 import { assertRunning } from '../operations/transitions.js';
 import { computerIn } from '../repositories/computers.js';
+import { touchComputerActivity } from '../repositories/lifetimes.js';
 import { permittedWorkspace } from './common.js';
 import { fileFailure } from './file-errors.js';
 import type { Ctx } from './types.js';
@@ -58,6 +59,8 @@ export async function reach<K extends FilesOperation>(
     throw new ApiError('unavailable', `the ${ctx.deps.driver.name} driver has no files`, {
       headers: { 'retry-after': '1' },
     });
+  // Reaching a computer's files is activity: its idle timeout counts from here (design §4.1).
+  await touchComputerActivity(ctx.db, computer.id, ctx.deps.lifetimeNow());
   return { workspace, computer, path, files };
 }
 

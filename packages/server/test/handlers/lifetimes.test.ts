@@ -223,6 +223,25 @@ describeEngines('handlers: computer lifetimes and recovery', (engine) => {
     await settle(started[0]!.id);
   });
 
+  test('a file moved is activity: an upload postpones the idle stop', async () => {
+    const computer = await create({ lifetime: { idle_timeout_seconds: 60 } });
+    const path = `${ws()}/computers/${computer.id}`;
+    later(50_000);
+    const put = await t.call('PUT', `${path}/files?path=/home/svc/touch.txt`, {
+      token: token(),
+      raw: 'x',
+      headers: { 'content-type': 'application/octet-stream' },
+      key: false,
+    });
+    expect(put.status).toBe(200);
+    later(50_000); // 100 s after the create, 50 s after the upload
+    expect((await t.app.lifetimes.checkOnce()).filter((o) => o.target_id === computer.id)).toEqual([]);
+    later(11_000);
+    const started = (await t.app.lifetimes.checkOnce()).filter((o) => o.target_id === computer.id);
+    expect(started.map((o) => [o.type, o.trigger])).toEqual([['computer.stop', 'idle_timeout']]);
+    await settle(started[0]!.id);
+  });
+
   test('a long command (run) is activity all the while it runs, not only when it is asked for', async () => {
     const computer = await create({ lifetime: { idle_timeout_seconds: 60 } });
     const path = `${ws()}/computers/${computer.id}`;
