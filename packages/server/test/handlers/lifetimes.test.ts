@@ -125,9 +125,15 @@ describeEngines('handlers: computer lifetimes and recovery', (engine) => {
     expect(own.lifetime).not.toHaveProperty('idle_timeout_seconds');
     const cleared = await t.call('PATCH', path, {
       token: team.owner.token,
-      body: { lifetime_defaults: null },
+      body: { lifetime_defaults: { idle_timeout_seconds: null, max_lifetime_seconds: null } },
     });
     expect(cleared.body.workspace).not.toHaveProperty('lifetime_defaults');
+    // null is no value of the object itself: fields set to null clear it (the spec says so).
+    const refused = await t.call('PATCH', path, {
+      token: team.owner.token,
+      body: { lifetime_defaults: null },
+    });
+    expect(refused.status).toBe(400);
     expect((await create()).lifetime).toBeUndefined();
   });
 
