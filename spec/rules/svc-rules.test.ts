@@ -1065,6 +1065,16 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    "a webhook that inherits the document's Bearer security",
+    {
+      mutate: (d) => {
+        delete hook(d).security;
+      },
+      code: 'svc-webhooks',
+      path: HOOK,
+    },
+  ],
+  [
     'a webhook that answers 200 rather than 2XX',
     {
       mutate: (d) => {

@@ -16,8 +16,8 @@ import {
  * exactly one webhook; its Path Item has only a `post`, whose operationId is the camelCased event type
  * + `Webhook`, whose required body is `application/json` only, with the same components schema the
  * event stream's branch for that name gives its `data`; it declares the Standard Webhooks headers
- * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) as required header parameters; and it
- * answers only `2XX`.
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) as required header parameters; it says
+ * `security: []` (no Bearer token: the signature authenticates it); and it answers only `2XX`.
  */
 export default function webhooks(doc) {
   const results = [];
@@ -112,6 +112,11 @@ function operationProblems(name, operation, at, item, { schemaNames, streamData 
         `the webhook \`${name}\` declares the Standard Webhooks header \`${header}\` (required: true).`,
       );
   }
+  if (!Array.isArray(operation.security) || operation.security.length !== 0)
+    say(
+      [...at, ...(operation.security === undefined ? [] : ['security'])],
+      `the webhook \`${name}\` says \`security: []\`: the service sends it, with no Bearer token (the document's \`security\` would say otherwise); its signature authenticates it.`,
+    );
   const statuses = isObject(operation.responses) ? Object.keys(operation.responses) : [];
   if (statuses.length !== 1 || statuses[0] !== WEBHOOK_RESPONSE)
     say(
