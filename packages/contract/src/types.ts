@@ -6,8 +6,12 @@ import type {
   streamEvents,
 } from './generated/schema.js';
 
-/** The operationIds of the spec, as a string union. */
-export type OperationId = keyof operations;
+/**
+ * The operationIds of the spec's `paths`, as a string union. openapi-typescript also lists the
+ * `webhooks` entries' operationIds in `operations`; those are requests the service sends, not
+ * operations it serves, so only the ids that have security requirements (every path operation) count.
+ */
+export type OperationId = keyof operations & keyof securityRequirements;
 
 /** A named schema of the spec, e.g. `Schema<'Computer'>`. */
 export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
