@@ -17,8 +17,9 @@ describeEngines('webhooks: delivery', (engine) => {
   const logged: string[] = [];
   beforeAll(async () => {
     receiver = await startReceiver();
-    const log = (message: string, fields: Record<string, unknown>) =>
+    const log = (message: string, fields?: Record<string, unknown>) => {
       logged.push(`${message} ${JSON.stringify(fields)}`);
+    };
     t = await openTestApp(engine, {
       env: {
         SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true',
@@ -285,18 +286,13 @@ describeEngines('webhooks: delivery', (engine) => {
     const [, after] = await receiver.waitFor('/rotate', 2);
     if (!after) throw new Error('no request');
     expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
-    // The receiver checks the timestamp against its own clock: compare the signature alone.
-    const headers = {
-      ...(after.headers as Record<string, string>),
-      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-    };
+    // Signed at the webhooks' clock (a minute ahead): compare the signature itself.
     const signed = new Webhook(fresh).sign(
       after.headers['webhook-id'] as string,
       new Date(Number(after.headers['webhook-timestamp']) * 1000),
       after.body,
     );
     expect(after.headers['webhook-signature']).toBe(signed);
-    expect(headers['webhook-id']).toBeDefined();
     const old = new Webhook(hook.secret).sign(
       after.headers['webhook-id'] as string,
       new Date(Number(after.headers['webhook-timestamp']) * 1000),
