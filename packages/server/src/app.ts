@@ -20,6 +20,9 @@ import { openDockerDriver } from './operations/docker/index.js';
 import type { ComputerDriver } from './operations/driver.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
 import { OperationWorker } from './operations/worker.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import type { postWebhook, Resolve } from './webhooks/outbound.js';
+import { WebhookWorker } from './webhooks/worker.js';
 
 export type { ResponseValidation } from './compose/api.js';
 
@@ -41,6 +44,11 @@ export interface AppOptions {
    * `LOG_LEVEL` (tests run with `silent`), no metrics, no tracing.
    */
   observe?: Observability;
+  /**
+   * Webhooks under test: their clock (due times, leases, the failing window; default `clock`), the
+   * resolver of receivers' host names, and how an attempt is made.
+   */
+  webhooks?: { now?: () => number; resolve?: Resolve; post?: typeof postWebhook };
 }
 
 /** The server as a value: its web-standard `fetch`, and the parts tests and `main` reach for. */
@@ -50,6 +58,8 @@ export interface App {
   db: Database;
   deps: AppDeps;
   worker: OperationWorker;
+  /** The webhooks' dispatcher (event log → deliveries) and delivery worker of this replica. */
+  webhooks: { dispatcher: WebhookDispatcher; worker: WebhookWorker };
   /** Starts the operation worker and housekeeping. */
   start(): Promise<void>;
   /**
@@ -101,6 +111,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     driver,
     audit,
     metrics,
+    webhooks: options.webhooks,
   });
   const worker = new OperationWorker({
     db: db.background(),
@@ -108,6 +119,26 @@ export async function createApp(options: AppOptions): Promise<App> {
     events: deps.events,
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
+  });
+  const webhookNow = options.webhooks?.now ?? clock;
+  const webhookWorker = new WebhookWorker({
+    db: db.background(),
+    box: deps.webhooks.box,
+    now: webhookNow,
+    concurrency: config.webhooks.concurrency,
+    retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    leaseMs: config.webhooks.leaseMs,
+    pollMs: config.webhooks.pollMs,
+    outbound: deps.webhooks.outbound,
+    post: options.webhooks?.post,
+    log,
+  });
+  deps.webhooks.wake = () => webhookWorker.wake();
+  const webhookDispatcher = new WebhookDispatcher({
+    db: db.background(),
+    now: webhookNow,
+    onQueued: () => webhookWorker.wake(),
+    log,
   });
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
@@ -147,6 +178,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     housekeepingMs: options.housekeepingMs,
     retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
     reconciler: docker?.reconciler,
+    webhooks: {
+      start: async () => {
+        await webhookDispatcher.start();
+        webhookWorker.start();
+      },
+      stop: async () => {
+        await webhookDispatcher.stop();
+        await webhookWorker.stop();
+      },
+    },
     beforeClose: async () => {
       deps.streams.end();
       await auth.unlisten();
@@ -159,6 +200,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db,
     deps,
     worker,
+    webhooks: { dispatcher: webhookDispatcher, worker: webhookWorker },
     start,
     endStreams: () => deps.streams.end(),
     close,

@@ -20,6 +20,8 @@ export function lifecycle(options: {
   retention?: HousekeepingOptions | undefined;
   /** Started after the worker, stopped before it (the Docker driver's reconciler). */
   reconciler?: { start(): void; stop(): Promise<void> } | undefined;
+  /** Webhooks' dispatcher and delivery worker: started after the worker, stopped before it. */
+  webhooks?: { start(): Promise<void>; stop(): Promise<void> } | undefined;
   /** Run first on close (stop listening for the database's notifications). */
   beforeClose?: () => Promise<void>;
 }): { start(): Promise<void>; close(): Promise<void> } {
@@ -32,6 +34,7 @@ export function lifecycle(options: {
       started = true;
       await worker.start();
       options.reconciler?.start();
+      await options.webhooks?.start();
       timer = setInterval(
         () => {
           housekeeping(db.background(), options.retention).catch((error: unknown) =>
@@ -45,6 +48,7 @@ export function lifecycle(options: {
     async close() {
       clearInterval(timer);
       await options.beforeClose?.();
+      if (started) await options.webhooks?.stop();
       if (started) await worker.stop();
       await options.reconciler?.stop();
       started = false;
