@@ -13,6 +13,7 @@ const references = {
   size: () => 'medium',
   image: () => 'ubuntu-2404',
   principal_id: () => '01m6hxnz3nys41pjh1sacmtn86c',
+  url: () => 'http://127.0.0.1:9/write-back/1',
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {

@@ -15,7 +15,7 @@ type Call = (
 const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
 
 /**
- * Request fields that name another resource. The schema says only "an id" or "a name", not of what, so
+ * Request fields that name another resource, or that only the run can give a value. The schema says only "an id" or "a name", not of what, so
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
  * member of the workspace created here). `test/write-back.test.ts` fails on a key no write has.
  */
@@ -23,7 +23,11 @@ export const REFERENCES: Readonly<Record<string, () => string>> = {
   size: () => fx.size,
   image: () => fx.image,
   principal_id: () => fx.serviceAccount,
+  // A webhook endpoint's: a loopback receiver (the server run allows them) where nothing listens, new on
+  // every call so an update changes it; no name to resolve, which a run without a network could not.
+  url: () => `http://127.0.0.1:9/write-back/${++urls}`,
 };
+let urls = 0;
 
 /**
  * Write then read back, generated from the spec (support/write-back.ts): every create and update with a
