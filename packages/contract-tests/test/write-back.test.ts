@@ -14,6 +14,7 @@ const references = {
   image: () => 'ubuntu-2404',
   principal_id: () => '01m6hxnz3nys41pjh1sacmtn86c',
   url: () => 'http://127.0.0.1:9/write-back/1',
+  event_types: () => ['computer.created'],
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {

@@ -1,4 +1,5 @@
 import { type Operation, waitForOperations } from '@svc/client';
+import { webhookEventTypes } from '@svc/contract';
 import { afterAll, expect, it } from 'vitest';
 import { fx } from '../support/fixtures.js';
 import { contractClient, statefulIt, takeViolations } from '../support/harness.js';
@@ -19,13 +20,15 @@ const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
  * member of the workspace created here). `test/write-back.test.ts` fails on a key no write has.
  */
-export const REFERENCES: Readonly<Record<string, () => string>> = {
+export const REFERENCES: Readonly<Record<string, () => unknown>> = {
   size: () => fx.size,
   image: () => fx.image,
   principal_id: () => fx.serviceAccount,
   // A webhook endpoint's: a loopback receiver (the server run allows them) where nothing listens, new on
   // every call so an update changes it; no name to resolve, which a run without a network could not.
   url: () => `http://127.0.0.1:9/write-back/${++urls}`,
+  // One event type of the spec's, another on every call, so an update changes the list.
+  event_types: () => [webhookEventTypes[++urls % webhookEventTypes.length] as string],
 };
 let urls = 0;
 
