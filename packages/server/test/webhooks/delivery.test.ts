@@ -383,6 +383,15 @@ describeEngines('webhooks: delivery', (engine) => {
     };
     expect(body).toMatchObject({ type: 'computer.created', workspace_id: team.workspace.id });
     expect(body.computer.workspace_id).toBe(team.workspace.id);
+    // A disabled endpoint gets sample events too (its other deliveries wait).
+    await t.call('POST', `${base(team)}/${hook.id}/disable`, { token: team.admin.token });
+    const toDisabled = await t.call('POST', `${base(team)}/${hook.id}/test`, {
+      token: team.admin.token,
+      body: { event_type: 'key.deleted' },
+    });
+    expect(toDisabled.status).toBe(200);
+    const [, second] = await receiver.waitFor('/sample', 2);
+    expect(JSON.parse(second?.body ?? '{}').type).toBe('key.deleted');
     const unknown = await t.call('POST', `${base(team)}/${hook.id}/test`, {
       token: team.admin.token,
       body: { event_type: 'nothing.here' },
