@@ -224,6 +224,20 @@ describeEngines('webhooks: delivery', (engine) => {
     expect(enabled).not.toHaveProperty('failing_since');
   });
 
+  test('a retry does not hold later events back (receivers order by sequence)', async () => {
+    const team = await t.team();
+    receiver.answer('/order', (before) => (before === 0 ? 503 : 204));
+    await endpoint(team, '/order');
+    await touch(team);
+    await receiver.waitFor('/order', 1);
+    await touch(team);
+    const got = await receiver.waitFor('/order', 3, 10_000);
+    const sequences = got.map((r) => JSON.parse(r.body).sequence as number);
+    // The first event failed; the second went out before the first's retry, 1 s later.
+    expect(sequences[1]).toBe((sequences[0] ?? 0) + 1);
+    expect(sequences[2]).toBe(sequences[0]);
+  });
+
   test('an endpoint failing for 3 days is disabled (failing); events while disabled are not queued', async () => {
     const team = await t.team();
     receiver.answer('/dead', 500);
