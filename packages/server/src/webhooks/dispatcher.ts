@@ -163,6 +163,8 @@ export class WebhookDispatcher {
         if (queued > 0) this.#options.onQueued?.();
       } catch (error) {
         this.#options.log?.('webhook dispatch failed', { workspace_id: workspaceId, error: String(error) });
+        // Again in a second (a lock or statement timeout under load), not at the next sweep.
+        setTimeout(() => this.wake(workspaceId), 1000).unref();
       }
     }
   }

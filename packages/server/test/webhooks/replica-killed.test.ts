@@ -25,7 +25,7 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
     SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true',
     SVC_WEBHOOK_LEASE_MS: '2000',
     SVC_WEBHOOK_POLL_MS: '100',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: 'error',
   };
   let db: ClusterDatabase;
   let dir: ReturnType<typeof tempDir>;
@@ -66,12 +66,16 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
       body: { display_name: 'before the kill' },
     });
     expect(touched.status, touched.text).toBe(200);
-    await receiver.waitFor('/killed', 1, 15_000);
+    await receiver.waitFor('/killed', 1, 30_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${first.output()}`);
+    });
     const second = await startReplica('second', { databaseUrl: db.url, keyFile, env });
     replicas.push(second);
     receiver.answer('/killed', 204);
     await stopReplica(first, 'SIGKILL');
-    const [, retried] = await receiver.waitFor('/killed', 2, 20_000);
+    const [, retried] = await receiver.waitFor('/killed', 2, 30_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${second.output()}`);
+    });
     if (!retried) throw new Error('not retried');
     expect(new Webhook(secret).verify(retried.body, retried.headers as Record<string, string>)).toMatchObject(
       {
@@ -95,5 +99,5 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
       if (Date.now() > deadline) throw new Error(`not delivered: ${JSON.stringify(list.body)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-  }, 90_000);
+  }, 120_000);
 });
