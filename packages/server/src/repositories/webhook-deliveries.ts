@@ -171,12 +171,15 @@ export async function workspacesBehind(db: Queryable, limit: number): Promise<st
 
 // — The delivery worker —
 
-/** Endpoints with a delivery due at `now` that nobody holds, oldest due first. */
+/**
+ * Endpoints with a delivery due at `now` that nobody holds, oldest due first. A disabled endpoint's
+ * deliveries wait, but for sample events (`POST …/test` works whatever the endpoint's status).
+ */
 export async function endpointsWithDueDeliveries(db: Queryable, now: Date, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ endpoint_id: string }>(
     `SELECT d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until < $1)
-        AND e.status <> 'disabled'
+        AND (e.status <> 'disabled' OR d.test)
       GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at) LIMIT $2`,
     [now, limit],
   );
@@ -199,8 +202,8 @@ export interface ClaimedDelivery {
 
 /**
  * Claims the endpoint's next due delivery for `owner` until `leaseUntil`, unless the endpoint has one
- * in flight (at most one per endpoint, across replicas: the endpoint's row is the lock) or is
- * disabled. Due deliveries go by due time, then sequence: first attempts in the log's order; a retry
+ * in flight (at most one per endpoint, across replicas: the endpoint's row is the lock); of a
+ * disabled endpoint, only a sample event. Due deliveries go by due time, then sequence: first attempts in the log's order; a retry
  * waits for its time and does not hold later events back.
  */
 export async function claimWebhookDelivery(
@@ -215,13 +218,15 @@ export async function claimWebhookDelivery(
     secret_sealed: Uint8Array;
     previous_sealed: Uint8Array | null;
     secret_expires_at: Date | null;
+    disabled: boolean;
   }>(
-    `SELECT url, secret_sealed, previous_sealed, secret_expires_at FROM webhook_endpoints
-      WHERE id = $1 AND status <> 'disabled' FOR UPDATE SKIP LOCKED`,
+    `SELECT url, secret_sealed, previous_sealed, secret_expires_at, status = 'disabled' AS disabled
+       FROM webhook_endpoints WHERE id = $1 FOR UPDATE SKIP LOCKED`,
     [endpointId],
   );
-  const row = endpoint.rows[0];
-  if (!row) return undefined;
+  const found = endpoint.rows[0];
+  if (!found) return undefined;
+  const { disabled, ...row } = found;
   const { rows } = await db.query<
     Omit<ClaimedDelivery, 'url' | 'secret_sealed' | 'previous_sealed' | 'secret_expires_at'>
   >(
@@ -229,12 +234,12 @@ export async function claimWebhookDelivery(
       WHERE id = (
         SELECT id FROM webhook_deliveries
          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= $3
-           AND (lease_until IS NULL OR lease_until < $3)
+           AND (lease_until IS NULL OR lease_until < $3) AND (NOT $5::boolean OR test)
            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.endpoint_id = $1 AND o.status = 'pending'
                              AND o.lease_until >= $3)
          ORDER BY next_attempt_at, event_sequence NULLS FIRST, id LIMIT 1)
       RETURNING id, endpoint_id, event_id, payload, test, round_failures`,
-    [endpointId, owner, now, leaseUntil],
+    [endpointId, owner, now, leaseUntil, disabled],
   );
   const claimed = rows[0];
   return claimed && { ...claimed, ...row };
@@ -267,6 +272,9 @@ export async function recordWebhookAttempt(
       ? null
       : new Date(attempt.now.getTime() + attempt.retryAfterMs);
   const status = succeeded ? 'succeeded' : next ? 'pending' : 'failed';
+  // The endpoint's row first, as every other writer takes them (a handler: endpoint, then delivery):
+  // the opposite order deadlocks with a redelivery.
+  await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [attempt.endpointId]);
   const { rows } = await db.query<{ attempt_count: number }>(
     `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, attempt_count = attempt_count + 1,
         round_failures = CASE WHEN $3 = 'succeeded' THEN round_failures ELSE round_failures + 1 END,

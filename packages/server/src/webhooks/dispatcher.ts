@@ -38,14 +38,21 @@ export async function fanOut(
   return db.transaction(async (tx) => {
     let queued = 0;
     let more = false;
-    for (const endpoint of await lockFollowingEndpoints(tx, workspaceId)) {
+    const endpoints = await lockFollowingEndpoints(tx, workspaceId);
+    // Read before the events: every event up to it has committed, so when none is found after a
+    // cursor below it, retention took them and the cursor may jump (never past an event not yet seen).
+    const end = await lastWorkspaceEventSequence(tx, workspaceId);
+    for (const endpoint of endpoints) {
       if (endpoint.status === 'disabled') {
-        await setQueuedThrough(tx, endpoint.id, await lastWorkspaceEventSequence(tx, workspaceId));
+        await setQueuedThrough(tx, endpoint.id, end);
         continue;
       }
       const events = await workspaceEventsAfter(tx, workspaceId, endpoint.queued_through, BATCH);
       const last = events.at(-1);
-      if (!last) continue;
+      if (!last) {
+        if (end > endpoint.queued_through) await setQueuedThrough(tx, endpoint.id, end);
+        continue;
+      }
       for (const event of events) {
         if (!subscribes(endpoint.event_types, event.type)) continue;
         await queueWebhookDelivery(tx, {
@@ -156,6 +163,8 @@ export class WebhookDispatcher {
         if (queued > 0) this.#options.onQueued?.();
       } catch (error) {
         this.#options.log?.('webhook dispatch failed', { workspace_id: workspaceId, error: String(error) });
+        // Again in a second (a lock or statement timeout under load), not at the next sweep.
+        setTimeout(() => this.wake(workspaceId), 1000).unref();
       }
     }
   }

@@ -86,13 +86,13 @@ export function refusedRange(address: string, allowLoopback: boolean): string | 
  */
 export async function checkedAddress(
   url: URL,
-  options: Pick<OutboundOptions, 'resolve' | 'allowLoopback'>,
+  options: Pick<OutboundOptions, 'resolve' | 'allowLoopback'> & { resolveTimeoutMs?: number },
 ): Promise<ResolvedAddress> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const literal = isIP(host);
   const addresses: ResolvedAddress[] = literal
     ? [{ address: host, family: literal === 6 ? 6 : 4 }]
-    : await options.resolve(host);
+    : await withTimeout(options.resolve(host), options.resolveTimeoutMs ?? 5_000, `resolving ${host}`);
   const first = addresses[0];
   if (!first) throw new Error(`${host} resolves to no address`);
   for (const { address } of addresses) {
@@ -129,7 +129,8 @@ export async function urlProblem(
   if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)';
   if (url.hash !== '' || text.includes('#')) return 'must not have a fragment (#…)';
   try {
-    await checkedAddress(url, options);
+    // A slow resolver must not hold the request's transaction: 2 s, then it counts as not resolving.
+    await checkedAddress(url, { ...options, resolveTimeoutMs: 2_000 });
   } catch (error) {
     if (error instanceof RefusedAddressError)
       return `its host ${error.host} resolves to ${error.address}, a ${error.range} address: receivers must be public`;
@@ -162,7 +163,8 @@ export async function postWebhook(
   const url = new URL(request.url);
   let target: ResolvedAddress;
   try {
-    target = await checkedAddress(url, options);
+    // Resolving counts against the 5 s to connect.
+    target = await checkedAddress(url, { ...options, resolveTimeoutMs: options.connectTimeoutMs ?? 5_000 });
   } catch (error) {
     if (error instanceof RefusedAddressError)
       return { outcome: 'refused_address', error: cut(error.message) };
@@ -172,6 +174,15 @@ export async function postWebhook(
     };
   }
   return send(url, target, request, options);
+}
+
+/** `promise`, or a rejection after `ms` saying what took too long. */
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function describe(error: unknown): string {

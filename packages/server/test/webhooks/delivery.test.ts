@@ -15,6 +15,8 @@ describeEngines('webhooks: delivery', (engine) => {
   /** The webhooks' clock runs this far ahead of real time (the failing window, the overlap). */
   let offset = 0;
   const logged: string[] = [];
+  /** What `rebind.test` resolves to now (the injected resolver; no DNS). */
+  let rebindTo = '127.0.0.1';
   beforeAll(async () => {
     receiver = await startReceiver();
     const log = (message: string, fields?: Record<string, unknown>) => {
@@ -28,7 +30,17 @@ describeEngines('webhooks: delivery', (engine) => {
         SVC_WEBHOOK_CONCURRENCY: '2',
         SVC_QUOTA_WEBHOOK_ENDPOINTS_PER_WORKSPACE: '3',
       },
-      app: { webhooks: { now: () => Date.now() + offset }, log },
+      app: {
+        webhooks: {
+          now: () => Date.now() + offset,
+          resolve: async (host) => {
+            if (host !== 'rebind.test')
+              throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+            return [{ address: rebindTo, family: 4 }];
+          },
+        },
+        log,
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -212,6 +224,20 @@ describeEngines('webhooks: delivery', (engine) => {
     expect(enabled).not.toHaveProperty('failing_since');
   });
 
+  test('a retry does not hold later events back (receivers order by sequence)', async () => {
+    const team = await t.team();
+    receiver.answer('/order', (before) => (before === 0 ? 503 : 204));
+    await endpoint(team, '/order');
+    await touch(team);
+    await receiver.waitFor('/order', 1);
+    await touch(team);
+    const got = await receiver.waitFor('/order', 3, 10_000);
+    const sequences = got.map((r) => JSON.parse(r.body).sequence as number);
+    // The first event failed; the second went out before the first's retry, 1 s later.
+    expect(sequences[1]).toBe((sequences[0] ?? 0) + 1);
+    expect(sequences[2]).toBe(sequences[0]);
+  });
+
   test('an endpoint failing for 3 days is disabled (failing); events while disabled are not queued', async () => {
     const team = await t.team();
     receiver.answer('/dead', 500);
@@ -241,6 +267,44 @@ describeEngines('webhooks: delivery', (engine) => {
     expect(await deliveries(team, hook.id)).toHaveLength(2);
     // Back to real time: receivers check a delivery's timestamp against their own clock.
     offset = 0;
+  });
+
+  test('a host that resolves to a private address at delivery: refused_address, retried per schedule', async () => {
+    const team = await t.team();
+    rebindTo = '127.0.0.1';
+    const port = new URL(receiver.url('/')).port;
+    const created = await t.call('POST', base(team), {
+      token: team.admin.token,
+      body: { url: `http://rebind.test:${port}/rebind`, event_types: ['*'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.webhook_endpoint.id as string;
+    rebindTo = '10.0.0.7';
+    await touch(team);
+    const [pending] = await until(
+      () => deliveries(team, id),
+      (list) => list[0]?.attempt_count >= 1,
+    );
+    expect(pending.attempts[0]).toMatchObject({ outcome: 'refused_address' });
+    expect(pending.attempts[0].error).toMatch(/10\.0\.0\.7, a private address/);
+    expect(pending.status).toBe('pending');
+    expect(pending.next_attempt_at).toBeDefined();
+    const [failed] = await until(
+      () => deliveries(team, id),
+      (list) => list[0]?.status === 'failed',
+      15_000,
+    );
+    expect(failed.attempts.map((a: { outcome: string }) => a.outcome)).toEqual(
+      Array(3).fill('refused_address'),
+    );
+    expect(receiver.received('/rebind')).toHaveLength(0);
+    // The same check on update: a URL whose host now resolves to a private address is refused.
+    const update = await t.call('PATCH', `${base(team)}/${id}`, {
+      token: team.admin.token,
+      body: { url: `http://rebind.test:${port}/other` },
+    });
+    expect(update.status).toBe(400);
+    expect(errorOf(update).details.field_violations[0].field).toBe('url');
   });
 
   test('disable by request; then redelivery is refused', async () => {
@@ -333,6 +397,15 @@ describeEngines('webhooks: delivery', (engine) => {
     };
     expect(body).toMatchObject({ type: 'computer.created', workspace_id: team.workspace.id });
     expect(body.computer.workspace_id).toBe(team.workspace.id);
+    // A disabled endpoint gets sample events too (its other deliveries wait).
+    await t.call('POST', `${base(team)}/${hook.id}/disable`, { token: team.admin.token });
+    const toDisabled = await t.call('POST', `${base(team)}/${hook.id}/test`, {
+      token: team.admin.token,
+      body: { event_type: 'key.deleted' },
+    });
+    expect(toDisabled.status).toBe(200);
+    const [, second] = await receiver.waitFor('/sample', 2);
+    expect(JSON.parse(second?.body ?? '{}').type).toBe('key.deleted');
     const unknown = await t.call('POST', `${base(team)}/${hook.id}/test`, {
       token: team.admin.token,
       body: { event_type: 'nothing.here' },

@@ -135,6 +135,24 @@ describe('webhooks: receiver URL checks', () => {
     expect(await urlProblem('http://private.example/in', loopback)).toMatch(/private address/);
   });
 
+  test('a resolver that never answers: accepted on create after 2 s, a connection_error at delivery', async () => {
+    const never: Resolve = () => new Promise(() => {});
+    const started = Date.now();
+    expect(
+      await urlProblem('https://slow.example/in', { resolve: never, allowLoopback: false }),
+    ).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(
+      await postWebhook(
+        { url: 'https://slow.example/in', headers: {}, body: '{}' },
+        { resolve: never, allowLoopback: false, connectTimeoutMs: 200 },
+      ),
+    ).toEqual({
+      outcome: 'connection_error',
+      error: 'could not resolve slow.example: resolving slow.example took more than 0.2 s',
+    });
+  });
+
   test('the address checked is the one connected to (no second lookup)', async () => {
     let lookups = 0;
     const counting: Resolve = async (host) => {

@@ -9,8 +9,11 @@ export interface Received {
   at: number;
 }
 
-/** How a receiver answers a path: a status, or `hang` (never, until the receiver closes). */
-export type Answer = number | 'hang';
+/**
+ * How a receiver answers a path: a status, `hang` (never, until the receiver closes), or a function of
+ * how many requests the path had before this one.
+ */
+export type Answer = number | 'hang' | ((before: number) => number);
 
 /**
  * A webhook receiver on 127.0.0.1 (port 0) for one test file: it records what it gets and answers
@@ -43,7 +46,8 @@ export async function startReceiver(): Promise<{
       });
       const answer = answers.get(path) ?? 204;
       if (answer === 'hang') return;
-      response.writeHead(answer).end();
+      const status = typeof answer === 'function' ? answer(received(path).length - 1) : answer;
+      response.writeHead(status).end();
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
