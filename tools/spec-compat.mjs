@@ -118,6 +118,12 @@ export const POLICY = Object.freeze({
   'request-byte-limit-lowered': 'breaking',
   'request-byte-limit-raised': 'additive',
   'byte-body-media-type-changed': 'breaking',
+  // Webhooks (the `webhooks` section): what the service POSTs to receivers. A receiver reads a delivery
+  // as a client reads a response, so its body and headers are compared with the `response-*` kinds
+  // (a field or header removed, a type widened, is breaking). Their payload schemas are the event
+  // stream's, which compares the same schemas in the stricter `event` direction as well.
+  'webhook-added': 'additive',
+  'webhook-removed': 'breaking',
 });
 
 /** The media type of an event stream, compared event by event (compareStream). */
@@ -128,7 +134,7 @@ const EVENT_STREAM = 'text/event-stream';
  * @typedef {object} Change
  * @property {string} kind a key of POLICY
  * @property {ChangeClass} class
- * @property {string} operation `GET /path`, or `*` for the whole API
+ * @property {string} operation `GET /path`, `WEBHOOK <event type>` for a webhook, or `*` for the whole API
  * @property {string} [operationId]
  * @property {string} where where in the operation (`response 200 (application/json) computer.name`)
  * @property {string} message what changed
@@ -193,7 +199,107 @@ export function compareContracts(base, current) {
     const say = (kind, where, message, pointer) => emit(kind, key, where, message, pointer, id);
     compareOperation(base, current, b, c, say);
   }
+  compareWebhooks(base, current, emit);
   return changes;
+}
+
+/** Every webhook of a document (its `post`): `WEBHOOK <event type>` → its operation and pointer. */
+function webhooks(doc) {
+  const found = new Map();
+  for (const [name, rawItem] of Object.entries(doc.webhooks ?? {})) {
+    const { node: item, pointer } = deref(doc, rawItem, `/webhooks/${esc(name)}`);
+    if (!item?.post) continue;
+    const { node: operation, pointer: at } = deref(doc, item.post, `${pointer}/post`);
+    found.set(`WEBHOOK ${name}`, { name, item, operation, pointer: at });
+  }
+  return found;
+}
+
+/**
+ * Compares the `webhooks` sections, as their receivers see them: a new webhook is additive, a removed
+ * one breaking; a delivery's body is compared as a response (`payload body`) and its header
+ * parameters as response headers (a header removed or no longer required is breaking, a new one
+ * additive); its operationId as an operation's (generated types are named after it).
+ */
+function compareWebhooks(base, current, emit) {
+  const bw = webhooks(base);
+  const cw = webhooks(current);
+  for (const [key, c] of cw)
+    if (!bw.has(key))
+      emit('webhook-added', key, 'webhook', `new webhook ${c.name}`, c.pointer, c.operation.operationId);
+  for (const [key, b] of bw) {
+    const c = cw.get(key);
+    if (!c) {
+      emit(
+        'webhook-removed',
+        key,
+        'webhook',
+        `webhook ${b.name} removed`,
+        '/webhooks',
+        b.operation.operationId,
+      );
+      continue;
+    }
+    const say = (kind, where, message, pointer) =>
+      emit(kind, key, where, message, pointer, c.operation.operationId);
+    if (b.operation.operationId !== c.operation.operationId)
+      say(
+        'operation-id-changed',
+        'operationId',
+        `operationId ${b.operation.operationId} → ${c.operation.operationId}`,
+        `${c.pointer}/operationId`,
+      );
+    compareDeliveryHeaders(base, current, b, c, say);
+    const bb = deref(base, b.operation.requestBody ?? {}, '').node;
+    const cb = deref(current, c.operation.requestBody ?? {}, `${c.pointer}/requestBody`);
+    compareContent(
+      base,
+      current,
+      bb.content,
+      cb.node.content,
+      `${cb.pointer}/content`,
+      'response',
+      'payload',
+      say,
+    );
+  }
+}
+
+/** A webhook's header parameters, compared as the headers of a response its receiver reads. */
+function compareDeliveryHeaders(base, current, b, c, say) {
+  const headers = (doc, entry) =>
+    new Map([...parametersOf(doc, entry)].filter(([, { node }]) => node.in === 'header'));
+  const bh = headers(base, b);
+  const ch = headers(current, c);
+  for (const [key, { node }] of bh)
+    if (!ch.has(key))
+      say(
+        'response-header-removed',
+        `delivery header ${node.name}`,
+        `delivery header ${node.name} removed`,
+        c.pointer,
+      );
+  for (const [key, { node: cn, pointer }] of ch) {
+    const here = `delivery header ${cn.name}`;
+    const before = bh.get(key);
+    if (!before) {
+      say('response-header-added', here, `new delivery header ${cn.name}`, pointer);
+      continue;
+    }
+    if (before.node.required && !cn.required)
+      say('response-header-became-optional', here, `${here} became optional`, pointer);
+    if (before.node.schema || cn.schema)
+      compareSchema(
+        base,
+        current,
+        { node: before.node.schema ?? {}, pointer: '' },
+        { node: cn.schema ?? {}, pointer: `${pointer}/schema` },
+        'response',
+        here,
+        '',
+        say,
+      );
+  }
 }
 
 /** Every operation of a document: `GET /path` → its operation, path item and pointer. */

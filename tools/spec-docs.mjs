@@ -8,7 +8,8 @@
 // `data: string` and no event's fields. So the page is built from a copy of the bundle (never the
 // hand-written spec, nor the bundle packages read) in which each stream operation's description ends
 // with an "Events" section, a table of its event names and the schema of their data, generated from
-// the item schema's `oneOf` branches.
+// the item schema's `oneOf` branches. And each webhook's payload is narrowed to its own event type
+// (`withWebhookTypes`), so the sample Redoc generates for it names that type.
 //
 // Redoc renders a byte body (`type: string, format: binary`, rules/lib/bytes.js) as a bare `string`:
 // neither that it is raw bytes rather than JSON, nor an upload's limit (`x-svc-max-bytes`, an extension
@@ -140,6 +141,32 @@ export function withByteBodies(doc) {
   return out;
 }
 
+/**
+ * The document the page is built from, for webhooks: each webhook's payload narrowed to its own event
+ * type. The payload schemas are the stream's, shared by every event of a resource (`ComputerEvent` is
+ * `computer.created`, `.updated` and `.deleted`), so the sample Redoc generates showed the enum's first
+ * type (`workspace.updated`) on every webhook. In the copy, a webhook whose payload has a `type` property
+ * gets `allOf: [<payload>, {properties: {type: {const: <its name>}}}]`: true of every delivery it sends.
+ * Pure; `doc` is left as it is.
+ *
+ * @param {Record<string, any>} doc a bundled OpenAPI 3.1 document
+ * @returns {Record<string, any>}
+ * @example
+ * const page = withWebhookTypes(JSON.parse(readFileSync('dist/openapi.json', 'utf8')));
+ */
+export function withWebhookTypes(doc) {
+  const out = structuredClone(doc);
+  const schemas = out.components?.schemas ?? {};
+  for (const [name, item] of Object.entries(out.webhooks ?? {})) {
+    const media = item?.post?.requestBody?.content?.['application/json'];
+    const ref = media?.schema?.$ref;
+    const payload = typeof ref === 'string' ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+    if (payload?.properties?.type === undefined) continue;
+    media.schema = { allOf: [{ $ref: ref }, { properties: { type: { const: name } } }] };
+  }
+  return out;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
@@ -151,7 +178,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const pageDoc = join(dirname(bundle), 'openapi.docs.json');
   writeFileSync(
     pageDoc,
-    `${JSON.stringify(withByteBodies(withStreamEvents(JSON.parse(readFileSync(bundle, 'utf8')))), null, 2)}\n`,
+    `${JSON.stringify(withWebhookTypes(withByteBodies(withStreamEvents(JSON.parse(readFileSync(bundle, 'utf8'))))), null, 2)}\n`,
   );
   mkdirSync(dirname(resolve(values.out)), { recursive: true });
   // From the working directory, so Redocly reads its redocly.yaml (the page's Redoc settings).

@@ -1,9 +1,10 @@
 // Redocly CLI plugin of the v1 contract (loaded by ../redocly.yaml under `plugins:`): rules that need
 // data shared with the Spectral ruleset, so that data lives in one place (lib/verbs.js, lib/streams.js,
-// lib/bytes.js).
+// lib/bytes.js, lib/webhooks.js).
 import { BYTE_MEDIA_TYPES, isByteMediaType, isDownloadOperation, isUploadOperation } from './lib/bytes.js';
 import { EVENT_STREAM, isStreamOperation } from './lib/streams.js';
 import { BYTE_VERBS, STANDARD_VERBS, STREAM_VERB } from './lib/verbs.js';
+import { WEBHOOK_SUFFIX, webhookOperationId } from './lib/webhooks.js';
 
 /** A node of the sources with its `$ref` followed (Redocly lints the sources, where `$ref`s stay). */
 function resolver(ctx) {
@@ -20,9 +21,28 @@ function resolver(ctx) {
  * and MCP tools derive their names from it.
  */
 function OperationIdVerb() {
+  // The operations of `paths` and of `webhooks` are told apart by the section above them (Redocly's
+  // nested visitors): a webhook is named by its event type, not by a verb (lib/webhooks.js).
+  let webhook = '';
   return {
-    Operation: {
-      enter(operation, ctx) {
+    WebhooksMap: {
+      PathItem: {
+        enter(_item, ctx) {
+          webhook = String(ctx.key);
+        },
+        Operation(operation, ctx) {
+          const id = operation.operationId;
+          const expected = webhookOperationId(webhook);
+          if (typeof id !== 'string' || id === expected) return;
+          ctx.report({
+            message: `operationId \`${id}\` of the webhook \`${webhook}\` must be its camelCased event type + \`${WEBHOOK_SUFFIX}\`: \`${expected}\` (rules/lib/webhooks.js).`,
+            location: ctx.location.child('operationId'),
+          });
+        },
+      },
+    },
+    Paths: {
+      Operation(operation, ctx) {
         const id = operation.operationId;
         const method = String(ctx.key);
         const stream = isStreamOperation(method, operation, resolver(ctx));
@@ -48,6 +68,28 @@ function OperationIdVerb() {
               : `operationId \`${id}\` must be lowerCamelCase and start with a standard verb (${STANDARD_VERBS.join(', ')}; rules/lib/verbs.js) or the verb its custom action declares (\`x-svc.action\`).`,
           location: ctx.location.child('operationId'),
         });
+      },
+    },
+  };
+}
+
+/**
+ * svc/paths-kebab-case: Redocly's paths-kebab-case, for the paths only. The built-in visits every Path
+ * Item, the `webhooks` section's too, whose keys are event types (`service_account.created`: the
+ * `WorkspaceEventType` enum, snake_case words by design §2), not paths; svc-webhooks (Spectral) holds
+ * those names to the enum instead. Same check as the built-in: every segment is a `{parameter}` or
+ * lowercase letters, digits, `-` and `.`.
+ */
+function PathsKebabCase() {
+  return {
+    Paths: {
+      PathItem(_item, { report, key }) {
+        const segments = String(key)
+          .slice(1)
+          .split('/')
+          .filter((s) => s !== '');
+        if (segments.every((segment) => /^{.+}$/.test(segment) || /^[a-z0-9-.]+$/.test(segment))) return;
+        report({ message: `\`${key}\` does not use kebab-case.`, location: { reportOnKey: true } });
       },
     },
   };
@@ -144,6 +186,7 @@ export default function svcPlugin() {
       oas3: {
         'operation-id-verb': OperationIdVerb,
         'request-mime-type': RequestMimeType,
+        'paths-kebab-case': PathsKebabCase,
         'response-mime-type': ResponseMimeType,
       },
     },

@@ -35,6 +35,9 @@ const bytes = (d: Doc) => ({
   download: d.paths[FILES].get,
   ok: d.paths[FILES].get.responses['200'],
 });
+const HOOK = ['webhooks', 'computer.created', 'post'];
+/** The fixture's one webhook's operation (`computer.created`). */
+const hook = (d: Doc) => d.webhooks['computer.created'].post;
 /** The fixture's stream: its response's media type object and its item schema, to break one thing. */
 const stream = (d: Doc) => ({
   media: d.paths[OUTPUT].get.responses['200'].content[SSE],
@@ -1115,6 +1118,118 @@ const cases: [string, Case][] = [
       path: ['components', 'schemas', 'Workspace', 'properties', 'displayName'],
     },
   ],
+
+  // svc-webhooks
+  [
+    'a webhook named by no workspace event type',
+    {
+      mutate: (d) => {
+        d.webhooks['computer.exploded'] = d.webhooks['computer.created'];
+      },
+      code: 'svc-webhooks',
+      path: ['webhooks', 'computer.exploded'],
+    },
+  ],
+  [
+    'a workspace event type with no webhook',
+    {
+      mutate: (d) => {
+        d.components.schemas.WorkspaceEventType.enum.push('computer.deleted');
+      },
+      code: 'svc-webhooks',
+      path: ['webhooks'],
+    },
+  ],
+  [
+    'a webhook whose operationId is not its camelCased event type + Webhook',
+    {
+      mutate: (d) => {
+        hook(d).operationId = 'createdComputerWebhook';
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'operationId'],
+    },
+  ],
+  [
+    'a webhook that is a PUT',
+    {
+      mutate: (d) => {
+        d.webhooks['computer.created'].put = hook(d);
+      },
+      code: 'svc-webhooks',
+      path: ['webhooks', 'computer.created', 'put'],
+    },
+  ],
+  [
+    'a webhook whose body is optional',
+    {
+      mutate: (d) => {
+        hook(d).requestBody.required = false;
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'requestBody'],
+    },
+  ],
+  [
+    'a webhook whose body is another schema than the stream gives the event',
+    {
+      mutate: (d) => {
+        hook(d).requestBody.content[JSON_TYPE].schema = { $ref: '#/components/schemas/Workspace' };
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'requestBody', 'content', JSON_TYPE],
+    },
+  ],
+  [
+    'a webhook whose body is inline, not the components schema',
+    {
+      mutate: (d) => {
+        hook(d).requestBody.content[JSON_TYPE].schema = { type: 'object', maxProperties: 8 };
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'requestBody', 'content', JSON_TYPE],
+    },
+  ],
+  [
+    'a webhook without the webhook-signature header',
+    {
+      mutate: (d) => {
+        hook(d).parameters.pop();
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'parameters'],
+    },
+  ],
+  [
+    'a webhook whose webhook-id header is optional',
+    {
+      mutate: (d) => {
+        hook(d).parameters[0] = { ...d.components.parameters.WebhookId, required: false };
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'parameters'],
+    },
+  ],
+  [
+    "a webhook that inherits the document's Bearer security",
+    {
+      mutate: (d) => {
+        delete hook(d).security;
+      },
+      code: 'svc-webhooks',
+      path: HOOK,
+    },
+  ],
+  [
+    'a webhook that answers 200 rather than 2XX',
+    {
+      mutate: (d) => {
+        hook(d).responses = { '200': { description: 'Received.' } };
+      },
+      code: 'svc-webhooks',
+      path: [...HOOK, 'responses'],
+    },
+  ],
 ];
 
 const show = (findings: Finding[]) => findings.map((f) => `${f.code} at ${f.path.join(' > ')}: ${f.message}`);
@@ -1248,5 +1363,35 @@ describe('svc-name-dns-label still fires next to its FileInfo exemption', () => 
 
   it('refuses the same name on another schema', async () => {
     expect(await nameFindings(withSchema('FileEntry'))).toEqual([at('FileEntry')]);
+// A webhook is a request the service SENDS: the JSON-API rules for our own paths (envelopes, errors,
+// x-svc, Idempotency-Key, security, rate limits) skip the `webhooks` section on purpose (they walk
+// `paths` only; OWASP's operation rules do too), while OWASP's schema limits still reach its payload.
+describe('the webhooks section: the JSON-API rules skip it, the schema rules do not', () => {
+  it('the same operation the fixture accepts as a webhook is refused by them as a path', async () => {
+    const doc = base();
+    doc.paths['/computer-created'] = { post: hook(doc) };
+    delete doc.webhooks;
+    // Without its webhook, the event type is reported by svc-webhooks too; the rest is the path's.
+    const codes = new Set((await lint(doc, SOURCE)).map((f) => f.code));
+    for (const code of [
+      'svc-policy',
+      'svc-idempotency-key',
+      'svc-operation-examples',
+      'owasp:api8:2023-define-error-responses-401',
+      'owasp:api4:2023-rate-limit-responses-429',
+    ])
+      expect([...codes], code).toContain(code);
+  });
+
+  it("OWASP's string limit reaches a webhook's payload schema", async () => {
+    const doc = base();
+    hook(doc).requestBody.content[JSON_TYPE].schema = {
+      type: 'object',
+      properties: { note: { type: 'string', pattern: '^.*$' } },
+    };
+    const findings = await lint(doc, SOURCE);
+    expect(
+      findings.filter((f) => f.code === 'owasp:api4:2023-string-limit').map((f) => f.path.map(String)),
+    ).toContainEqual([...HOOK, 'requestBody', 'content', JSON_TYPE, 'schema', 'properties', 'note']);
   });
 });

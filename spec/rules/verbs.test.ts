@@ -267,5 +267,34 @@ describe('Redocly svc/request-mime-type and svc/response-mime-type: bytes where 
     ],
   ])('response: %s', async (_name, doc, refused) => {
     expect(await redoclyProblems(doc, 'svc/response-mime-type')).toEqual(refused);
+/** A minimal document with one webhook per event type, each with the operationId `ids[i]`. */
+function withWebhooks(names: string[], ids: string[]): Doc {
+  const webhooks: Doc = {};
+  names.forEach((name, i) => {
+    webhooks[name] = { post: { operationId: ids[i], responses: { '2XX': { description: 'Received.' } } } };
+  });
+  return { openapi: '3.1.0', info: { title: 'Webhooks', version: '1.0.0' }, paths: {}, webhooks };
+}
+
+describe('webhooks: named by event types, their operationIds by them (rules/lib/webhooks.js)', () => {
+  it('Redocly accepts the camelCased event type + Webhook, and refuses anything else', async () => {
+    const doc = withWebhooks(
+      ['service_account.created', 'computer.deleted', 'key.updated'],
+      ['serviceAccountCreatedWebhook', 'deleteComputer', 'keyUpdated'],
+    );
+    const refused = await redoclyProblems(doc, 'svc/operation-id-verb');
+    expect(refused.sort()).toEqual([
+      '#/webhooks/computer.deleted/post/operationId',
+      '#/webhooks/key.updated/post/operationId',
+    ]);
+  });
+
+  it('webhook names are no paths: svc/paths-kebab-case checks `paths` only, and still refuses a path', async () => {
+    const doc = withWebhooks(['service_account.created'], ['serviceAccountCreatedWebhook']);
+    doc.paths['/service_accounts'] = {
+      get: { operationId: 'listServiceAccounts', responses: { '200': { description: 'Ok.' } } },
+    };
+    expect(await redoclyProblems(doc, 'svc/paths-kebab-case')).toEqual(['#/paths/~1service_accounts']);
+    expect(await redoclyProblems(doc, 'paths-kebab-case')).toEqual([]);
   });
 });

@@ -101,7 +101,7 @@ async function sectionText(page: Page, id: string): Promise<string> {
  * operations only once one of them is routed to (`#/<tag>/<operation>`), so this mounts every
  * section, then routes to every operation linked from the tag pages.
  */
-async function renderAll(page: Page): Promise<string> {
+async function renderAll(page: Page): Promise<Map<string, string>> {
   const texts = new Map<string, string>();
   const sectionIds = await page.evaluate(() =>
     [...document.querySelectorAll('#redoc main [data-section-id]')].map(
@@ -127,7 +127,33 @@ async function renderAll(page: Page): Promise<string> {
     }, `#${route}`);
     texts.set(route, await sectionText(page, route));
   }
-  return [...texts.values()].join('\n');
+  return texts;
+}
+
+/**
+ * Each webhook of the bundle: its name (an event type), the headers it declares and the required
+ * properties of its payload schema, read from the bundle apart from the docs build.
+ */
+function webhooksOf(bundle: Json): { name: string; headers: string[]; fields: string[] }[] {
+  const ref = (node: Json, kind: string) =>
+    node?.$ref ? bundle.components[kind][String(node.$ref).split('/').pop() ?? ''] : node;
+  return Object.entries(bundle.webhooks ?? {}).map(([name, item]) => {
+    const post = (item as Json).post;
+    const schema = ref(post.requestBody.content['application/json'].schema, 'schemas');
+    return {
+      name,
+      headers: (post.parameters as Json[]).map((p) => ref(p, 'parameters').name),
+      fields: schema.required ?? [],
+    };
+  });
+}
+
+/** The "## Webhooks" section of the info description, as plain text (what Redoc renders of its Markdown). */
+function webhooksIntro(bundle: Json): string {
+  const section = String(bundle.info.description)
+    .split(/^## /m)
+    .find((s) => s.startsWith('Webhooks\n'));
+  return (section ?? '').replace(/^Webhooks\n/, '').replace(/\*\*|`/g, '');
 }
 
 describe('reference docs page', { timeout: 60_000 }, () => {
@@ -135,6 +161,9 @@ describe('reference docs page', { timeout: 60_000 }, () => {
   let page: Page;
   let operations: Operation[];
   let streams: ReturnType<typeof streamsOf>;
+  let webhooks: ReturnType<typeof webhooksOf>;
+  let intro = '';
+  let sections = new Map<string, string>();
   let rendered = '';
   const external: string[] = [];
 
@@ -145,6 +174,8 @@ describe('reference docs page', { timeout: 60_000 }, () => {
     if (!existsSync(bundlePath)) throw new Error(`${bundlePath} is missing: run the build task first`);
     operations = operationsOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
     streams = streamsOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
+    webhooks = webhooksOf(JSON.parse(readFileSync(bundlePath, 'utf8')));
+    intro = webhooksIntro(JSON.parse(readFileSync(bundlePath, 'utf8')));
 
     browser = await launchChromium();
     page = await browser.newPage();
@@ -161,7 +192,8 @@ describe('reference docs page', { timeout: 60_000 }, () => {
     await page
       .waitForSelector('#redoc main [data-section-id]', { timeout: 15_000 })
       .then(async () => {
-        rendered = await renderAll(page);
+        sections = await renderAll(page);
+        rendered = [...sections.values()].join('\n');
       })
       .catch(() => undefined);
   }, 60_000);
@@ -208,6 +240,24 @@ describe('reference docs page', { timeout: 60_000 }, () => {
       const wanted = [`${mediaType}, the raw bytes (not JSON)`];
       if (maxBytes !== undefined) wanted.push(`${maxBytes.toLocaleString('en-US')} bytes`, '413', '415');
       return wanted.filter((text) => !bytes.includes(text)).map((text) => `${summary}: ${text}`);
+  it('shows the "Webhooks" section of the introduction: signing, verification, retries, dedup', () => {
+    const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
+    expect(intro).toMatch(/webhook-signature[\s\S]*5 minutes[\s\S]*webhook-id/);
+    expect(squash(rendered)).toContain(squash(intro));
+  });
+
+  it("shows every webhook as a webhook (Redoc's badge), with its headers, its payload's fields and a sample of its own type", () => {
+    expect(webhooks.length).toBeGreaterThan(0);
+    const texts = [...sections.values()];
+    const missing = webhooks.flatMap(({ name, headers, fields }) => {
+      const section = texts.find((text) => text.startsWith(`${name}Webhook`));
+      if (section === undefined) return [`${name}: no section`];
+      // Its payload sample names its own event type (tools/spec-docs.mjs narrows the shared schema).
+      const sample = section.includes(`"type": "${name}"`) ? [] : [`${name}: the sample's type`];
+      return [...headers, ...fields]
+        .filter((text) => !section.includes(text))
+        .map((text) => `${name}: ${text}`)
+        .concat(sample);
     });
     expect(missing).toEqual([]);
   });

@@ -140,6 +140,8 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
       // limits off sends neither. Quotas no run can reach keep 429s out while the headers are real.
       SVC_RATE_LIMITS: 'principal=1000000/60,workspace_mutations=1000000/60',
       SVC_SIM_STEP_MS: String(options.simStepMs ?? 50),
+      // The webhooks suite's receiver listens on 127.0.0.1, which the server refuses unless told.
+      SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       DATABASE_URL: databaseUrl,
     });
     const main = options.serverMain ?? fileURLToPath(new URL('../../server/dist/main.js', import.meta.url));

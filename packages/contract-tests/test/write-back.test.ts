@@ -18,6 +18,8 @@ const references = {
     expires_at: new Date(Date.now() + 86_400_000).toISOString(),
   }),
   lifetime_defaults: () => ({ idle_timeout_seconds: 3600, on_end: 'delete' }),
+  url: () => 'http://127.0.0.1:9/write-back/1',
+  event_types: () => ['computer.created'],
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {

@@ -198,6 +198,29 @@ function streamOperationsValue(document) {
   return `\n/** Each stream operation's path and what each of its event names means to a reader (\`event\`, \`closes\`, \`ended\`). */\nexport const streamOperations = {\n${entries.join('\n')}\n} as const;\n`;
 }
 
+/**
+ * The webhooks (the `webhooks` section, one per workspace event type) as a type and a value.
+ * openapi-typescript types each webhook's operation under `operations`, by its operationId, beside the
+ * API's own (`operations["computerCreatedWebhook"]`); `webhookOperations` names them, so `OperationId`
+ * (src/types.ts) leaves them out: no client calls them, no handler serves them. `webhookEventTypes` lists
+ * the event types as a value, for code that must not re-type the list (a subscription's choices).
+ *
+ * @param {{ webhooks?: Record<string, { post?: { operationId?: string } }> }} document
+ */
+function webhookTypes(document) {
+  const entries = Object.entries(document.webhooks ?? {}).filter(
+    ([, item]) => typeof item?.post?.operationId === 'string',
+  );
+  const lines = entries.map(
+    ([name, item]) => `    ${JSON.stringify(name)}: ${JSON.stringify(item.post?.operationId)};`,
+  );
+  const names = entries.map(([name]) => `  ${JSON.stringify(name)},`);
+  return (
+    `\n/** The operationId of each webhook's \`post\`, by event type (\`WebhookEvent<T>\`). */\nexport interface webhookOperations {\n${lines.join('\n')}\n}\n` +
+    `\n/** The event types that have a webhook, in spec order. */\nexport const webhookEventTypes = [\n${names.join('\n')}\n] as const;\n`
+  );
+}
+
 const documentText = await readFile(bundle, 'utf8');
 const shape = withoutProse(JSON.parse(documentText));
 // The key of the types: the shape, the generator's version and these scripts. When it is the one recorded
@@ -240,7 +263,8 @@ if (recorded.trim() !== key || !existsSync(schemaFile)) {
         securityTypes(shape) +
         policyTypes(shape) +
         streamTypes(shape) +
-        streamOperationsValue(shape),
+        streamOperationsValue(shape) +
+        webhookTypes(shape),
     )
   )
     written.push('schema.ts');

@@ -13,7 +13,7 @@ export {
 } from './bytes.js';
 export type { OpenApiDocument } from './document.js';
 export type { components, operations, paths } from './generated/schema.js';
-export { streamOperations } from './generated/schema.js';
+export { streamOperations, webhookEventTypes } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
 export type {

@@ -16,8 +16,10 @@ export type {
   paths,
   securityRequirements,
   streamEvents,
+  webhookOperations,
+  webhooks,
 } from './generated/schema.js';
-export { streamOperations } from './generated/schema.js';
+export { streamOperations, webhookEventTypes } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
 export type {
@@ -69,4 +71,15 @@ export type {
   SchemesOf,
   StreamEvent,
   StreamOperationId,
+  WebhookEvent,
+  WebhookEventType,
+  WebhookHeaders,
 } from './types.js';
+export type { WebhookPayload } from './webhooks.js';
+export {
+  WEBHOOK_MEDIA_TYPE,
+  webhookHeaders,
+  webhookNames,
+  webhookOperation,
+  webhookPayloadSchema,
+} from './webhooks.js';

@@ -4,10 +4,15 @@ import type {
   operations,
   securityRequirements,
   streamEvents,
+  webhookOperations,
+  webhooks,
 } from './generated/schema.js';
 
-/** The operationIds of the spec, as a string union. */
-export type OperationId = keyof operations;
+/**
+ * The operationIds of the spec's API (its `paths`), as a string union. openapi-typescript also types
+ * the webhooks' operations under `operations`; they are requests the service sends, so they are left out.
+ */
+export type OperationId = Exclude<keyof operations, webhookOperations[keyof webhookOperations]>;
 
 /** A named schema of the spec, e.g. `Schema<'Computer'>`. */
 export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
@@ -81,3 +86,41 @@ export type StreamOperationId = keyof streamEvents;
  * }
  */
 export type StreamEvent<K extends StreamOperationId> = streamEvents[K];
+
+/**
+ * The event types that have a webhook (the `webhooks` section), from the spec.
+ *
+ * @example
+ * import type { WebhookEventType } from '@svc/contract';
+ * const type: WebhookEventType = 'computer.created';
+ */
+export type WebhookEventType = keyof webhooks & string;
+
+/**
+ * The payload of webhook `T`: the JSON body the service POSTs, the same schema the event stream gives
+ * the event's `data` (`WebhookEvent<'computer.created'>` is `Schema<'ComputerEvent'>`).
+ *
+ * @example
+ * import type { WebhookEvent } from '@svc/contract';
+ * function onCreated(e: WebhookEvent<'computer.created'>) {
+ *   console.log(e.computer.name);
+ * }
+ */
+export type WebhookEvent<T extends WebhookEventType> = webhooks[T] extends {
+  post: { requestBody: { content: { 'application/json': infer Body } } };
+}
+  ? Body
+  : never;
+
+/**
+ * The headers of a delivery of webhook `T` (`webhook-id`, `webhook-timestamp`, `webhook-signature`, …).
+ *
+ * @example
+ * import type { WebhookHeaders } from '@svc/contract';
+ * const id = (h: WebhookHeaders<'computer.created'>) => h['webhook-id'];
+ */
+export type WebhookHeaders<T extends WebhookEventType> = webhooks[T] extends {
+  post: { parameters: { header: infer Headers } };
+}
+  ? Headers
+  : never;

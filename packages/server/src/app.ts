@@ -21,6 +21,9 @@ import type { ComputerDriver } from './operations/driver.js';
 import { LifetimeCheck } from './operations/lifetime-check.js';
 import { SimulatedDriver } from './operations/simulated-driver.js';
 import { OperationWorker } from './operations/worker.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import type { postWebhook, Resolve } from './webhooks/outbound.js';
+import { WebhookWorker } from './webhooks/worker.js';
 
 export type { ResponseValidation } from './compose/api.js';
 
@@ -44,6 +47,11 @@ export interface AppOptions {
    * `LOG_LEVEL` (tests run with `silent`), no metrics, no tracing.
    */
   observe?: Observability;
+  /**
+   * Webhooks under test: their clock (due times, leases, the failing window; default `clock`), the
+   * resolver of receivers' host names, and how an attempt is made.
+   */
+  webhooks?: { now?: () => number; resolve?: Resolve; post?: typeof postWebhook };
 }
 
 /** The server as a value: its web-standard `fetch`, and the parts tests and `main` reach for. */
@@ -55,7 +63,9 @@ export interface App {
   worker: OperationWorker;
   /** Ends computers whose lifetime is over; tests call `checkOnce()`. */
   lifetimes: LifetimeCheck;
-  /** Starts the operation worker, the lifetime check and housekeeping. */
+  /** The webhooks' dispatcher (event log → deliveries) and delivery worker of this replica. */
+  webhooks: { dispatcher: WebhookDispatcher; worker: WebhookWorker };
+  /** Starts the operation worker, the lifetime check, the webhooks and housekeeping. */
   start(): Promise<void>;
   /**
    * The drain's first step for event streams: every open one ends now (`stream.ended`,
@@ -114,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     driver,
     audit,
     metrics,
+    webhooks: options.webhooks,
   });
   const lifetimes = new LifetimeCheck({
     db: db.background(),
@@ -128,6 +139,26 @@ export async function createApp(options: AppOptions): Promise<App> {
     leaseMs: config.operationLeaseMs,
     concurrency: config.operationConcurrency,
     now: deps.lifetimeNow,
+  });
+  const webhookNow = options.webhooks?.now ?? clock;
+  const webhookWorker = new WebhookWorker({
+    db: db.background(),
+    box: deps.webhooks.box,
+    now: webhookNow,
+    concurrency: config.webhooks.concurrency,
+    retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    leaseMs: config.webhooks.leaseMs,
+    pollMs: config.webhooks.pollMs,
+    outbound: deps.webhooks.outbound,
+    post: options.webhooks?.post,
+    log,
+  });
+  deps.webhooks.wake = () => webhookWorker.wake();
+  const webhookDispatcher = new WebhookDispatcher({
+    db: db.background(),
+    now: webhookNow,
+    onQueued: () => webhookWorker.wake(),
+    log,
   });
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
@@ -170,6 +201,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     housekeepingMs: options.housekeepingMs,
     retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
     reconciler: docker?.reconciler,
+    webhooks: {
+      start: async () => {
+        await webhookDispatcher.start();
+        webhookWorker.start();
+      },
+      stop: async () => {
+        await webhookDispatcher.stop();
+        await webhookWorker.stop();
+      },
+    },
     beforeClose: async () => {
       deps.streams.end();
       await auth.unlisten();
@@ -183,6 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     deps,
     worker,
     lifetimes,
+    webhooks: { dispatcher: webhookDispatcher, worker: webhookWorker },
     start,
     endStreams: () => deps.streams.end(),
     close,

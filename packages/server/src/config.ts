@@ -22,6 +22,27 @@ export interface Quotas {
   membersPerWorkspace: number;
   activeKeysPerServiceAccount: number;
   labelsPerComputer: number;
+  webhookEndpointsPerWorkspace: number;
+}
+
+/** Outbound webhooks (design "Webhooks"). */
+export interface WebhookConfig {
+  /** `SVC_WEBHOOK_CONCURRENCY` (default 8): attempts in flight at once on this replica, shared across endpoints. */
+  concurrency: number;
+  /**
+   * `SVC_WEBHOOK_RETRY_SCHEDULE`: seconds after each failed attempt before the next, comma-separated
+   * (default Standard Webhooks' 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); past the last the delivery fails.
+   */
+  retryScheduleSeconds: readonly number[];
+  /** `SVC_WEBHOOKS_ALLOW_LOOPBACK` (`true`; default off): loopback receivers, for development and tests only. */
+  allowLoopback: boolean;
+  /** `SVC_WEBHOOK_POLL_MS` (default 1 s): how often the worker looks for due retries when nothing wakes it. */
+  pollMs: number;
+  /**
+   * `SVC_WEBHOOK_LEASE_MS` (default 30 s, above an attempt's 15 s): how long a replica holds a delivery
+   * it attempts; a replica that dies mid-attempt loses it then, and another replica tries again.
+   */
+  leaseMs: number;
 }
 
 /** Everything the server reads from its environment, parsed and checked once at start-up. */
@@ -79,6 +100,7 @@ export interface Config {
   /** `SVC_SECRET_KEY_FILE`, default `secret-key` beside the data directory (mode 0600). */
   secretKeyFile: string;
   quotas: Quotas;
+  webhooks: Readonly<WebhookConfig>;
   bodyLimitBytes: number;
   /** Time one step of a simulated computer transition takes. */
   simStepMs: number;
@@ -172,6 +194,7 @@ export const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> =
   membersPerWorkspace: ['SVC_QUOTA_MEMBERS_PER_WORKSPACE', 100],
   activeKeysPerServiceAccount: ['SVC_QUOTA_ACTIVE_KEYS_PER_SERVICE_ACCOUNT', 5],
   labelsPerComputer: ['SVC_QUOTA_LABELS_PER_COMPUTER', 32],
+  webhookEndpointsPerWorkspace: ['SVC_QUOTA_WEBHOOK_ENDPOINTS_PER_WORKSPACE', 16],
 };
 
 /**
@@ -277,6 +300,13 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       env.SVC_SECRET_KEY_FILE || resolve(dirname(dataDir ?? resolve('.svc/data')), 'secret-key'),
     ),
     quotas: Object.freeze(quotas),
+    webhooks: Object.freeze({
+      concurrency: int(env, 'SVC_WEBHOOK_CONCURRENCY', 8, 1, 256),
+      retryScheduleSeconds: parseRetrySchedule(env.SVC_WEBHOOK_RETRY_SCHEDULE),
+      allowLoopback: flag(env, 'SVC_WEBHOOKS_ALLOW_LOOPBACK'),
+      pollMs: int(env, 'SVC_WEBHOOK_POLL_MS', 1000, 10, 600_000),
+      leaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
+    }),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
     lifetimeCheckMs: int(env, 'SVC_LIFETIME_CHECK_MS', 5000, 10, 600_000),
@@ -296,6 +326,19 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     shutdownTimeoutMs,
     drainDelayMs: int(env, 'SVC_DRAIN_DELAY_MS', Math.min(5000, shutdownTimeoutMs), 0, shutdownTimeoutMs),
   });
+}
+
+/** Standard Webhooks' recommended schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 27.5 h). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+
+function parseRetrySchedule(text: string | undefined): readonly number[] {
+  if (!text) return Object.freeze([...DEFAULT_WEBHOOK_RETRY_SCHEDULE]);
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length > 20 || parts.some((part) => !/^\d{1,6}$/.test(part)))
+    throw new ConfigError(
+      `SVC_WEBHOOK_RETRY_SCHEDULE: expected up to 20 comma-separated whole seconds, got ${JSON.stringify(text)}`,
+    );
+  return Object.freeze(parts.map(Number));
 }
 
 const SIGNIN_LIMIT_NAMES = ['address', 'account', 'failures'] as const;

@@ -4,6 +4,7 @@ import { purgeExpiredJtis } from './repositories/auth/assertion-jtis.js';
 import { purgeDeletedComputers } from './repositories/computers.js';
 import { purgeWorkspaceEvents } from './repositories/events.js';
 import { purgeOperationOutput } from './repositories/operation-output.js';
+import { purgeWebhookDeliveries } from './repositories/webhook-deliveries.js';
 
 /** What one housekeeping pass removed. */
 export interface HousekeepingReport {
@@ -14,6 +15,8 @@ export interface HousekeepingReport {
   events: number;
   /** Output events of commands that ended longer ago than the output log's retention. */
   output: number;
+  /** Webhook deliveries (with their attempts) older than 7 days. */
+  webhookDeliveries: number;
 }
 
 /** How long the logs keep what they hold (`SVC_EVENT_RETENTION_HOURS`, `SVC_OUTPUT_RETENTION_HOURS`). */
@@ -29,7 +32,8 @@ const DEFAULT_RETENTION: HousekeepingOptions = { eventHours: 7 * 24, outputHours
 /**
  * Deletes what has outlived its purpose: assertion jtis past their expiry, idempotency records older
  * than 24 h, computers deleted more than 7 days ago (their operations stay), workspace events and
- * commands' output past their retention. Safe to run on every replica at once; the server runs it
+ * commands' output past their retention, webhook deliveries older than 7 days and previous webhook
+ * secrets past their overlap. Safe to run on every replica at once; the server runs it
  * every few minutes.
  *
  * @example
@@ -44,5 +48,7 @@ export async function housekeeping(
   const computers = await purgeDeletedComputers(db);
   const events = await purgeWorkspaceEvents(db, retention.eventHours);
   const output = await purgeOperationOutput(db, retention.outputHours);
-  return { jtis, idempotencyKeys, computers, events, output };
+  // Deliveries are kept 7 days (the spec's word), whatever the event log's retention.
+  const webhookDeliveries = await purgeWebhookDeliveries(db, 7 * 24);
+  return { jtis, idempotencyKeys, computers, events, output, webhookDeliveries };
 }

@@ -106,3 +106,41 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 });
+
+describe('loadConfig: webhooks', () => {
+  test('defaults: Standard Webhooks schedule, 8 at once, loopback refused', () => {
+    expect(loadConfig({}, { sandbox: true }).webhooks).toEqual({
+      concurrency: 8,
+      retryScheduleSeconds: [5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+      allowLoopback: false,
+      pollMs: 1000,
+      leaseMs: 30_000,
+    });
+    expect(loadConfig({}, { sandbox: true }).quotas.webhookEndpointsPerWorkspace).toBe(16);
+  });
+
+  test('settings', () => {
+    const config = loadConfig(
+      {
+        SVC_WEBHOOK_RETRY_SCHEDULE: '1, 2,3',
+        SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        SVC_WEBHOOK_CONCURRENCY: '2',
+        SVC_QUOTA_WEBHOOK_ENDPOINTS_PER_WORKSPACE: '4',
+      },
+      { sandbox: true },
+    );
+    expect(config.webhooks).toMatchObject({
+      retryScheduleSeconds: [1, 2, 3],
+      allowLoopback: true,
+      concurrency: 2,
+    });
+    expect(config.quotas.webhookEndpointsPerWorkspace).toBe(4);
+  });
+
+  test.each(['5,x', '-1', '1.5', ',', Array(21).fill('1').join(',')])(
+    'SVC_WEBHOOK_RETRY_SCHEDULE=%s is refused',
+    (value) => {
+      expect(() => loadConfig({ SVC_WEBHOOK_RETRY_SCHEDULE: value }, { sandbox: true })).toThrow(ConfigError);
+    },
+  );
+});

@@ -38,6 +38,7 @@ describeEngines('housekeeping', (engine) => {
       computers: 1,
       events: 0,
       output: 0,
+      webhookDeliveries: 0,
     });
     const { rows } = await db.query<{ name: string }>(
       'SELECT name FROM computers WHERE workspace_id = $1 ORDER BY name',
@@ -50,6 +51,7 @@ describeEngines('housekeeping', (engine) => {
       computers: 0,
       events: 0,
       output: 0,
+      webhookDeliveries: 0,
     });
   });
 });

@@ -157,6 +157,14 @@ const SPEC_ENUMS: Readonly<Record<string, string>> = {
   'operations.state': 'OperationState',
   'computers.on_end': 'ComputerEndAction',
   'operations.trigger': 'OperationTrigger',
+  'webhook_endpoints.status': 'WebhookEndpointStatus',
+  'webhook_deliveries.status': 'WebhookDeliveryStatus',
+};
+
+/** CHECK constraints that hold an enum written inline in a schema's property: `table.column` → [schema, property]. */
+const INLINE_ENUMS: Readonly<Record<string, readonly [string, string]>> = {
+  'webhook_endpoints.disabled_reason': ['WebhookEndpoint', 'disabled_reason'],
+  'webhook_attempts.outcome': ['WebhookAttempt', 'outcome'],
 };
 
 /** CHECK constraints on what the API never shows, and why the spec does not own them. */
@@ -174,8 +182,19 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
     .properties.progress;
   for (const { column, definition, values } of constraints) {
     const schema = SPEC_ENUMS[column];
+    const inline = INLINE_ENUMS[column];
     if (schema) problems.push(...drift(`${column} CHECK vs spec ${schema}`, values, specEnum(schema, doc)));
-    else if (column === 'operation_output.event') {
+    else if (inline) {
+      const [name, property] = inline;
+      const owner = schemas(doc)[name] as { properties: Record<string, { enum?: string[] }> };
+      problems.push(
+        ...drift(
+          `${column} CHECK vs spec ${name}.${property}`,
+          values,
+          owner.properties[property]?.enum ?? [],
+        ),
+      );
+    } else if (column === 'operation_output.event') {
       // A command's output log holds the stream's events but `stream.ended`, which a server sends
       // when it ends a stream and never logs (design §14).
       const item = schemas(doc).OperationOutputStreamItem as { properties: { event: { enum: string[] } } };
@@ -192,7 +211,12 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
         `${column}: CHECK ${definition} is neither mapped to a spec enum nor declared internal here`,
       );
   }
-  for (const column of [...Object.keys(SPEC_ENUMS), ...Object.keys(INTERNAL), 'operation_output.event'])
+  for (const column of [
+    ...Object.keys(SPEC_ENUMS),
+    ...Object.keys(INLINE_ENUMS),
+    ...Object.keys(INTERNAL),
+    'operation_output.event',
+  ])
     if (!constraints.some((c) => c.column === column))
       problems.push(`${column}: no such CHECK constraint any more`);
   return problems;

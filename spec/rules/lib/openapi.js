@@ -9,7 +9,12 @@ const isObject = (value) => typeof value === 'object' && value !== null && !Arra
 
 export { isObject };
 
-/** Yields every operation: { path, method, operation, pathItem, at } where `at` is its JSON path. */
+/**
+ * Yields every operation of `paths`: { path, method, operation, pathItem, at } where `at` is its JSON
+ * path. Never a webhook's: the `webhooks` section holds requests the service sends, not operations of the
+ * JSON API, so every rule that walks operations with this skips them on purpose (svc-webhooks checks
+ * them, lib/webhooks.js).
+ */
 export function* operations(doc) {
   if (!isObject(doc?.paths)) return;
   for (const [path, pathItem] of Object.entries(doc.paths)) {

@@ -1,4 +1,5 @@
 import { type Operation, waitForOperations } from '@svc/client';
+import { webhookEventTypes } from '@svc/contract';
 import { afterAll, expect, it } from 'vitest';
 import { fx } from '../support/fixtures.js';
 import { contractClient, statefulIt, takeViolations } from '../support/harness.js';
@@ -17,7 +18,7 @@ const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
 let lifetimes = 0;
 
 /**
- * Request fields that name another resource. The schema says only "an id" or "a name", not of what, so
+ * Request fields that name another resource, or that only the run can give a value. The schema says only "an id" or "a name", not of what, so
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
  * member of the workspace created here). And fields whose valid values move with the clock: a
  * computer's lifetime (its expiry must lie ahead, at most 30 days), with the workspace's defaults
@@ -40,7 +41,13 @@ export const REFERENCES: Readonly<Record<string, () => unknown>> = {
     max_lifetime_seconds: 86_400,
     on_end: 'delete',
   }),
+  // A webhook endpoint's: a loopback receiver (the server run allows them) where nothing listens, new on
+  // every call so an update changes it; no name to resolve, which a run without a network could not.
+  url: () => `http://127.0.0.1:9/write-back/${++urls}`,
+  // One event type of the spec's, another on every call, so an update changes the list.
+  event_types: () => [webhookEventTypes[++urls % webhookEventTypes.length] as string],
 };
+let urls = 0;
 
 /**
  * Write then read back, generated from the spec (support/write-back.ts): every create and update with a

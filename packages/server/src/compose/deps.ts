@@ -1,6 +1,6 @@
 import type { OpenApiDocument } from '@svc/contract';
 import { AccessTokens } from '../auth/access-token.js';
-import { loadSecretKey } from '../auth/secret-key.js';
+import { ephemeralSecretKey, loadSecretKey } from '../auth/secret-key.js';
 import { ServerKeys } from '../auth/signing-keys.js';
 import { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
@@ -17,6 +17,8 @@ import { OPERATION_OUTPUT_CHANNEL } from '../repositories/operation-output.js';
 import { COMPUTERS_CHANNEL, ReadCache } from '../repositories/read-cache.js';
 import { Streams } from '../streams/registry.js';
 import { Wakeups } from '../streams/wakeups.js';
+import { type Resolve, systemResolve } from '../webhooks/outbound.js';
+import { SecretBox } from '../webhooks/secrets.js';
 
 /**
  * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.
@@ -40,10 +42,14 @@ export async function createDeps(options: {
   audit: AppDeps['audit'];
   /** Counts rate-limit refusals when metrics are on. */
   metrics?: Metrics | undefined;
+  /** The webhooks' clock (default `clock`) and resolver (default the system's; tests inject one). */
+  webhooks?: { now?: (() => number) | undefined; resolve?: Resolve | undefined } | undefined;
 }): Promise<{ deps: AppDeps; counters: CounterStore; unlisten: () => Promise<void> }> {
   const { config, db } = options;
   const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
-  const serverKeys = new ServerKeys(db, persistent || config.secretKey ? loadSecretKey(config) : undefined);
+  // One secret key seals the signing keys and (through a derived key) the webhook endpoints' secrets.
+  const secretKey = persistent || config.secretKey ? loadSecretKey(config) : ephemeralSecretKey();
+  const serverKeys = new ServerKeys(db, secretKey);
   // Created (or loaded) now: exchanging a token inside a transaction must not need the database for it.
   await serverKeys.signingKey();
   const tokens = new AccessTokens(serverKeys, { baseUrl: config.baseUrl, now: options.clock });
@@ -101,6 +107,16 @@ export async function createDeps(options: {
     reads,
     version: options.document.info.version,
     lifetimeNow: options.lifetimeClock ?? options.clock,
+    webhooks: {
+      box: new SecretBox(secretKey),
+      outbound: {
+        resolve: options.webhooks?.resolve ?? systemResolve,
+        allowLoopback: config.webhooks.allowLoopback,
+      },
+      now: options.webhooks?.now ?? options.clock,
+      // Replaced by the app once its worker exists.
+      wake: () => {},
+    },
   };
   const unlistenAll = async () => {
     await Promise.all([unlisten(), unlistenEvents(), unlistenOutput()]);

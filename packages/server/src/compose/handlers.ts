@@ -11,6 +11,7 @@ import { operationHandlers } from '../handlers/operations.js';
 import { serviceAccountHandlers } from '../handlers/service-accounts.js';
 import { streamHandlers } from '../handlers/streams.js';
 import type { Handlers } from '../handlers/types.js';
+import { webhookHandlers } from '../handlers/webhooks.js';
 import { workspaceHandlers } from '../handlers/workspaces.js';
 
 /**
@@ -31,4 +32,5 @@ export const handlers: Handlers = {
   ...operationHandlers,
   ...catalogHandlers,
   ...streamHandlers,
+  ...webhookHandlers,
 };

@@ -22,6 +22,8 @@ export function lifecycle(options: {
   retention?: HousekeepingOptions | undefined;
   /** Started after the worker, stopped before it (the Docker driver's reconciler). */
   reconciler?: { start(): void; stop(): Promise<void> } | undefined;
+  /** Webhooks' dispatcher and delivery worker: started after the worker, stopped before it. */
+  webhooks?: { start(): Promise<void>; stop(): Promise<void> } | undefined;
   /** Run first on close (stop listening for the database's notifications). */
   beforeClose?: () => Promise<void>;
 }): { start(): Promise<void>; close(): Promise<void> } {
@@ -35,6 +37,7 @@ export function lifecycle(options: {
       await worker.start();
       options.lifetimes?.start();
       options.reconciler?.start();
+      await options.webhooks?.start();
       timer = setInterval(
         () => {
           housekeeping(db.background(), options.retention).catch((error: unknown) =>
@@ -49,6 +52,7 @@ export function lifecycle(options: {
       clearInterval(timer);
       await options.beforeClose?.();
       await options.lifetimes?.stop();
+      if (started) await options.webhooks?.stop();
       if (started) await worker.stop();
       await options.reconciler?.stop();
       started = false;

@@ -16,6 +16,8 @@ import type { RateLimiter, RateLimitState } from '../ratelimit.js';
 import type { ReadCache } from '../repositories/read-cache.js';
 import type { Streams } from '../streams/registry.js';
 import type { Wakeups } from '../streams/wakeups.js';
+import type { OutboundOptions } from '../webhooks/outbound.js';
+import type { SecretBox } from '../webhooks/secrets.js';
 
 type Op<K extends OperationId> = operations[K];
 type Params<K extends OperationId> = Op<K>['parameters'];
@@ -97,6 +99,13 @@ export interface AppDeps {
   version: string;
   /** Milliseconds since the epoch for computer lifetimes (expiries, activity); tests move it. */
   lifetimeNow: () => number;
+  /** Webhooks: sealing endpoint secrets, the URL checks, their clock, and waking this replica's worker. */
+  webhooks: {
+    box: SecretBox;
+    outbound: OutboundOptions;
+    now: () => number;
+    wake(): void;
+  };
 }
 
 /** Operations that run without an access token (from the spec's `security`). */

@@ -179,6 +179,9 @@ export function compileValidator(
   ajv.addFormat('date-time', strictDateTime());
   // The spec's annotation for enums that may gain values (README, "Open enums"); nothing to validate.
   ajv.addKeyword({ keyword: 'x-extensible-enum', schemaType: 'boolean' });
+  // What the dynamic mock generates for a value (json-schema-faker's faker keyword, `internet.url` on
+  // WebhookUrl); nothing to validate.
+  ajv.addKeyword({ keyword: 'x-faker', schemaType: 'string' });
   const schemas = (document.components.schemas ?? {}) as Json;
   ajv.addSchema({ $id: SCHEMAS_ID, $defs: pointRefs(schemas) });
 

@@ -290,6 +290,31 @@ describeEngines('authorization matrix (design §8)', (engine) => {
           params[name] = (key.key as { id: string }).id;
           break;
         }
+        case 'webhook_endpoint': {
+          const created = await h.expectCall(201, 'POST', `/v1/workspaces/${workspace}/webhook-endpoints`, {
+            ...owner(),
+            json: { url: 'https://hooks.example.com/in', event_types: ['*'] },
+          });
+          params[name] = (created.webhook_endpoint as { id: string }).id;
+          break;
+        }
+        case 'delivery': {
+          const endpoint = params.webhook_endpoint as string;
+          const queued = await h.expectCall(
+            200,
+            'POST',
+            `/v1/workspaces/${workspace}/webhook-endpoints/${endpoint}/test`,
+            { ...owner(), json: { event_type: 'computer.created' } },
+          );
+          params[name] = (queued.webhook_delivery as { id: string }).id;
+          // Finished, so that a redelivery is allowed (a pending one is 409 for every role).
+          await h.db.query(
+            `UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, lease_owner = NULL,
+                lease_until = NULL WHERE id = $1`,
+            [params[name]],
+          );
+          break;
+        }
         default:
           throw new Error(
             `${op.operationId}: no matrix fixture for path parameter {${name}}; add one in pathParams()`,
