@@ -139,6 +139,9 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
       // limits off sends neither. Quotas no run can reach keep 429s out while the headers are real.
       SVC_RATE_LIMITS: 'principal=1000000/60,workspace_mutations=1000000/60',
       SVC_SIM_STEP_MS: String(options.simStepMs ?? 50),
+      // A webhook delivery that reaches no receiver (this target resolves no names) ends after one
+      // immediate retry, so the suite can redeliver it.
+      SVC_WEBHOOK_RETRY_SCHEDULE: '0',
       DATABASE_URL: databaseUrl,
     });
     const main = options.serverMain ?? fileURLToPath(new URL('../../server/dist/main.js', import.meta.url));

@@ -13,6 +13,8 @@ const references = {
   size: () => 'medium',
   image: () => 'ubuntu-2404',
   principal_id: () => '01m6hxnz3nys41pjh1sacmtn86c',
+  url: () => 'https://hooks.example.com/in',
+  event_types: () => ['computer.created'],
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Operation, waitForOperations } from '@svc/client';
 import { afterAll, expect, it } from 'vitest';
 import { fx } from '../support/fixtures.js';
@@ -19,10 +20,19 @@ const WAIT = { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 };
  * the run supplies them (the catalogue's first size and image, the suite's service account, which is no
  * member of the workspace created here). `test/write-back.test.ts` fails on a key no write has.
  */
-export const REFERENCES: Readonly<Record<string, () => string>> = {
+export const REFERENCES: Readonly<Record<string, () => unknown>> = {
   size: () => fx.size,
   image: () => fx.image,
   principal_id: () => fx.serviceAccount,
+  // Not a resource, but no value can be synthesized for it (an https URL whose host must not resolve
+  // to a private address) and an update needs one other than the current: a fresh path each time.
+  url: () => `https://hooks.example.com/write-back/${randomUUID()}`,
+  // Event types the spec lists, another list at each call (an update must change it).
+  event_types: (() => {
+    let turn = 0;
+    const lists = [['computer.created'], ['computer.deleted', 'operation.completed']];
+    return () => lists[turn++ % lists.length] as string[];
+  })(),
 };
 
 /**

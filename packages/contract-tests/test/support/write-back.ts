@@ -191,7 +191,7 @@ export interface BodyContext {
   /** Values to use first (the mock: the spec's request example, which its response example echoes). */
   example?: Json | undefined;
   /** Fields that name another resource of the run (the schema cannot say which: the run supplies them). */
-  references: Readonly<Record<string, () => string>>;
+  references: Readonly<Record<string, () => unknown>>;
   /** The resource as it is before an update: every value sent must differ from it, or nothing is proved. */
   current?: Json | undefined;
 }
