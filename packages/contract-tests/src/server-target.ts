@@ -142,6 +142,9 @@ export async function startServerTarget(options: ServerTargetOptions): Promise<S
       SVC_SIM_STEP_MS: String(options.simStepMs ?? 50),
       // The webhooks suite's receiver listens on 127.0.0.1, which the server refuses unless told.
       SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      // A webhook delivery that reaches no receiver (this target resolves no names) ends after one
+      // immediate retry, so the suite can redeliver it.
+      SVC_WEBHOOK_RETRY_SCHEDULE: '0',
       DATABASE_URL: databaseUrl,
     });
     const main = options.serverMain ?? fileURLToPath(new URL('../../server/dist/main.js', import.meta.url));

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Operation, waitForOperations } from '@svc/client';
 import { webhookEventTypes } from '@svc/contract';
 import { afterAll, expect, it } from 'vitest';

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { ownerPage } from './keyset.js';
 
-// Deliveries and attempts (migration 015): what the API reads, and the SQL of the dispatcher (fan-out
+// Deliveries and attempts (migration 016): what the API reads, and the SQL of the dispatcher (fan-out
 // of the event log) and of the delivery worker (claims with a lease, attempts, the retry schedule).
 
 /** A delivery as the API renders it. */

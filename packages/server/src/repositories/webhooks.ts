@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { ownerPage } from './keyset.js';
 
-// Webhook endpoints as the API shows and changes them (migration 015). The dispatcher's and the
+// Webhook endpoints as the API shows and changes them (migration 016). The dispatcher's and the
 // delivery worker's SQL is in webhook-deliveries.ts.
 
 /** A `webhook_endpoints` row as the API renders it (never its sealed secrets). */
