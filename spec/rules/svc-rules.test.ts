@@ -1363,6 +1363,9 @@ describe('svc-name-dns-label still fires next to its FileInfo exemption', () => 
 
   it('refuses the same name on another schema', async () => {
     expect(await nameFindings(withSchema('FileEntry'))).toEqual([at('FileEntry')]);
+  });
+});
+
 // A webhook is a request the service SENDS: the JSON-API rules for our own paths (envelopes, errors,
 // x-svc, Idempotency-Key, security, rate limits) skip the `webhooks` section on purpose (they walk
 // `paths` only; OWASP's operation rules do too), while OWASP's schema limits still reach its payload.

@@ -267,6 +267,9 @@ describe('Redocly svc/request-mime-type and svc/response-mime-type: bytes where 
     ],
   ])('response: %s', async (_name, doc, refused) => {
     expect(await redoclyProblems(doc, 'svc/response-mime-type')).toEqual(refused);
+  });
+});
+
 /** A minimal document with one webhook per event type, each with the operationId `ids[i]`. */
 function withWebhooks(names: string[], ids: string[]): Doc {
   const webhooks: Doc = {};

@@ -240,6 +240,10 @@ describe('reference docs page', { timeout: 60_000 }, () => {
       const wanted = [`${mediaType}, the raw bytes (not JSON)`];
       if (maxBytes !== undefined) wanted.push(`${maxBytes.toLocaleString('en-US')} bytes`, '413', '415');
       return wanted.filter((text) => !bytes.includes(text)).map((text) => `${summary}: ${text}`);
+    });
+    expect(missing).toEqual([]);
+  });
+
   it('shows the "Webhooks" section of the introduction: signing, verification, retries, dedup', () => {
     const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
     expect(intro).toMatch(/webhook-signature[\s\S]*5 minutes[\s\S]*webhook-id/);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Operation, waitForOperations } from '@svc/client';
 import { webhookEventTypes } from '@svc/contract';
 import { afterAll, expect, it } from 'vitest';
