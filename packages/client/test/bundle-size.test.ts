@@ -17,6 +17,11 @@ const RETRY_MARKER = /idempotency_key_in_use/;
 const STREAMS_ENTRY = fileURLToPath(new URL('../dist/streams.js', import.meta.url));
 /** Only the SSE parser of `@svc/client/streams` (eventsource-parser) names this error type. */
 const STREAMS_MARKER = /max-buffer-size-exceeded/;
+const WEBHOOKS_ENTRY = fileURLToPath(new URL('../dist/webhooks.js', import.meta.url));
+/** Only the verifier of `@svc/client/webhooks` names this error. */
+const WEBHOOKS_MARKER = /WebhookVerificationError/;
+/** The limit of a receiver that only verifies: WebCrypto does the hashing, nothing else is bundled. */
+const WEBHOOKS_LIMIT_BYTES = 1536;
 
 const APPS = [
   {
@@ -62,8 +67,23 @@ describe('the browser bundle of a one-call app', () => {
       expect(text).not.toMatch(/SignJWT|importPKCS8|jwt-bearer/);
       expect(text).not.toMatch(RETRY_MARKER);
       expect(text).not.toMatch(STREAMS_MARKER);
+      expect(text).not.toMatch(WEBHOOKS_MARKER);
     },
   );
+
+  it('a receiver that verifies with the webhooks entry stays within 1.5 KiB, without the client', async () => {
+    const { text, gzipBytes } =
+      await bundleApp(`import { verifyWebhook } from ${JSON.stringify(WEBHOOKS_ENTRY)};
+export const onRequest = async (request) =>
+  verifyWebhook({ secrets: 'whsec_AA==', headers: request.headers, body: await request.text() });`);
+    console.log(
+      `bundle-size @svc/client/webhooks verifier: ${gzipBytes} B gzipped (${text.length} B minified)`,
+    );
+    expect(gzipBytes).toBeLessThanOrEqual(WEBHOOKS_LIMIT_BYTES);
+    expect(text).toMatch(WEBHOOKS_MARKER);
+    expect(text).not.toMatch(STREAMS_MARKER);
+    expect(text).not.toMatch(/SignJWT|importPKCS8|jwt-bearer/);
+  });
 
   it('the streams entry does carry the SSE parser (so the check above can fail), and no jose', async () => {
     const { text, gzipBytes } = await bundleApp(`import { createClient } from ${JSON.stringify(ENTRY)};
