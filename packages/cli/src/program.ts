@@ -5,6 +5,7 @@ import { AUTH_GROUP, addAuthCommands } from './commands/auth.js';
 import { addCompletionCommands, COMPLETE_COMMAND } from './commands/completion.js';
 import { addConfigCommands } from './commands/config.js';
 import { addCopyCommand, FILES_PATH } from './commands/cp.js';
+import { addListenCommand } from './commands/listen.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
@@ -103,6 +104,7 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   };
   addSessionCommands(program, contextOf);
   addMcpCommand(program, contextOf);
+  addListenCommand(program, contextOf);
   addConfigCommands(program, contextOf);
   addCompletionCommands(program, io);
   // `svc whoami`, `svc token`, `svc mcp`… need nothing of the spec: skip reading and deriving it.
