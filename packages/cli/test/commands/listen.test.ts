@@ -64,7 +64,7 @@ describe('svc listen against the real server', () => {
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-listen-'));
-    service = await startApp(dir);
+    service = await startApp(dir, { SVC_WEBHOOKS_ALLOW_LOOPBACK: 'true' });
     env = { SVC_KEY_FILE: service.keyFilePath, SVC_CONFIG_DIR: join(dir, 'config') };
     workspace = (await json(['workspaces', 'list'])).workspaces[0].name;
     receiver = createServer((request, response) => {
@@ -174,6 +174,36 @@ describe('svc listen against the real server', () => {
     interrupt.abort();
     expect(await listening.done).toBe(130);
     expect(await orphan.done).toBe(130);
+  });
+
+  test('svc webhooks test-endpoint: the service sends a sample event that verifyWebhook accepts with the endpoint secret', async () => {
+    const count = received.length;
+    const created = await json([
+      'webhooks',
+      'create-endpoint',
+      workspace,
+      '--url',
+      receiverUrl,
+      '--idempotency-key',
+      'listen-test-endpoint',
+      '--',
+      'computer.deleted',
+    ]);
+    const { id, secret } = created.webhook_endpoint;
+    expect(secret).toMatch(/^whsec_/);
+    await json(['webhooks', 'test-endpoint', workspace, id, '--event-type', 'computer.created']);
+    await expect.poll(() => received.length, { timeout: 15_000 }).toBeGreaterThan(count);
+    const sample = received[count] as Received;
+    expect(sample.headers['svc-webhook-test']).toBe('true');
+    const event = await verifyWebhook({ secrets: secret, headers: sample.headers, body: sample.body });
+    expect(event.type).toBe('computer.created');
+    await expect(
+      verifyWebhook({
+        secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        headers: sample.headers,
+        body: sample.body,
+      }),
+    ).rejects.toMatchObject({ reason: 'bad_signature' });
   });
 
   test('--forward-to must be an http(s) URL, --events known types, --secret a whsec_ secret', async () => {

@@ -16,14 +16,15 @@ export interface RunningService {
 /**
  * The app on 127.0.0.1 port 0, in memory, bootstrapped (key file in `dir`). Bound before the app is
  * built, as `svc-server` does, so tokens' `iss`/`aud` and the key file's `base_url` name the real port.
+ * `env` adds settings (`SVC_WEBHOOKS_ALLOW_LOOPBACK`…).
  */
-export async function startApp(dir: string): Promise<RunningService> {
+export async function startApp(dir: string, env: Record<string, string> = {}): Promise<RunningService> {
   let app: App | undefined;
   const running = await listen((request, env) =>
     app ? app.fetch(request, env) : Promise.resolve(new Response('starting', { status: 503 })),
   );
   const baseUrl = `${running.url}/v1`;
-  const loaded = loadConfig({ PORT: '0', SVC_RATE_LIMITS: 'off' }, { sandbox: true });
+  const loaded = loadConfig({ ...env, PORT: '0', SVC_RATE_LIMITS: 'off' }, { sandbox: true });
   const config = { ...loaded, baseUrl, tokenUrl: `${baseUrl}/auth/token` };
   const ready = await createApp({ config, responseValidation: 'throw' });
   app = ready;
