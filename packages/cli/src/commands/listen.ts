@@ -6,7 +6,12 @@ import { type Command, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError, exitCode, RemoteExit } from '../exit-codes.js';
 
-/** How long one forward may take, as a real delivery's attempt (design §16): 15 s. */
+/**
+ * How long one forward may take, as a real delivery's attempt (design §16): 15 s.
+ *
+ * @example
+ * fetch(url, { signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) });
+ */
 export const FORWARD_TIMEOUT_MS = 15_000;
 
 const help = `

@@ -1,6 +1,12 @@
 import { hmac, SECRET_PREFIX, secretKey, signedContent, toBase64 } from './signature.js';
 
-/** The Standard Webhooks headers of one delivery. */
+/**
+ * The Standard Webhooks headers of one delivery.
+ *
+ * @example
+ * import type { SignedWebhookHeaders } from '@svc/client/webhooks';
+ * const id = (h: SignedWebhookHeaders) => h['webhook-id'];
+ */
 export type SignedWebhookHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>;
 
 /**

@@ -41,10 +41,22 @@ export type AnyWebhookEvent = {
   [T in WebhookEventType]: Omit<WebhookEvent<T>, 'type'> & { type: T };
 }[WebhookEventType];
 
-/** The tolerance of the spec (`webhook-timestamp`): 5 minutes either way of the receiver's clock. */
+/**
+ * The tolerance of the spec (`webhook-timestamp`): 5 minutes either way of the receiver's clock.
+ *
+ * @example
+ * import { WEBHOOK_TOLERANCE_SECONDS } from '@svc/client/webhooks';
+ * WEBHOOK_TOLERANCE_SECONDS; // 300
+ */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
-/** What {@link verifyWebhook} takes. */
+/**
+ * What {@link verifyWebhook} takes.
+ *
+ * @example
+ * import type { VerifyWebhookOptions } from '@svc/client/webhooks';
+ * const options: VerifyWebhookOptions = { secrets: ['whsec_new…', 'whsec_old…'], headers: {}, body: '{}' };
+ */
 export interface VerifyWebhookOptions {
   /** The endpoint's secret (`whsec_…`), or both during a rotation's overlap: any may match. */
   secrets: string | readonly string[];
