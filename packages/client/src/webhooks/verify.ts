@@ -71,7 +71,7 @@ export interface VerifyWebhookOptions {
 }
 
 function header(headers: VerifyWebhookOptions['headers'], name: string): string | undefined {
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  if (typeof Headers !== 'undefined' && headers instanceof Headers) return headers.get(name) ?? undefined;
   for (const [key, value] of Object.entries(headers))
     if (key.toLowerCase() === name) return typeof value === 'string' ? value : value?.join(' ');
   return undefined;
