@@ -24,8 +24,11 @@ import { expectedTools } from './support/spec-tools.js';
  * and `Computer.lifetime`, `Operation.trigger` and `Workspace.lifetime_defaults` in every output that
  * carries them (about 19,000 full, 2,700 compact) took full to 263,491 bytes and compact to 49,226.
  * Both together: full 293,092 bytes, compact 56,857.
+ * Webhooks: twelve tools for the endpoints and their deliveries (manage them, rotate a secret, send a
+ * sample, read attempts) took full to 365,901 bytes, compact to 70,233 (53 tools; `toolsets=` narrows
+ * a client to the groups it needs), and dynamic's catalogue of groups to 4,253.
  */
-const BUDGET = { compact: 58_000, full: 295_000, dynamic: 4_000 } as const;
+const BUDGET = { compact: 72_000, full: 368_000, dynamic: 4_500 } as const;
 
 const document = loadDocument();
 const specTools = expectedTools(document);

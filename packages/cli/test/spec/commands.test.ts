@@ -79,7 +79,7 @@ describe('a command for every operation of the spec', () => {
     expect(program.commands.find((c) => c.name() === 'operations')?.aliases()).toContain('ops');
   });
 
-  test('argv of execComputer and runComputer is the trailing argument, and only they run a command', () => {
+  test('argv of execComputer and runComputer is the trailing argument (and a webhook endpoint\'s event types), and only they run a command', () => {
     for (const id of ['execComputer', 'runComputer']) {
       const exec = commands.find((c) => c.operation.operationId === id);
       expect(exec?.rest?.name).toBe('argv');
@@ -93,9 +93,12 @@ describe('a command for every operation of the spec', () => {
       'execComputer',
       'runComputer',
     ]);
-    expect(commands.filter((c) => c.rest).map((c) => c.operation.operationId)).toEqual([
-      'execComputer',
-      'runComputer',
+    // A required list of words is the trailing argument of any command: a command's argv, and the
+    // event types of a webhook endpoint (`svc webhooks create-endpoint ws --url … -- '*'`).
+    expect(commands.filter((c) => c.rest).map((c) => [c.operation.operationId, c.rest?.name])).toEqual([
+      ['execComputer', 'argv'],
+      ['runComputer', 'argv'],
+      ['createWebhookEndpoint', 'event_types'],
     ]);
     // The long form's output comes from its operation after --wait, not from a resource read again.
     expect(commands.find((c) => c.operation.operationId === 'runComputer')?.refetch).toBeUndefined();

@@ -30,16 +30,22 @@ export function webhooksSuite(): void {
   });
 
   it('createWebhookEndpoint answers 201 with the endpoint and its one-time secret', async () => {
-    const { webhook_endpoint } = await unwrap(
+    const create = (url: string) =>
       client().POST('/workspaces/{workspace}/webhook-endpoints', {
         params: { path: { workspace: fx.workspace }, header: { 'Idempotency-Key': key() } },
-        body: {
-          url: receiver?.url ?? 'https://ci.example.com/hooks/contract-tests',
-          description: 'contract tests',
-          event_types: ['computer.created'],
-        },
-      }),
-    );
+        body: { url, description: 'contract tests', event_types: ['computer.created'] },
+      });
+    const PUBLIC = 'https://ci.example.com/hooks/contract-tests';
+    let answer = await create(receiver?.url ?? PUBLIC);
+    // A deployment that refuses loopback receivers (as shipped: SVC_WEBHOOKS_ALLOW_LOOPBACK is off)
+    // answers 400 on `url`: the endpoint's operations are checked on a public URL, and the delivery
+    // check below is skipped, saying why.
+    if (receiver !== undefined && answer.response.status === 400) {
+      await receiver.close();
+      receiver = undefined;
+      answer = await create(PUBLIC);
+    }
+    const { webhook_endpoint } = await unwrap(answer);
     expect(webhook_endpoint.id).toMatch(ID);
     expect(webhook_endpoint.secret).toMatch(SECRET);
     hook.id = webhook_endpoint.id;
@@ -151,8 +157,11 @@ export function webhooksSuite(): void {
 
   statefulIt(
     'a computer created is delivered to the endpoint as the spec says: payload, headers, a signature that verifies',
-    async () => {
-      if (receiver === undefined) throw new Error('no receiver');
+    async ({ skip }) => {
+      if (receiver === undefined)
+        skip(
+          'the server refuses loopback receivers (SVC_WEBHOOKS_ALLOW_LOOPBACK is off): no delivery to check',
+        );
       const name = uniqueName('hooked');
       const created = await unwrap(
         client().POST('/workspaces/{workspace}/computers', {
@@ -162,7 +171,7 @@ export function webhooksSuite(): void {
       );
       const real = (d: Delivery) =>
         d.headers['svc-webhook-test'] === undefined && d.body.includes(created.computer.id);
-      const [delivery] = await receiver.waitFor(1, real);
+      const [delivery] = await (receiver as NonNullable<typeof receiver>).waitFor(1, real);
       expect(deliveryViolations(delivery as Delivery, hook.secret)).toEqual([]);
       expect(JSON.parse(String(delivery?.body))).toMatchObject({
         type: 'computer.created',
@@ -170,7 +179,10 @@ export function webhooksSuite(): void {
         computer: { id: created.computer.id, name },
       });
       // The sample events (test, redeliver) are deliveries the spec describes too.
-      const samples = await receiver.waitFor(1, (d) => d.headers['svc-webhook-test'] === 'true');
+      const samples = await (receiver as NonNullable<typeof receiver>).waitFor(
+        1,
+        (d) => d.headers['svc-webhook-test'] === 'true',
+      );
       for (const sample of samples) expect(deliveryViolations(sample, hook.secret)).toEqual([]);
       await waitForOperations(client(), created.operations, WAIT);
       const { operations } = await unwrap(

@@ -133,10 +133,14 @@ export const STATEFUL_PREFIX = '[stateful]';
  * Against the mock it is registered as skipped, so vitest counts it and the reporter lists it; it is
  * never dropped silently.
  */
-export function statefulIt(name: string, fn: () => Promise<void>, timeout?: number): void {
+export function statefulIt(
+  name: string,
+  fn: (context: { skip(note?: string): never }) => Promise<void>,
+  timeout?: number,
+): void {
   const title = `${STATEFUL_PREFIX} ${name}`;
-  if (onMock) it.skip(title, fn);
-  else it(title, fn, timeout);
+  if (onMock) it.skip(title, () => {});
+  else it(title, (context) => fn(context as unknown as { skip(note?: string): never }), timeout);
 }
 
 /** A unique, valid resource name for this run. */
