@@ -9,7 +9,7 @@ import { checkArchive } from './archive-check.js';
 import type { ArgvResult, EngineStat } from './docker-engine.js';
 import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
 import { containerOwner, linkText, resolveInContainer, writableDirectory } from './docker-paths.js';
-import { headerStat, packEntry, renameTop } from './docker-tar.js';
+import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
@@ -32,7 +32,8 @@ import {
   parentOf,
 } from './paths.js';
 import { spoolBody } from './spool.js';
-import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
+import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
+import { ENGINE_CHUNK_BYTES, oneFileTar } from './tar-entry.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 export interface FilesContainer {
@@ -203,54 +204,39 @@ export class DockerFiles implements ComputerFiles {
           : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
-        const source = spool ? createReadStream(spool.file) : nodeReadable(body);
-        const pack = tar.pack();
-        pack.on('error', () => {}); // its reader (the upload) reports it
-        const entries = (async () => {
-          const prefix: string[] = [];
-          for (const segment of dir.missing) {
-            prefix.push(segment);
-            await packEntry(pack, { name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner });
-          }
-          const sink = pack.entry({
-            name: [...prefix, name].join('/'),
-            type: 'file',
-            size,
-            mode: options.mode & 0o777,
-            mtime: new Date(),
+        const source: AsyncIterable<Uint8Array> = spool
+          ? createReadStream(spool.file, { highWaterMark: ENGINE_CHUNK_BYTES })
+          : (body as unknown as AsyncIterable<Uint8Array>);
+        const mtime = new Date();
+        const prefix: string[] = [];
+        const directories = dir.missing.map((segment) => {
+          prefix.push(segment);
+          return {
+            name: prefix.join('/'),
+            type: 'directory' as const,
+            size: 0,
+            mode: 0o755,
+            mtime,
             ...owner,
-          });
-          const entryDone = new Promise<void>((resolve, reject) => {
-            sink.once('error', reject);
-            sink.once('close', () => resolve());
-          });
-          entryDone.catch(() => {}); // awaited below unless the body fails first
-          sink.on('error', () => {});
-          let total = 0;
-          for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
-            total += chunk.length;
-            if (total > size)
-              throw new FileError('too_large', 'the body is longer than its declared size', { size });
-            if (!sink.write(Buffer.from(chunk))) await new Promise((resolve) => sink.once('drain', resolve));
-          }
-          if (total !== size)
-            throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
-          sink.end();
-          await entryDone;
-          pack.finalize();
-        })();
-        entries.catch((error: unknown) => pack.destroy(error as Error));
-        await Promise.all([
-          entries,
-          container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal }),
-        ]).catch(async (error: unknown) => {
+          };
+        });
+        const file = {
+          name: [...prefix, name].join('/'),
+          type: 'file' as const,
+          size,
+          mode: options.mode & 0o777,
+          mtime,
+          ...owner,
+        };
+        const tarball = oneFileTar(directories, file, source, { maxBytes: options.maxBytes, signal });
+        try {
+          await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
+        } catch (error) {
           // Cut short (an abort, a body shorter or longer than declared): the Engine fails the
           // extraction and leaves no part of the file (a file being replaced is gone, though).
-          throw await entries.then(
-            () => error,
-            (failure: unknown) => failure,
-          );
-        });
+          throw tarball.failure() ?? error;
+        }
+        if (tarball.failure()) throw tarball.failure();
       } finally {
         if (spool) await rm(spool.dir, { recursive: true, force: true });
       }
