@@ -36,7 +36,7 @@ const { values } = parseArgs({
     socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
   },
 });
-const BYTES = Number(values.mb) * 1024 * 1024;
+const BYTES = Math.round(Number(values.mb) * 1024 * 1024);
 const ROUNDS = Number(values.rounds);
 const SOCKET = values.socket;
 const INSTANCE = `bench-files-${process.pid}`;

@@ -353,6 +353,19 @@ export function fileRules(get: () => FilesHarness): void {
       'quota_exceeded',
       details,
     );
+    await files.remove(computer, dir, { recursive: true, signal: signal() }); // room for the next test
+  });
+
+  test('quota: a file removed through the API frees its room at once (a kept measure is forgotten)', async () => {
+    const { files, computer } = get().small;
+    const dir = fresh();
+    const put = (name: string, size: number) =>
+      files.write(computer, `${dir}/${name}`, streamOf(pattern(size)), options({ size }));
+    await put('filler', 500_000);
+    await put('first', 400_000);
+    await files.remove(computer, `${dir}/first`, { recursive: false, signal: signal() });
+    await put('second', 400_000); // 500 000 + 400 000 + 400 000 would be over the quota
+    await files.remove(computer, dir, { recursive: true, signal: signal() });
   });
 
   test('archives: written, then read back with the same entries and bytes, owned by the computer user', async () => {
