@@ -34,6 +34,7 @@ import {
 import { spoolBody } from './spool.js';
 import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
 import { ENGINE_CHUNK_BYTES, oneFileTar } from './tar-entry.js';
+import { firstFileBody, joinedStream } from './tar-read.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 export interface FilesContainer {
@@ -154,21 +155,9 @@ export class DockerFiles implements ComputerFiles {
         path: canonical,
         abortSignal: signal,
       })) as IncomingMessage;
-      const extract = tar.extract();
-      response.pipe(extract as unknown as NodeJS.WritableStream);
-      response.once('error', (error) => extract.destroy(error));
-      async function* bytes(): AsyncGenerator<Uint8Array> {
-        try {
-          for await (const entry of extract) {
-            for await (const chunk of entry) yield chunk as Uint8Array;
-            return; // one entry: stop reading the Engine's stream once it is done
-          }
-        } finally {
-          response.destroy();
-          extract.destroy();
-        }
-      }
-      return { stat: fileStatOf(normalized, stat), body: webReadable(bytes()) };
+      // The one entry's body, sliced out of the Engine's chunks; the rest of the tar is not read.
+      const body = joinedStream(firstFileBody(response), () => response.destroy());
+      return { stat: fileStatOf(normalized, stat), body };
     });
   }
 
