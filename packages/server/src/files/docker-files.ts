@@ -8,7 +8,7 @@ import type { DriverComputer } from '../operations/computer.js';
 import { checkArchive } from './archive-check.js';
 import type { ArgvResult, EngineStat } from './docker-engine.js';
 import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
-import { containerOwner, linkText, resolveInContainer, writableDirectory } from './docker-paths.js';
+import { containerOwner, linkText, resolveInContainer, statsOf, writableDirectory } from './docker-paths.js';
 import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
@@ -178,9 +178,17 @@ export class DockerFiles implements ComputerFiles {
       // Independent round trips to the Engine, at once; their failures in this order of precedence.
       const [dir, used, owner] = await inOrder([
         (async () => {
-          const dir = await writableDirectory(container, parentOf(normalized), options.parents, signal);
+          const stats = statsOf(container, signal);
+          stats.prefetch(normalized); // the target's stat too, when no symlink is on the way
+          const dir = await writableDirectory(
+            container,
+            parentOf(normalized),
+            options.parents,
+            signal,
+            stats.lookup,
+          );
           if (dir.missing.length === 0) {
-            const existing = await engineStat(container, joinPath(dir.canonical, name), signal);
+            const existing = await stats.lookup(joinPath(dir.canonical, name));
             if (existing && typeOfMode(existing.mode) === 'directory') throw isDirectory(normalized);
             if (existing && typeOfMode(existing.mode) === 'other') throw specialFile(normalized);
           }
