@@ -104,8 +104,8 @@ export const END_OF_TAR = Buffer.alloc(2 * BLOCK);
  * A one-file tar as a Node stream for the Engine's `PUT …/archive`: the directories' headers, the
  * file's header, its body as `source` streams (counted: past `maxBytes` `too_large`; longer or
  * shorter than `file.size` fails the stream), its padding and the end. The body's pieces are joined
- * to at least {@link ENGINE_CHUNK_BYTES} before they go on, and the stream buffers at most about
- * twice that: few, large writes to the Engine, never the whole body. The stream fails with the
+ * to at least {@link ENGINE_CHUNK_BYTES} before they go on, and the stream reads ahead of the Engine
+ * up to {@link ENGINE_BUFFER_BYTES} (plus one piece): few, large writes, never the whole body. The stream fails with the
  * body's error; `failure()` names it (the Engine's own error then says less).
  *
  * @example

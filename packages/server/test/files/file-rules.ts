@@ -216,6 +216,14 @@ export function fileRules(get: () => FilesHarness): void {
     expect((await files.stat(computer, '/', signal())).type).toBe('directory');
   });
 
+  test("long and non-ASCII names (a pax header in the write's tar) are written, read and made whole", async () => {
+    const dir = `${fresh()}/${'d'.repeat(200)}`;
+    for (const name of [`${'f'.repeat(150)}.txt`, 'fichier-é-日本.txt']) {
+      await write(`${dir}/sub/${name}`, text(name));
+      expect(Buffer.from((await read(`${dir}/sub/${name}`)).bytes).toString()).toBe(name);
+    }
+  });
+
   test('list: direct children sorted by name in byte order; a file is not_directory', async () => {
     const dir = fresh();
     for (const name of ['b', 'a', 'B', '_', 'é', 'a0']) await write(`${dir}/${name}`, text(name));
