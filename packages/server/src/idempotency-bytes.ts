@@ -67,6 +67,7 @@ export async function runIdempotentBytes(
   lock: BytesLockOptions = DEFAULT_LOCK,
 ): Promise<IdempotentOutcome> {
   const owner = randomUUID();
+  body.hashBytes(); // the key covers the bytes: hashed as they stream, before anything reads them
   const existing = await claim(db, scope, body, owner, lock.lockSeconds);
   if (existing) return existing;
   // An upload may take longer than the lock: while it runs, its lock is pushed on, so a retry meets

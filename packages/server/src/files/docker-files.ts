@@ -8,8 +8,8 @@ import type { DriverComputer } from '../operations/computer.js';
 import { checkArchive } from './archive-check.js';
 import type { ArgvResult, EngineStat } from './docker-engine.js';
 import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
-import { containerOwner, linkText, resolveInContainer, writableDirectory } from './docker-paths.js';
-import { headerStat, packEntry, renameTop } from './docker-tar.js';
+import { containerOwner, linkText, resolveInContainer, statsOf, writableDirectory } from './docker-paths.js';
+import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
@@ -32,7 +32,9 @@ import {
   parentOf,
 } from './paths.js';
 import { spoolBody } from './spool.js';
-import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
+import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
+import { ENGINE_CHUNK_BYTES, oneFileTar } from './tar-entry.js';
+import { firstFileBody, joinedStream } from './tar-read.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 export interface FilesContainer {
@@ -73,6 +75,8 @@ export class DockerFiles implements ComputerFiles {
   private readonly quotaBytes: number;
   private readonly maxArchiveEntries: number;
   private readonly log: NonNullable<DockerFilesOptions['log']>;
+  /** The last `du` of each container's /home, plus the bytes written since (see {@link usedBytes}). */
+  private readonly usage = new Map<string, { measuredAt: number; bytes: number }>();
 
   constructor(options: DockerFilesOptions) {
     this.options = options;
@@ -151,21 +155,9 @@ export class DockerFiles implements ComputerFiles {
         path: canonical,
         abortSignal: signal,
       })) as IncomingMessage;
-      const extract = tar.extract();
-      response.pipe(extract as unknown as NodeJS.WritableStream);
-      response.once('error', (error) => extract.destroy(error));
-      async function* bytes(): AsyncGenerator<Uint8Array> {
-        try {
-          for await (const entry of extract) {
-            for await (const chunk of entry) yield chunk as Uint8Array;
-            return; // one entry: stop reading the Engine's stream once it is done
-          }
-        } finally {
-          response.destroy();
-          extract.destroy();
-        }
-      }
-      return { stat: fileStatOf(normalized, stat), body: webReadable(bytes()) };
+      // The one entry's body, sliced out of the Engine's chunks; the rest of the tar is not read.
+      const body = joinedStream(firstFileBody(response), () => response.destroy());
+      return { stat: fileStatOf(normalized, stat), body };
     });
   }
 
@@ -182,20 +174,34 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const dir = await writableDirectory(container, parentOf(normalized), options.parents, signal);
       const name = baseName(normalized);
-      if (dir.missing.length === 0) {
-        const existing = await engineStat(container, joinPath(dir.canonical, name), signal);
-        if (existing && typeOfMode(existing.mode) === 'directory') throw isDirectory(normalized);
-        if (existing && typeOfMode(existing.mode) === 'other') throw specialFile(normalized);
-      }
-      const used = await this.usedBytes(target, signal);
+      // Independent round trips to the Engine, at once; their failures in this order of precedence.
+      const [dir, used, owner] = await inOrder([
+        (async () => {
+          const stats = statsOf(container, signal);
+          stats.prefetch(normalized); // the target's stat too, when no symlink is on the way
+          const dir = await writableDirectory(
+            container,
+            parentOf(normalized),
+            options.parents,
+            signal,
+            stats.lookup,
+          );
+          if (dir.missing.length === 0) {
+            const existing = await stats.lookup(joinPath(dir.canonical, name));
+            if (existing && typeOfMode(existing.mode) === 'directory') throw isDirectory(normalized);
+            if (existing && typeOfMode(existing.mode) === 'other') throw specialFile(normalized);
+          }
+          return dir;
+        })(),
+        this.usedBytes(target, signal),
+        containerOwner(target.container, target.user, signal),
+      ] as const);
       if (options.size !== undefined && used + options.size > this.quotaBytes)
         throw quotaExceeded(this.quotaBytes);
       const checkQuota = (total: number) => {
         if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
       };
-      const owner = await containerOwner(target.container, target.user, signal);
       const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const spool =
         options.size === undefined
@@ -203,54 +209,40 @@ export class DockerFiles implements ComputerFiles {
           : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
-        const source = spool ? createReadStream(spool.file) : nodeReadable(body);
-        const pack = tar.pack();
-        pack.on('error', () => {}); // its reader (the upload) reports it
-        const entries = (async () => {
-          const prefix: string[] = [];
-          for (const segment of dir.missing) {
-            prefix.push(segment);
-            await packEntry(pack, { name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner });
-          }
-          const sink = pack.entry({
-            name: [...prefix, name].join('/'),
-            type: 'file',
-            size,
-            mode: options.mode & 0o777,
-            mtime: new Date(),
+        const source: AsyncIterable<Uint8Array> = spool
+          ? createReadStream(spool.file, { highWaterMark: ENGINE_CHUNK_BYTES })
+          : (body as unknown as AsyncIterable<Uint8Array>);
+        const mtime = new Date();
+        const prefix: string[] = [];
+        const directories = dir.missing.map((segment) => {
+          prefix.push(segment);
+          return {
+            name: prefix.join('/'),
+            type: 'directory' as const,
+            size: 0,
+            mode: 0o755,
+            mtime,
             ...owner,
-          });
-          const entryDone = new Promise<void>((resolve, reject) => {
-            sink.once('error', reject);
-            sink.once('close', () => resolve());
-          });
-          entryDone.catch(() => {}); // awaited below unless the body fails first
-          sink.on('error', () => {});
-          let total = 0;
-          for await (const chunk of counted(source, { maxBytes: options.maxBytes, signal })) {
-            total += chunk.length;
-            if (total > size)
-              throw new FileError('too_large', 'the body is longer than its declared size', { size });
-            if (!sink.write(Buffer.from(chunk))) await new Promise((resolve) => sink.once('drain', resolve));
-          }
-          if (total !== size)
-            throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
-          sink.end();
-          await entryDone;
-          pack.finalize();
-        })();
-        entries.catch((error: unknown) => pack.destroy(error as Error));
-        await Promise.all([
-          entries,
-          container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal }),
-        ]).catch(async (error: unknown) => {
+          };
+        });
+        const file = {
+          name: [...prefix, name].join('/'),
+          type: 'file' as const,
+          size,
+          mode: options.mode & 0o777,
+          mtime,
+          ...owner,
+        };
+        const tarball = oneFileTar(directories, file, source, { maxBytes: options.maxBytes, signal });
+        try {
+          await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
+        } catch (error) {
           // Cut short (an abort, a body shorter or longer than declared): the Engine fails the
           // extraction and leaves no part of the file (a file being replaced is gone, though).
-          throw await entries.then(
-            () => error,
-            (failure: unknown) => failure,
-          );
-        });
+          throw tarball.failure() ?? error;
+        }
+        if (tarball.failure()) throw tarball.failure();
+        this.wrote(target, size);
       } finally {
         if (spool) await rm(spool.dir, { recursive: true, force: true });
       }
@@ -279,6 +271,7 @@ export class DockerFiles implements ComputerFiles {
       assertRemovable(canonical);
       const isDir = typeOfMode(stat.mode) === 'directory';
       const argv = isDir && !options.recursive ? ['rmdir', '--', canonical] : ['rm', '-rf', '--', canonical];
+      this.usage.delete(target.container.id);
       const result = await this.exec(target, argv, signal);
       if (result.exitCode === 0) return;
       const { stderr } = result;
@@ -330,9 +323,12 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
-      const owner = await containerOwner(target.container, target.user, signal);
-      const dir = await writableDirectory(container, normalized, options.parents, signal);
-      const used = await this.usedBytes(target, signal); // before anything is made: it needs a running computer
+      // At once, before anything is made (the quota's measure needs a running computer).
+      const [owner, dir, used] = await inOrder([
+        containerOwner(target.container, target.user, signal),
+        writableDirectory(container, normalized, options.parents, signal),
+        this.usedBytes(target, signal),
+      ] as const);
       let destination = dir.canonical;
       if (dir.missing.length > 0) {
         const pack = tar.pack();
@@ -362,7 +358,9 @@ export class DockerFiles implements ComputerFiles {
           (failure: unknown) => failure,
         );
       }
-      return checked.done;
+      const done = await checked.done;
+      this.wrote(target, done.bytes);
+      return done;
     });
   }
 
@@ -391,15 +389,31 @@ export class DockerFiles implements ComputerFiles {
 
   /**
    * Bytes used under /home, measured with one Engine exec of `du -sk /home` (argv): a round trip and
-   * a walk of the volume per write, whose cost grows with the number of files there. It counts disk
-   * blocks (KiB), so a little more than the files' bytes: the quota errs on the safe side.
+   * a walk of the volume, whose cost grows with the number of files there. It counts disk blocks
+   * (KiB), so a little more than the files' bytes: the quota errs on the safe side. A measure is
+   * kept for {@link USAGE_TTL_MS} per container, with the bytes written through the API since added
+   * (a file replaced counts twice: on the safe side too); a removal through the API forgets it. The
+   * quota is thus what the API writes on top of a measure at most that old: commands run on the
+   * computer write to /home without the API, and are not held to it anyway.
    */
   private async usedBytes(target: FilesContainer, signal: AbortSignal): Promise<number> {
+    const key = target.container.id;
+    const known = this.usage.get(key);
+    if (known && performance.now() - known.measuredAt < USAGE_TTL_MS) return known.bytes;
+    const measuredAt = performance.now();
     const result = await this.exec(target, ['du', '-sk', WRITABLE_ROOT], signal);
     const kib = Number.parseInt(result.stdout, 10);
     if (result.exitCode !== 0 || !Number.isFinite(kib))
       throw new FileError('unavailable', 'the files quota could not be measured', {});
+    this.usage.set(key, { measuredAt, bytes: kib * 1024 });
+    if (this.usage.size > 10_000) this.usage.delete(this.usage.keys().next().value as string);
     return kib * 1024;
+  }
+
+  /** Adds bytes written through the API to the container's kept measure (see {@link usedBytes}). */
+  private wrote(target: FilesContainer, bytes: number): void {
+    const known = this.usage.get(target.container.id);
+    if (known) known.bytes += bytes;
   }
 
   private async fileStat(
@@ -412,6 +426,23 @@ export class DockerFiles implements ComputerFiles {
     if (typeOfMode(stat.mode) !== 'symlink') return fileStatOf(path, stat);
     return fileStatOf(path, stat, await linkText(container, enginePath, signal));
   }
+}
+
+/** How long a measure of a computer's /home (`du`) is used for its quota, plus the bytes written since. */
+export const USAGE_TTL_MS = 10_000;
+
+/**
+ * Awaits every promise, then answers their values or throws the first failure in the list's order
+ * (not in time): round trips made at once fail as they would have one after the other.
+ */
+async function inOrder<const T extends readonly Promise<unknown>[]>(
+  promises: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(promises);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
 }
 
 /** `remove` refuses what is not under /home, and /home itself (the computer's volume). */

@@ -11,10 +11,49 @@ const MAX_SYMLINK_HOPS = 40;
 /** The owner when the container's user is not found (the driver's non-root fallback). */
 const FALLBACK_OWNER = { uid: 65534, gid: 65534 };
 
+/** Stats of paths in one container, each asked of the Engine once (see {@link statsOf}). */
+export type StatLookup = (path: string) => Promise<EngineStat | undefined>;
+
+/**
+ * A lookup of stats (`HEAD …/archive`) that asks the Engine once per path, and `prefetch` that asks
+ * for every segment of a path at once: a resolution then waits for one round trip, not one per
+ * segment. A prefetched stat is only ever used for the very path it was asked for (when a segment
+ * turns out to be a symlink, the resolution asks for other paths), so the answers are those of the
+ * walk one segment at a time.
+ *
+ * @example
+ * const stats = statsOf(container, signal);
+ * stats.prefetch('/home/svc/a/b.txt'); // HEAD /, /home, /home/svc, /home/svc/a, /home/svc/a/b.txt at once
+ * await resolveInContainer(container, '/home/svc/a/b.txt', signal, stats.lookup);
+ */
+export function statsOf(
+  container: Docker.Container,
+  signal: AbortSignal,
+): { lookup: StatLookup; prefetch(path: string): void } {
+  const asked = new Map<string, Promise<EngineStat | undefined>>();
+  const lookup: StatLookup = (path) => {
+    let answer = asked.get(path);
+    if (!answer) {
+      answer = engineStat(container, path, signal);
+      answer.catch(() => {}); // a prefetched answer nobody awaits must not be an unhandled rejection
+      asked.set(path, answer);
+    }
+    return answer;
+  };
+  const prefetch = (path: string) => {
+    for (let at = path; ; at = parentOf(at)) {
+      void lookup(at);
+      if (at === '/') return;
+    }
+  };
+  return { lookup, prefetch };
+}
+
 /**
  * The path with every symlink resolved inside the container, and its stat: one `HEAD` per segment,
- * each on an already resolved parent, so the Engine's answer for a symlink is about that link alone.
- * At most 40 symlinks are followed (as Linux's ELOOP bound), then `not_found`.
+ * each on an already resolved parent, so the Engine's answer for a symlink is about that link alone
+ * (the HEADs are made at once: see {@link statsOf}). At most 40 symlinks are followed (as Linux's
+ * ELOOP bound), then `not_found`.
  *
  * @example
  * const { path } = await resolveInContainer(container, '/home/svc/slash/etc', signal); // '/etc'
@@ -23,30 +62,44 @@ export async function resolveInContainer(
   container: Docker.Container,
   path: string,
   signal: AbortSignal,
-  hops = { count: 0 },
+  stats?: StatLookup,
+): Promise<{ path: string; stat: EngineStat }> {
+  if (stats) return resolveWith(container, path, signal, stats, { count: 0 });
+  const fresh = statsOf(container, signal);
+  fresh.prefetch(path);
+  return resolveWith(container, path, signal, fresh.lookup, { count: 0 });
+}
+
+async function resolveWith(
+  container: Docker.Container,
+  path: string,
+  signal: AbortSignal,
+  stats: StatLookup,
+  hops: { count: number },
 ): Promise<{ path: string; stat: EngineStat }> {
   if (path === '/') {
-    const stat = await engineStat(container, '/', signal);
+    const stat = await stats('/');
     if (!stat) throw notFound('/');
     return { path: '/', stat };
   }
-  const parent = await resolveInContainer(container, parentOf(path), signal, hops);
+  const parent = await resolveWith(container, parentOf(path), signal, stats, hops);
   if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(path));
   const here = joinPath(parent.path, baseName(path));
-  const stat = await engineStat(container, here, signal);
+  const stat = await stats(here);
   if (!stat) throw notFound(path);
   if (typeOfMode(stat.mode) !== 'symlink') return { path: here, stat };
   if (++hops.count > MAX_SYMLINK_HOPS)
     throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
   const link = await linkText(container, here, signal);
   const next = normalizeComputerPath(link.startsWith('/') ? link : `${parent.path}/${link}`);
-  return resolveInContainer(container, next, signal, hops);
+  return resolveWith(container, next, signal, stats, hops);
 }
 
 /**
  * The directory `path` resolved, for a write: its nearest existing ancestor must be a directory
  * (`not_directory`) in a writable place (`read_only`); the segments below it that are missing are
- * returned to be made in the write's own tar, or `not_found` unless `parents`.
+ * returned to be made in the write's own tar, or `not_found` unless `parents`. `stats`: a lookup
+ * shared with the caller (see {@link statsOf}); by default one of its own, prefetching `path`.
  *
  * @example
  * const { canonical, missing } = await writableDirectory(container, '/home/svc/new/dir', true, signal);
@@ -56,12 +109,19 @@ export async function writableDirectory(
   path: string,
   parents: boolean,
   signal: AbortSignal,
+  stats?: StatLookup,
 ): Promise<{ canonical: string; missing: string[] }> {
+  let lookup = stats;
+  if (!lookup) {
+    const fresh = statsOf(container, signal);
+    fresh.prefetch(path);
+    lookup = fresh.lookup;
+  }
   const missing: string[] = [];
   for (let at = path; ; at = parentOf(at)) {
     let found: { path: string; stat: EngineStat } | undefined;
     try {
-      found = await resolveInContainer(container, at, signal);
+      found = await resolveInContainer(container, at, signal, lookup);
     } catch (error) {
       if (!(error instanceof FileError && error.reason === 'not_found') || at === '/') throw error;
     }

@@ -32,13 +32,6 @@ export function headerStat(path: string, header: tar.Headers): FileStat {
   }
 }
 
-/** Adds an entry without a body to `pack` and waits until it is in. */
-export async function packEntry(pack: tar.Pack, header: tar.Headers): Promise<void> {
-  await new Promise<void>((resolve, reject) =>
-    pack.entry(header, (error) => (error ? reject(error) : resolve())),
-  );
-}
-
 /** The Engine's tar with the first segment of every name `from` renamed `to`, streamed. */
 export function renameTop(source: IncomingMessage, from: string, to: string): Readable {
   const extract = tar.extract();

@@ -1,19 +1,28 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { Readable } from 'node:stream';
+
+/** How many bytes of a request body are read ahead of the handler, at most (plus one socket read). */
+export const INCOMING_BUFFER_BYTES = 1024 * 1024;
 
 /**
  * A request body of bytes (a file, a tar archive), handed to the handler as it streams in, never
  * buffered whole: `stream` counts what passes and errors once the count goes past `limitBytes`
- * (`overLimit` is then true, and the handler answers 413), and hashes it (SHA-256) on the way, so
- * an idempotent upload is fingerprinted by its bytes without holding them (design §10).
+ * (`overLimit` is then true, and the handler answers 413). Once {@link hashBytes} is called (before
+ * anything is read: an upload with an Idempotency-Key) it also hashes the bytes on the way (SHA-256),
+ * so an idempotent upload is fingerprinted by its bytes without holding them (design §10); without
+ * a key, nothing is hashed.
+ *
+ * The source is the web stream of the `Request`, or better the Node request itself (the adapter's
+ * `IncomingMessage`): then `stream` is one web stream over it, read ahead up to
+ * {@link INCOMING_BUFFER_BYTES}, instead of a chain of conversions that hand on one small chunk at a time.
  *
  * @example
  * const body = new IncomingBytes(request.body, 1024);
+ * body.hashBytes();
  * await body.stream.pipeTo(sink);
  * body.sha256(); // hex, once the stream has ended
  */
 export class IncomingBytes {
-  /** The body's bytes; read it once. */
-  readonly stream: ReadableStream<Uint8Array>;
   /** The most bytes the body may carry (the spec's `x-svc-max-bytes`, or the server's lower setting). */
   readonly limitBytes: number;
   /** `Content-Length` when the client sent one (already checked against `limitBytes`). */
@@ -22,20 +31,37 @@ export class IncomingBytes {
   #overLimit = false;
   #ended = false;
   #digest: string | undefined;
-  readonly #hash = createHash('sha256');
+  #hash: Hash | undefined;
+  readonly #source: ReadableStream<Uint8Array> | Readable | null;
+  #stream: ReadableStream<Uint8Array> | undefined;
 
-  constructor(source: ReadableStream<Uint8Array> | null, limitBytes: number, declaredLength?: number) {
+  constructor(
+    source: ReadableStream<Uint8Array> | Readable | null,
+    limitBytes: number,
+    declaredLength?: number,
+  ) {
     this.limitBytes = limitBytes;
     this.declaredLength = declaredLength;
+    this.#source = source;
+  }
+
+  /**
+   * The body's bytes; read it once. Made on first use, so nothing is read (or counted) before:
+   * {@link hashBytes} may be called until then.
+   */
+  get stream(): ReadableStream<Uint8Array> {
+    this.#stream ??= this.#open(this.#source);
+    return this.#stream;
+  }
+
+  #open(source: ReadableStream<Uint8Array> | Readable | null): ReadableStream<Uint8Array> {
+    if (source instanceof Readable) return this.#fromNode(source);
     const counter = new TransformStream<Uint8Array, Uint8Array>({
       transform: (chunk, controller) => {
-        this.#count += chunk.byteLength;
-        if (this.#count > limitBytes) {
-          this.#overLimit = true;
-          controller.error(new BodyTooLargeError(limitBytes));
+        if (!this.#count_(chunk)) {
+          controller.error(new BodyTooLargeError(this.limitBytes));
           return;
         }
-        this.#hash.update(chunk);
         controller.enqueue(chunk);
       },
       flush: () => {
@@ -43,7 +69,80 @@ export class IncomingBytes {
       },
     });
     const empty = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
-    this.stream = (source ?? empty).pipeThrough(counter);
+    return (source ?? empty).pipeThrough(counter);
+  }
+
+  /** Counts (and hashes) a chunk; false once past the limit. */
+  #count_(chunk: Uint8Array): boolean {
+    this.#count += chunk.byteLength;
+    if (this.#count > this.limitBytes) {
+      this.#overLimit = true;
+      return false;
+    }
+    this.#hash?.update(chunk);
+    return true;
+  }
+
+  #fromNode(source: Readable): ReadableStream<Uint8Array> {
+    let settled = false;
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          source.on('data', (chunk: Buffer) => {
+            if (settled) return;
+            if (!this.#count_(chunk)) {
+              settled = true;
+              source.pause();
+              controller.error(new BodyTooLargeError(this.limitBytes));
+              return;
+            }
+            controller.enqueue(chunk);
+            const desired = controller.desiredSize ?? 0;
+            if (desired <= 0) source.pause();
+            // Someone else resumed the request (the adapter drains an unread body after the answer):
+            // this stream, read by nobody, stops taking its bytes.
+            if (desired < -INCOMING_BUFFER_BYTES) {
+              settled = true;
+              controller.error(new Error('the request body was left unread'));
+            }
+          });
+          source.once('end', () => {
+            if (settled) return;
+            settled = true;
+            this.#ended = true;
+            controller.close();
+          });
+          source.once('error', (error) => {
+            if (settled) return;
+            settled = true;
+            controller.error(error);
+          });
+          source.once('close', () => {
+            if (settled) return;
+            settled = true;
+            controller.error(new Error('the request body was cut short'));
+          });
+        },
+        pull: () => {
+          if (!settled) source.resume();
+        },
+        cancel: (reason) => {
+          settled = true;
+          source.destroy(reason instanceof Error ? reason : undefined);
+        },
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: INCOMING_BUFFER_BYTES }),
+    );
+  }
+
+  /**
+   * Hashes the body's bytes (SHA-256, see {@link sha256}); call it before {@link stream} is first used.
+   * Only an upload with an Idempotency-Key needs the hash.
+   */
+  hashBytes(): void {
+    if (this.#hash) return;
+    if (this.#stream) throw new Error('the body is being read already: too late to hash it');
+    this.#hash = createHash('sha256');
   }
 
   /** How many bytes have been read so far. */
@@ -61,9 +160,10 @@ export class IncomingBytes {
     return this.#ended;
   }
 
-  /** The SHA-256 of the whole body (hex); only once {@link ended}. */
+  /** The SHA-256 of the whole body (hex); only once {@link ended}, and when {@link hashBytes} was called. */
   sha256(): string {
     if (!this.#ended) throw new Error('the body has not been read to its end');
+    if (!this.#hash) throw new Error('the body was not hashed: call hashBytes() before reading it');
     this.#digest ??= this.#hash.digest('hex');
     return this.#digest;
   }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { ByteBody } from '@svc/contract';
 import { IncomingBytes } from './byte-body.js';
 import type { FieldViolation } from './violations.js';
@@ -21,6 +22,9 @@ export interface ByteRefusal {
  * (`SVC_FILES_MAX_BYTES`) when lower. Otherwise the body is handed on as {@link IncomingBytes}, which
  * counts (and refuses past the limit a body that said nothing or less) and hashes as it streams.
  *
+ * `nodeBody` is the Node request under `request` (see {@link nodeRequestBody}), read instead of
+ * `request.body` when given.
+ *
  * @example
  * const checked = checkByteRequest(request, { mediaType: 'application/octet-stream', maxBytes: 1 << 30 }, 1 << 30);
  * if (checked instanceof IncomingBytes) await driver.write(computer, path, checked.stream, options);
@@ -29,6 +33,7 @@ export function checkByteRequest(
   request: Request,
   declared: ByteBody,
   serverLimit: number,
+  nodeBody?: Readable,
 ): IncomingBytes | ByteRefusal {
   const limit = Math.min(declared.maxBytes ?? serverLimit, serverLimit);
   const contentType = request.headers.get('content-type');
@@ -62,7 +67,21 @@ export function checkByteRequest(
       headers: { connection: 'close' },
     };
   }
-  return new IncomingBytes(request.body, limit, declaredLength);
+  return new IncomingBytes(nodeBody ?? request.body, limit, declaredLength);
+}
+
+/**
+ * The Node request under a `Request` made by the Node adapter (its `env.incoming`), when its body has
+ * not been touched: {@link IncomingBytes} reads it directly. Undefined elsewhere (tests, other runtimes).
+ *
+ * @example
+ * const nodeBody = nodeRequestBody(ctx.env);
+ */
+export function nodeRequestBody(env: unknown): Readable | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming;
+  if (!(incoming instanceof Readable)) return undefined;
+  if (incoming.readableDidRead || incoming.readableEnded || incoming.destroyed) return undefined;
+  return incoming;
 }
 
 function refused(

@@ -1,5 +1,6 @@
 import type { OpenApiDocument, OperationId } from '@svc/contract';
 import { IncomingBytes } from './byte-body.js';
+import { nodeRequestBody } from './byte-request.js';
 import {
   type ContextHandler,
   type FetchHandler,
@@ -125,7 +126,12 @@ export function createPipeline(options: HttpCoreOptions): ContextHandler {
         ],
       });
     }
-    const checked = await validator.validateRequest(found.operationId, c.request, found.pathParams);
+    const checked = await validator.validateRequest(
+      found.operationId,
+      c.request,
+      found.pathParams,
+      nodeRequestBody(c.env),
+    );
     if (!checked.ok) {
       const refined = options.refineFailure?.(found.operationId, checked);
       const kind = refined?.kind ?? checked.kind;

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type {
   ByteBody,
   OpenApiDocument,
@@ -85,11 +86,15 @@ export interface OperationShape {
 
 /** Request and response validators for every operation of the document. */
 export interface Validator {
-  /** Validates parameters, then content type, size, JSON syntax and schema of the body. */
+  /**
+   * Validates parameters, then content type, size, JSON syntax and schema of the body. `nodeBody`:
+   * the Node request under `request`, whose body a byte upload then reads directly (see `nodeRequestBody`).
+   */
   validateRequest(
     operationId: OperationId,
     request: Request,
     pathParams: Record<string, string>,
+    nodeBody?: Readable,
   ): Promise<RequestValidation>;
   /**
    * Violations of the spec by a response (`[]` when it conforms): an undocumented status, a body that
@@ -266,7 +271,7 @@ export function compileValidator(
   };
 
   return {
-    async validateRequest(operationId, request, pathParams) {
+    async validateRequest(operationId, request, pathParams, nodeBody) {
       const compiled = get(operationId);
       if (missingIdempotencyKey(compiled, request.headers)) return idempotencyKeyRequired();
       // Touch `url` and `headers` only when the operation has such parameters: on the Node adapter's
@@ -279,10 +284,10 @@ export function compileValidator(
       if (compiled.shape.requestBody === 'none') return finish(compiled, base, undefined);
       if (compiled.bytes) {
         // A file or an archive: never read here, never buffered; the handler streams it.
-        const checked = checkByteRequest(request, compiled.bytes, maxByteBodyBytes);
+        const checked = checkByteRequest(request, compiled.bytes, maxByteBodyBytes, nodeBody);
         if ('ok' in checked) return checked;
         if (base.violations.length > 0) {
-          void request.body?.cancel().catch(() => {});
+          void checked.stream.cancel().catch(() => {});
           return {
             ok: false,
             kind: 'invalid_argument',

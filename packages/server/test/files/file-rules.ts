@@ -216,6 +216,14 @@ export function fileRules(get: () => FilesHarness): void {
     expect((await files.stat(computer, '/', signal())).type).toBe('directory');
   });
 
+  test("long and non-ASCII names (a pax header in the write's tar) are written, read and made whole", async () => {
+    const dir = `${fresh()}/${'d'.repeat(200)}`;
+    for (const name of [`${'f'.repeat(150)}.txt`, 'fichier-é-日本.txt']) {
+      await write(`${dir}/sub/${name}`, text(name));
+      expect(Buffer.from((await read(`${dir}/sub/${name}`)).bytes).toString()).toBe(name);
+    }
+  });
+
   test('list: direct children sorted by name in byte order; a file is not_directory', async () => {
     const dir = fresh();
     for (const name of ['b', 'a', 'B', '_', 'é', 'a0']) await write(`${dir}/${name}`, text(name));
@@ -353,6 +361,19 @@ export function fileRules(get: () => FilesHarness): void {
       'quota_exceeded',
       details,
     );
+    await files.remove(computer, dir, { recursive: true, signal: signal() }); // room for the next test
+  });
+
+  test('quota: a file removed through the API frees its room at once (a kept measure is forgotten)', async () => {
+    const { files, computer } = get().small;
+    const dir = fresh();
+    const put = (name: string, size: number) =>
+      files.write(computer, `${dir}/${name}`, streamOf(pattern(size)), options({ size }));
+    await put('filler', 500_000);
+    await put('first', 400_000);
+    await files.remove(computer, `${dir}/first`, { recursive: false, signal: signal() });
+    await put('second', 400_000); // 500 000 + 400 000 + 400 000 would be over the quota
+    await files.remove(computer, dir, { recursive: true, signal: signal() });
   });
 
   test('archives: written, then read back with the same entries and bytes, owned by the computer user', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { listen } from '../../src/http/node-adapter.js';
 import { newId } from '../../src/ids.js';
 import { tarOf } from '../files/file-rules.js';
 import { errorOf } from '../support/app.js';
@@ -152,5 +153,37 @@ describeEngines('handlers: idempotent uploads cover the bytes', (engine) => {
     const again = await del();
     expect(again.status).toBe(204);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  test('through a socket (the body read from the Node request): a 3 MiB upload is whole, its key replays, other bytes are 422', async () => {
+    const running = await listen(f.t.app.fetch, { port: 0 });
+    try {
+      const path = `${fresh()}/big.bin`;
+      const bytes = new Uint8Array(3 * 1024 * 1024 + 5).map((_, at) => at % 251);
+      const key = newId();
+      const send = (body: Uint8Array) =>
+        fetch(`${running.url}${f.files()}${query({ path, parents: true })}`, {
+          method: 'PUT',
+          headers: {
+            authorization: `Bearer ${f.team.editor.token}`,
+            'content-type': OCTET,
+            'idempotency-key': key,
+          },
+          body: Buffer.from(body),
+        });
+      const first = await send(bytes);
+      expect([first.status, first.status === 200 ? '' : await first.text()]).toEqual([200, '']);
+      const again = await send(bytes);
+      expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+      const other = bytes.slice();
+      other[other.length - 1] = 1;
+      const reused = await send(other);
+      expect(reused.status).toBe(422);
+      const got = await f.send('GET', `${f.files()}${query({ path })}`);
+      expect(Buffer.from(got.bytes).equals(Buffer.from(bytes))).toBe(true);
+      expect(transfers(path)).toBe(1);
+    } finally {
+      await running.close();
+    }
   });
 });

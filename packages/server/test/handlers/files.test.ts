@@ -246,6 +246,25 @@ describeEngines('handlers: files on computers', (engine) => {
     expect(failure(await stat(path), 404).code).toBe('not_found');
   });
 
+  test('through a socket, a chunked body past the limit is answered 413 (the body read from the Node request)', async () => {
+    const running = await listen(f.t.app.fetch, { port: 0 });
+    try {
+      const path = `${fresh()}/big.bin`;
+      const { stream } = watchedStream(new Uint8Array(LIMIT + 1), 256 * 1024);
+      const answer = await fetch(`${running.url}${f.files()}${query({ path, parents: true })}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${f.team.editor.token}`, 'content-type': OCTET },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
+      expect(answer.status).toBe(413);
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+      expect(failure(await stat(path), 404).code).toBe('not_found');
+    } finally {
+      await running.close();
+    }
+  });
+
   test('409 invalid_state on a computer that is not running, operation_in_progress while one holds it', async () => {
     const id = await f.newComputer();
     const stop = await f.t.call('POST', `/v1/workspaces/${f.team.workspace.id}/computers/${id}/stop`, {
