@@ -79,7 +79,7 @@ describe('a command for every operation of the spec', () => {
     expect(program.commands.find((c) => c.name() === 'operations')?.aliases()).toContain('ops');
   });
 
-  test('argv of execComputer and runComputer is the trailing argument (and a webhook endpoint\'s event types), and only they run a command', () => {
+  test("argv of execComputer and runComputer is the trailing argument (and a webhook endpoint's event types), and only they run a command", () => {
     for (const id of ['execComputer', 'runComputer']) {
       const exec = commands.find((c) => c.operation.operationId === id);
       expect(exec?.rest?.name).toBe('argv');
