@@ -1,4 +1,4 @@
-// Soak: concurrent clients create, act on and delete computers for SOAK_SECONDS (CI: 15, `pnpm soak`:
+// Soak: concurrent clients create, act on and delete computers for SOAK_SECONDS (CI: 30, `pnpm soak`:
 // 60) against TWO server processes (dist/main.js) on one fresh PostgreSQL database, to 127.0.0.1 only.
 // Afterwards, asserted and printed: every computer's state matches its last finished operation; no
 // operation stuck; no replayed Idempotency-Key made a duplicate; RSS of both servers stayed flat; no 5xx.
@@ -17,13 +17,17 @@ import {
 } from '../cluster/processes.js';
 import { describePostgres } from '../support/databases.js';
 
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 15);
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 30);
 const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 8);
 /** An operation still pending or running this long after the clients stop is stuck. */
 const STUCK_AFTER_MS = 30_000;
 /**
- * Memory bound: the end RSS of each server may exceed its warm baseline (sampled once a quarter of
- * the run has passed, after JIT and pool warm-up) by at most 50% and at most 96 MiB.
+ * Memory bound: the end RSS of each server may exceed its warm baseline (sampled once half the run
+ * has passed) by at most 50% and at most 96 MiB. Half, not a quarter: at 2,000 requests a second one
+ * replica's heap grows from about 180 to about 330 MiB between the 7th and the 20th second and then
+ * holds (a 45 s run: warm at 11 s 296 MiB, end 338 MiB; the same on the code of the previous release),
+ * which is V8 sizing its old space to the load, not a leak; a leak keeps growing with the requests, and
+ * the second half of a 30 s run (some 30,000 requests) shows one of more than about 3 KiB a request.
  */
 const RSS_GROWTH_RATIO = 1.5;
 const RSS_GROWTH_BYTES = 96 * 1024 * 1024;
@@ -280,11 +284,11 @@ describePostgres('soak: two replicas, concurrent clients', () => {
       const memory = replicas.map((r) => {
         const series = samples[r.name] ?? [];
         const start = series[0] ?? 0;
-        const warm = series[Math.floor(series.length / 4)] ?? start;
+        const warm = series[Math.floor(series.length / 2)] ?? start;
         const peak = Math.max(...series, 0);
         const end = series[series.length - 1] ?? 0;
         const bound = Math.min(warm * RSS_GROWTH_RATIO, warm + RSS_GROWTH_BYTES);
-        return { name: r.name, start, warm, peak, end, bound, samples: series.length };
+        return { name: r.name, start, warm, peak, end, bound, samples: series.length, series };
       });
 
       console.log(
@@ -297,7 +301,7 @@ describePostgres('soak: two replicas, concurrent clients', () => {
           `  states: ${computers.length - mismatched.length}/${computers.length} match their last finished operation`,
           ...memory.map(
             (m) =>
-              `  RSS replica ${m.name}: start ${mib(m.start)}, warm ${mib(m.warm)}, peak ${mib(m.peak)}, end ${mib(m.end)} (bound ${mib(m.bound)}; ${m.samples} samples)`,
+              `  RSS replica ${m.name}: start ${mib(m.start)}, warm ${mib(m.warm)}, peak ${mib(m.peak)}, end ${mib(m.end)} (bound ${mib(m.bound)}; ${m.samples} samples: ${m.series.map((b) => Math.round(b / 1048576)).join(' ')} MiB)`,
           ),
         ].join('\n'),
       );
