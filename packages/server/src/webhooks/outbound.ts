@@ -48,7 +48,7 @@ export class RefusedAddressError extends Error {
     readonly address: string,
     readonly range: string,
   ) {
-    super(`${host} resolves to ${address}, a ${range} address, which webhooks never call`);
+    super(`${host} resolves to ${address}, ${rangeInWords(range)} address, which webhooks never call`);
   }
 }
 
@@ -74,6 +74,23 @@ export function refusedRange(address: string, allowLoopback: boolean): string | 
   if (range === 'unicast') return undefined;
   if (range === 'loopback' && allowLoopback) return undefined;
   return range;
+}
+
+/** An ipaddr.js range name as a reader says it, with its article: `a link-local`, `an unspecified`. */
+function rangeInWords(range: string): string {
+  const words: Record<string, string> = {
+    linkLocal: 'link-local',
+    uniqueLocal: 'unique-local',
+    carrierGradeNat: 'shared (carrier-grade NAT)',
+    ipv4Mapped: 'IPv4-mapped',
+    rfc6145: 'translated (RFC 6145)',
+    rfc6052: 'translated (RFC 6052)',
+    '6to4': '6to4',
+    teredo: 'Teredo',
+    'non-loopback (http)': 'non-loopback (plain http)',
+  };
+  const word = words[range] ?? range;
+  return `${/^(?!uni)[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
 }
 
 /**
@@ -133,7 +150,9 @@ export async function urlProblem(
     await checkedAddress(url, { ...options, resolveTimeoutMs: 2_000 });
   } catch (error) {
     if (error instanceof RefusedAddressError)
-      return `its host ${error.host} resolves to ${error.address}, a ${error.range} address: receivers must be public`;
+      return `its host ${error.host} resolves to ${error.address}, ${rangeInWords(error.range)} address: receivers must be public`;
+    // Plain http is for a loopback receiver only, known now: a host that does not resolve is refused.
+    if (url.protocol === 'http:') return 'uses http, which is only for a loopback receiver: use https';
   }
   return undefined;
 }

@@ -86,7 +86,7 @@ describe('webhooks: receiver URL checks', () => {
     ],
     [
       'https://metadata.example/in',
-      'its host metadata.example resolves to 169.254.169.254, a linkLocal address: receivers must be public',
+      'its host metadata.example resolves to 169.254.169.254, a link-local address: receivers must be public',
     ],
     [
       'https://mapped.example/in',
@@ -94,7 +94,7 @@ describe('webhooks: receiver URL checks', () => {
     ],
     [
       'https://ula.example/in',
-      'its host ula.example resolves to fd00::1, a uniqueLocal address: receivers must be public',
+      'its host ula.example resolves to fd00::1, a unique-local address: receivers must be public',
     ],
     [
       'https://10.0.0.1/in',
@@ -103,7 +103,7 @@ describe('webhooks: receiver URL checks', () => {
     ['https://[::1]/in', 'its host ::1 resolves to ::1, a loopback address: receivers must be public'],
     [
       'https://[::ffff:a9fe:a9fe]/in',
-      'its host ::ffff:a9fe:a9fe resolves to ::ffff:a9fe:a9fe, a linkLocal address: receivers must be public',
+      'its host ::ffff:a9fe:a9fe resolves to ::ffff:a9fe:a9fe, a link-local address: receivers must be public',
     ],
     // Decimal, octal and hexadecimal forms are IPv4 addresses after URL parsing.
     [
@@ -116,7 +116,7 @@ describe('webhooks: receiver URL checks', () => {
     ],
     [
       'https://0xa9fea9fe/in',
-      'its host 169.254.169.254 resolves to 169.254.169.254, a linkLocal address: receivers must be public',
+      'its host 169.254.169.254 resolves to 169.254.169.254, a link-local address: receivers must be public',
     ],
   ])('%s: %s', async (url, problem) => {
     expect(await urlProblem(url, options)).toBe(problem);
@@ -133,6 +133,10 @@ describe('webhooks: receiver URL checks', () => {
     expect(await urlProblem('http://127.0.0.1:9/in', loopback)).toBeUndefined();
     expect(await urlProblem('http://loop.example:9/in', loopback)).toBeUndefined();
     expect(await urlProblem('http://private.example/in', loopback)).toMatch(/private address/);
+    // Plain http to a host that does not resolve now is refused: it may never be loopback.
+    expect(await urlProblem('http://unknown.example/in', loopback)).toBe(
+      'uses http, which is only for a loopback receiver: use https',
+    );
   });
 
   test('a resolver that never answers: accepted on create after 2 s, a connection_error at delivery', async () => {
