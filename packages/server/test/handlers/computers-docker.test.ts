@@ -110,7 +110,7 @@ describeDocker('handlers: computers with the Docker driver', (docker) => {
         await fail();
         await recover();
         expect(await state(path)).toBe('stopped');
-        await docker.docker.getContainer(container!.Id).remove({ force: true });
+        await docker.docker.getContainer(container!.Id).remove({ force: true, v: true });
         await fail();
         await recover();
         expect(await state(path)).toBe('stopped');

@@ -172,7 +172,7 @@ describeDocker('docker driver', (engine) => {
     await driver.run('stop', box, context());
     expect(await driver.run('recover', box, context())).toEqual({ state: 'stopped' });
     const [before] = await engine.containers(box.id);
-    await engine.docker.getContainer(before!.Id).remove({ force: true });
+    await engine.docker.getContainer(before!.Id).remove({ force: true, v: true });
     expect(await driver.run('recover', box, context())).toEqual({ state: 'stopped' });
     const [after, ...more] = await engine.containers(box.id);
     expect(more).toEqual([]);
