@@ -25,8 +25,9 @@ export const PERMISSIONS = Object.freeze({
     'any authenticated principal, no workspace involved (its identity, its workspaces, the catalogues)',
   read: 'design §8 row 1: read the workspace and what is in it (viewer and up)',
   computers: 'design §8 row 2: create, change, start, stop, restart, delete computers (editor and up)',
-  exec: 'design §8 row 3: run commands in running computers (editor and up)',
-  manage: 'design §8 row 4: manage members (not owners), service accounts and keys (admin and up)',
+  exec: 'design §8 row 3: run commands in running computers and reach their files (editor and up)',
+  manage:
+    'design §8 row 4: manage members (not owners), service accounts, keys and webhook endpoints (admin and up)',
   owner: 'design §8 row 5: grant or revoke owner; change or delete the workspace (owner)',
 });
 
