@@ -81,6 +81,37 @@ async function redocly(file: string): Promise<{ code: number; problems: RedoclyP
   return { code, problems: (JSON.parse(stdout) as { problems: RedoclyProblem[] }).problems };
 }
 
+// Spectral's resolver sometimes resolves a nested relative `$ref` against the directory of the file
+// that referenced its parent (a reported, still open bug of its resolver cache: a random `invalid-ref`
+// with ENOENT on, say, components/responses/ErrorBody.yaml where only components/schemas/ErrorBody.yaml
+// exists). Such a finding names a file that does not exist while a file of the same name exists elsewhere
+// under spec/components. A run whose only errors are of that kind is run again, at most three times in
+// all; a `$ref` that is really broken names a file that exists nowhere, or fails every run, and Redocly
+// and swagger-parser check every `$ref` independently below.
+const COMPONENT_FILES = new Set(
+  readdirSync(path.join(SPEC, 'components'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name),
+);
+
+/** True for an `invalid-ref` that names a missing file whose name exists elsewhere in spec/components. */
+function misresolved(result: SpectralResult): boolean {
+  if (result.code !== 'invalid-ref') return false;
+  const missing = /ENOENT: no such file or directory, open '([^']+)'/.exec(result.message)?.[1];
+  return missing !== undefined && COMPONENT_FILES.has(path.basename(missing));
+}
+
+/** `spectral()` on the source root, run again while its only errors are misresolved refs (3 runs at most). */
+async function spectralSettled(file: string): Promise<{ code: number; results: SpectralResult[] }> {
+  let outcome = await spectral(file);
+  for (let attempt = 1; attempt < 3; attempt++) {
+    const errors = outcome.results.filter((r) => r.severity === 0);
+    if (errors.length === 0 || !errors.every(misresolved)) break;
+    outcome = await spectral(file);
+  }
+  return outcome;
+}
+
 const showSpectral = (results: SpectralResult[]) =>
   results.map(
     (r) =>
@@ -93,7 +124,7 @@ const showRedocly = (problems: RedoclyProblem[]) =>
 
 describe('the source root spec/openapi.yaml', () => {
   it('has no error under `spectral lint` with the plain spectral:oas ruleset', async () => {
-    const { code, results } = await spectral(ROOT);
+    const { code, results } = await spectralSettled(ROOT);
     expect(showSpectral(results.filter((r) => r.severity === 0))).toEqual([]);
     expect(code).toBe(0);
   });
