@@ -91,14 +91,23 @@ describePostgres('rolling restart', () => {
   let dir: ReturnType<typeof tempDir>;
   let keyFile: string;
   const started: Replica[] = [];
-  const metricsUrls = new Map<string, string>();
   const start = async (name: string) => {
     const replica = await startReplica(name, { databaseUrl: db.url, keyFile, env });
     started.push(replica);
-    // Logged before the "listening" line, with the start-up lines.
-    const url = /metrics on (http:\/\/[^\s"]+)/.exec(replica.startup())?.[1];
-    if (url) metricsUrls.set(name, url);
     return replica;
+  };
+  /**
+   * The metrics address a replica logged with its start-up lines. The log is written asynchronously,
+   * so the line may come after the plain "listening" line: it is awaited, for 10 s at most.
+   */
+  const metricsUrlOf = async (name: string): Promise<string | undefined> => {
+    const replica = started.find((r) => r.name === name);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const url = /metrics on (http:\/\/[^\s"]+)/.exec(replica?.startup() ?? '')?.[1];
+      if (url || Date.now() > deadline) return url;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   };
 
   beforeAll(async () => {
@@ -213,7 +222,7 @@ describePostgres('rolling restart', () => {
     expect(rows.filter((r) => r.state !== 'succeeded')).toEqual([]);
 
     // The survivors' metrics saw the load.
-    const metricsUrl = metricsUrls.get('d');
+    const metricsUrl = await metricsUrlOf('d');
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const text = await (await fetch(metricsUrl as string)).text();
     // d came last, after the bounded creates: it served reads.
