@@ -8,6 +8,8 @@ import {
   type IdempotencyScope,
   type IdempotentOutcome,
   IN_FLIGHT_LOCK_SECONDS,
+  keyLost,
+  releaseKey,
   type StoredResponse,
   stored,
 } from './idempotency.js';
@@ -16,7 +18,6 @@ import {
   completeIdempotencyKey,
   extendIdempotencyLock,
   idempotencyKeyRow,
-  releaseIdempotencyKey,
 } from './repositories/idempotency-keys.js';
 
 /** How long the in-flight lock of an upload is, and how often it is pushed on while the upload runs. */
@@ -91,9 +92,9 @@ export async function runIdempotentBytes(
         headers: error.headers,
         body: error.toEnvelope(scope.requestId ?? ''),
       };
-      await complete(db, scope, owner, envelope, body).catch(() => release(db, scope, owner));
+      await complete(db, scope, owner, envelope, body).catch(() => releaseKey(db, scope, owner));
     } else {
-      await release(db, scope, owner);
+      await releaseKey(db, scope, owner);
     }
     throw thrown;
   } finally {
@@ -177,18 +178,7 @@ async function complete(
     body: response.body === undefined ? null : JSON.stringify(response.body),
     fingerprint: bytesFingerprint(scope.fingerprint, body.sha256()),
   });
-  if (!completed)
-    throw new IdempotencyError(
-      'idempotency_key_in_use',
-      'this request took too long and lost its Idempotency-Key; retry',
-      {
-        headers: { 'retry-after': '1' },
-      },
-    );
-}
-
-async function release(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
-  await releaseIdempotencyKey(db, scope.principalId, scope.key, owner);
+  if (!completed) throw keyLost();
 }
 
 function reused(): IdempotencyError {

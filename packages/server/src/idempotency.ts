@@ -144,9 +144,9 @@ export async function runIdempotent(
         headers: error.headers,
         body: error.toEnvelope(scope.requestId ?? ''),
       };
-      await complete(db, scope, owner, envelope).catch(() => release(db, scope, owner));
+      await complete(db, scope, owner, envelope).catch(() => releaseKey(db, scope, owner));
     } else {
-      await release(db, scope, owner);
+      await releaseKey(db, scope, owner);
     }
     throw thrown;
   }
@@ -214,17 +214,32 @@ async function complete(
   });
   if (!completed) {
     // Another request took the key over after our lock ran out: our effect must not commit.
-    throw new IdempotencyError(
-      'idempotency_key_in_use',
-      'this request took too long and lost its Idempotency-Key; retry',
-      {
-        headers: { 'retry-after': '1' },
-      },
-    );
+    throw keyLost();
   }
 }
 
-async function release(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
+/**
+ * The answer to a request whose Idempotency-Key was taken over after its lock ran out: its effect must
+ * not commit, and a retry is welcome (409 `idempotency_key_in_use`, `Retry-After: 1`).
+ *
+ * @example
+ * if (!completed) throw keyLost();
+ */
+export function keyLost(): IdempotencyError {
+  return new IdempotencyError(
+    'idempotency_key_in_use',
+    'this request took too long and lost its Idempotency-Key; retry',
+    { headers: { 'retry-after': '1' } },
+  );
+}
+
+/**
+ * Frees the key this request holds (it failed before an answer worth keeping), so a retry runs again.
+ *
+ * @example
+ * await releaseKey(db, scope, owner);
+ */
+export async function releaseKey(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
   await releaseIdempotencyKey(db, scope.principalId, scope.key, owner);
 }
 
