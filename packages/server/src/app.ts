@@ -200,7 +200,17 @@ export async function createApp(options: AppOptions): Promise<App> {
     log,
     housekeepingMs: options.housekeepingMs,
     retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
-    reconciler: docker?.reconciler,
+    // The reconciler, and the warm pool beside it (design §4.2): both follow the Engine for this replica.
+    reconciler: docker && {
+      start: () => {
+        docker.reconciler.start();
+        docker.driver.pool?.start();
+      },
+      stop: async () => {
+        await docker.driver.pool?.stop();
+        await docker.reconciler.stop();
+      },
+    },
     webhooks: {
       start: async () => {
         await webhookDispatcher.start();

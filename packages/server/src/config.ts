@@ -178,6 +178,27 @@ export interface DockerConfig {
   instance: string;
   /** `never` (the default: images are built or pulled by the operator) or `missing` (`SVC_DOCKER_PULL`). */
   pull: 'never' | 'missing';
+  /** The warm pool of ready containers that creates claim (`SVC_POOL*`; design §4.2). Empty: no pool. */
+  pool: WarmPoolConfig;
+}
+
+/** One kind of pooled container: how many ready containers of `image` at `size` to keep. */
+export interface WarmPoolTarget {
+  image: string;
+  size: string;
+  count: number;
+}
+
+/** The warm pool's settings (`SVC_POOL`, `SVC_POOL_MAX_CONTAINERS`, `SVC_POOL_MAX_MEMORY_MIB`, `SVC_POOL_REFILL_MS`). */
+export interface WarmPoolConfig {
+  /** `SVC_POOL`, e.g. `busybox:small=2,debian-12:medium=1`: image and size names of the catalogue. */
+  targets: readonly WarmPoolTarget[];
+  /** The most ready containers the pool holds in all (`SVC_POOL_MAX_CONTAINERS`, default 16). */
+  maxContainers: number;
+  /** The most memory their sizes add up to (`SVC_POOL_MAX_MEMORY_MIB`, default 16384). */
+  maxMemoryMib: number;
+  /** How often each replica tops the pool up, besides after every claim (`SVC_POOL_REFILL_MS`, default 2000). */
+  refillMs: number;
 }
 
 /** A bad environment value. Start-up stops with this message; nothing is guessed. */
@@ -316,6 +337,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       sweepMs: int(env, 'SVC_DOCKER_SWEEP_MS', 30_000, 100, 3_600_000),
       instance: dockerInstance(env.SVC_DOCKER_INSTANCE),
       pull: oneOf(env, 'SVC_DOCKER_PULL', ['never', 'missing'] as const),
+      pool: Object.freeze(warmPool(env)),
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
@@ -403,6 +425,36 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly [T, ..
   if (!(values as readonly string[]).includes(raw))
     throw new ConfigError(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as T;
+}
+
+/** `SVC_POOL*`: the pool's targets and bounds; the targets' total count within `SVC_POOL_MAX_CONTAINERS`. */
+function warmPool(env: Env): WarmPoolConfig {
+  const maxContainers = int(env, 'SVC_POOL_MAX_CONTAINERS', 16, 0, 1000);
+  const targets: WarmPoolTarget[] = [];
+  for (const part of (env.SVC_POOL ?? '').split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const match = /^([a-z0-9][a-z0-9._-]{0,62}):([a-z0-9][a-z0-9._-]{0,62})=(\d{1,4})$/.exec(entry);
+    if (!match)
+      throw new ConfigError(
+        `SVC_POOL must be a comma-separated list of <image>:<size>=<count> (e.g. busybox:small=2), got ${JSON.stringify(entry)}`,
+      );
+    const [, image = '', size = '', count = '0'] = match;
+    if (targets.some((t) => t.image === image && t.size === size))
+      throw new ConfigError(`SVC_POOL names ${image}:${size} twice`);
+    if (Number(count) > 0) targets.push(Object.freeze({ image, size, count: Number(count) }));
+  }
+  const total = targets.reduce((sum, t) => sum + t.count, 0);
+  if (total > maxContainers)
+    throw new ConfigError(
+      `SVC_POOL asks for ${total} ready containers, more than SVC_POOL_MAX_CONTAINERS=${maxContainers}`,
+    );
+  return {
+    targets: Object.freeze(targets),
+    maxContainers,
+    maxMemoryMib: int(env, 'SVC_POOL_MAX_MEMORY_MIB', 16_384, 0, 1024 * 1024),
+    refillMs: int(env, 'SVC_POOL_REFILL_MS', 2000, 10, 600_000),
+  };
 }
 
 function dockerInstance(raw: string | undefined): string {

@@ -28,7 +28,13 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1048576,
       simStepMs: 500,
       driver: 'simulated',
-      docker: { socketPath: '/var/run/docker.sock', sweepMs: 30_000, instance: 'default', pull: 'never' },
+      docker: {
+        socketPath: '/var/run/docker.sock',
+        sweepMs: 30_000,
+        instance: 'default',
+        pull: 'never',
+        pool: { targets: [], maxContainers: 16, maxMemoryMib: 16_384, refillMs: 2000 },
+      },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -58,6 +64,23 @@ describe('loadConfig', () => {
       'the Docker driver',
       { SVC_DRIVER: 'docker', SVC_DOCKER_SOCKET: '/run/d.sock', SVC_DOCKER_SWEEP_MS: '1000' },
       { driver: 'docker', docker: expect.objectContaining({ socketPath: '/run/d.sock', sweepMs: 1000 }) },
+    ],
+    [
+      'a warm pool',
+      { SVC_POOL: 'busybox:small=2, debian-12:medium=1,ubuntu-2404:small=0', SVC_POOL_MAX_CONTAINERS: '3' },
+      {
+        docker: expect.objectContaining({
+          pool: {
+            targets: [
+              { image: 'busybox', size: 'small', count: 2 },
+              { image: 'debian-12', size: 'medium', count: 1 },
+            ],
+            maxContainers: 3,
+            maxMemoryMib: 16_384,
+            refillMs: 2000,
+          },
+        }),
+      },
     ],
     [
       "the files settings, by default the spec's bounds",
@@ -100,6 +123,13 @@ describe('loadConfig', () => {
     ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
     ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
     ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
+    ['a pool entry without a count', { SVC_POOL: 'busybox:small' }, /SVC_POOL must be a comma-separated list/],
+    ['a pool entry twice', { SVC_POOL: 'busybox:small=1,busybox:small=2' }, /SVC_POOL names busybox:small twice/],
+    [
+      'a pool larger than its bound',
+      { SVC_POOL: 'busybox:small=3,busybox:tiny=2', SVC_POOL_MAX_CONTAINERS: '4' },
+      /asks for 5 ready containers, more than SVC_POOL_MAX_CONTAINERS=4/,
+    ],
     ['a read cache neither on nor off', { SVC_READ_CACHE: 'yes' }, /SVC_READ_CACHE must be one of on, off/],
   ])('refuses %s', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
+import type { WarmPoolConfig, WarmPoolTarget } from '../../config.js';
+import type { Database } from '../../db/database.js';
 import type { FilesContainer } from '../../files/docker-files.js';
 import { DockerFiles } from '../../files/docker-files.js';
 import type {
@@ -15,6 +17,7 @@ import { DriverError } from '../driver.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
+import { WarmPool } from './warm-pool.js';
 
 export interface DockerDriverOptions {
   docker: Docker;
@@ -35,6 +38,11 @@ export interface DockerDriverOptions {
   filesQuotaBytes?: number;
   /** Most entries of one uploaded archive (default 10 000). */
   filesMaxArchiveEntries?: number;
+  /**
+   * The warm pool (design §4.2) and the database that keeps it. Without it no container is pooled,
+   * and containers a pool made earlier are not recognised as computers'.
+   */
+  pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & { db: Database };
 }
 
 /** The computer's writable place: an anonymous volume, seeded from the image, removed with the container. */
@@ -74,6 +82,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly execTargets = new Map<string, string>();
   /** Files on the computers, through the Engine's archive endpoints (see {@link DockerFiles}). */
   readonly files: DockerFiles;
+  /** Ready containers that creates claim (see {@link WarmPool}); undefined without `options.pool`. */
+  readonly pool: WarmPool | undefined;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -93,6 +103,19 @@ export class DockerDriver implements ComputerDriver {
         : { maxArchiveEntries: options.filesMaxArchiveEntries }),
       log: this.log,
     });
+    const pool = options.pool;
+    this.pool =
+      pool &&
+      new WarmPool({
+        docker: this.docker,
+        db: pool.db,
+        instance: this.instance,
+        targets: pool.targets,
+        maxContainers: pool.maxContainers,
+        refillMs: pool.refillMs,
+        make: (name, target, labels, signal) => this.makePoolContainer(name, target, labels, signal),
+        log: this.log,
+      });
   }
 
   /** The computer's container for its files (checked ours by its labels); undefined when there is none. */
@@ -177,7 +200,7 @@ export class DockerDriver implements ComputerDriver {
   async update(computer: DriverComputer, signal?: AbortSignal): Promise<void> {
     const info = await this.inspect(computer, signal);
     if (!info) return;
-    const want = await this.limits(computer);
+    const want = await this.limits(computer.size);
     const have = info.HostConfig;
     if (
       have.Memory === want.Memory &&
@@ -216,7 +239,11 @@ export class DockerDriver implements ComputerDriver {
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */
   async inspect(computer: DriverComputer, signal?: AbortSignal): Promise<ContainerInspectInfo | undefined> {
     const info = await absentOn404(this.container(computer).inspect({ abortSignal: signal }));
-    if (info && !isOurs(info.Config.Labels, this.instance, computer.id))
+    if (
+      info &&
+      !isOurs(info.Config.Labels, this.instance, computer.id) &&
+      !(await this.pool?.owns(info, computer.id))
+    )
       throw new DriverError('internal', 'a container of that name exists that this service does not manage', {
         driver: this.name,
       });
@@ -229,16 +256,55 @@ export class DockerDriver implements ComputerDriver {
 
   private async ensureContainer(computer: DriverComputer, signal: AbortSignal): Promise<void> {
     if (await this.inspect(computer, signal)) return;
-    const image = await this.ensureImage(computer, signal);
-    const options: ContainerCreateOptions = {
-      name: containerName(this.instance, computer.id),
+    // A ready container from the warm pool, renamed to this computer's: it runs already.
+    if ((await this.pool?.claim(computer)) && (await this.inspect(computer, signal))) return;
+    const options = await this.createOptions(
+      { image: computer.image, size: computer.size },
+      containerName(this.instance, computer.id),
+      computer.name,
+      containerLabels(this.instance, computer),
+      signal,
+    );
+    // A replica racing us to the same name gets 409; its container is this computer's container.
+    await this.docker.createContainer(options).catch(unless(409));
+    if (!(await this.inspect(computer, signal)))
+      throw new DriverError('internal', 'the container vanished as it was created', { driver: this.name });
+  }
+
+  /**
+   * Makes and starts a container for the warm pool, with exactly the options of a computer's container
+   * of that image and size (its hostname is `computer`: Docker cannot change it at the claim).
+   */
+  private async makePoolContainer(
+    name: string,
+    target: WarmPoolTarget,
+    labels: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const options = await this.createOptions(target, name, 'computer', labels, signal);
+    const container = await this.docker.createContainer(options);
+    await container.start({ abortSignal: signal });
+    return container.id;
+  }
+
+  /** The Engine's create options of a computer's container (SECURITY.md, "Driver"). */
+  private async createOptions(
+    kind: { image: string; size: string },
+    name: string,
+    hostname: string,
+    labels: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<ContainerCreateOptions> {
+    const image = await this.ensureImage(kind.image, signal);
+    return {
+      name,
       Image: image.reference,
-      Hostname: computer.name,
+      Hostname: hostname,
       User: ROOT_USERS.has(image.user) ? FALLBACK_USER : image.user,
-      Labels: containerLabels(this.instance, computer),
+      Labels: labels,
       NetworkDisabled: true,
       HostConfig: {
-        ...(await this.limits(computer)),
+        ...(await this.limits(kind.size)),
         NetworkMode: 'none',
         Privileged: false,
         CapDrop: ['ALL'],
@@ -254,26 +320,18 @@ export class DockerDriver implements ComputerDriver {
       },
       abortSignal: signal,
     };
-    // A replica racing us to the same name gets 409; its container is this computer's container.
-    await this.docker.createContainer(options).catch(unless(409));
-    if (!(await this.inspect(computer, signal)))
-      throw new DriverError('internal', 'the container vanished as it was created', { driver: this.name });
   }
 
   private async ensureImage(
-    computer: DriverComputer,
+    imageName: string,
     signal: AbortSignal,
   ): Promise<{ reference: string; user: string }> {
-    const entry = await this.catalog.image(computer.image);
+    const entry = await this.catalog.image(imageName);
     if (!entry?.reference)
-      throw new DriverError(
-        'unavailable',
-        `the image "${computer.image}" cannot run on this service's hosts`,
-        {
-          driver: this.name,
-          image: computer.image,
-        },
-      );
+      throw new DriverError('unavailable', `the image "${imageName}" cannot run on this service's hosts`, {
+        driver: this.name,
+        image: imageName,
+      });
     const reference = entry.reference;
     let image = await absentOn404(this.docker.getImage(reference).inspect());
     if (!image && this.pull === 'missing') {
@@ -286,23 +344,19 @@ export class DockerDriver implements ComputerDriver {
       image = await this.docker.getImage(reference).inspect();
     }
     if (!image) {
-      this.log('docker driver: image not on this host', { image: computer.image, reference });
-      throw new DriverError(
-        'unavailable',
-        `the image "${computer.image}" is not available on this host yet`,
-        {
-          driver: this.name,
-          image: computer.image,
-        },
-      );
+      this.log('docker driver: image not on this host', { image: imageName, reference });
+      throw new DriverError('unavailable', `the image "${imageName}" is not available on this host yet`, {
+        driver: this.name,
+        image: imageName,
+      });
     }
     return { reference, user: image.Config?.User ?? '' };
   }
 
-  private async limits(computer: DriverComputer): Promise<HostConfig> {
-    const size = await this.catalog.size(computer.size);
+  private async limits(sizeName: string): Promise<HostConfig> {
+    const size = await this.catalog.size(sizeName);
     if (!size)
-      throw new DriverError('unavailable', `the size "${computer.size}" is not in the catalogue`, {
+      throw new DriverError('unavailable', `the size "${sizeName}" is not in the catalogue`, {
         driver: this.name,
       });
     const memory = size.memory_mib * 1024 * 1024;
@@ -328,12 +382,18 @@ export class DockerDriver implements ComputerDriver {
 
   private async remove(computer: DriverComputer, signal: AbortSignal): Promise<void> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      if (!(await this.inspect(computer, signal))) return;
+      if (!(await this.inspect(computer, signal))) {
+        await this.pool?.released(computer.id);
+        return;
+      }
       const status = await this.container(computer)
         .remove({ force: true, v: true, abortSignal: signal })
         .then(() => 204)
         .catch(unless(404, 409)); // 409: a removal already in progress; wait for it
-      if (status !== 409) return;
+      if (status !== 409) {
+        await this.pool?.released(computer.id);
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new DriverError('internal', 'the container could not be removed', { driver: this.name });

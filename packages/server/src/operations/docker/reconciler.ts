@@ -8,6 +8,7 @@ import {
 } from '../../repositories/operations/reconciler.js';
 import type { ComputerState } from '../states.js';
 import { containerName, isOurs, LABEL, labelFilter } from './labels.js';
+import { POOL_LABEL } from './warm-pool.js';
 
 export interface ReconcilerOptions {
   docker: Docker;
@@ -18,6 +19,11 @@ export interface ReconcilerOptions {
   /** Follow the Engine's event stream too (default true); the sweep alone still converges. */
   events?: boolean;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Whether a container without the computer's labels is still that computer's: one a create claimed
+   * from the warm pool (`WarmPool.owns`). Without it only labelled containers count.
+   */
+  owns?: (info: Docker.ContainerInspectInfo, computerId: string) => Promise<boolean>;
 }
 
 /** Engine container states, as the resting computer state they mean. Absent: `failed`. */
@@ -84,7 +90,7 @@ export class DockerReconciler {
     const rows = await restingComputers(db);
     if (rows.length === 0) return 0;
     const containers = await docker.listContainers({ all: true, filters: { label: labelFilter(instance) } });
-    const seen = new Map(containers.map((c) => [c.Labels[LABEL.computer], c.State]));
+    const seen = new Map(containers.map((c) => [computerOf(instance, c.Labels, c.Names[0]), c.State]));
     let moved = 0;
     for (const row of rows) {
       if (await this.settle(row, observed(seen.get(row.id)))) moved += 1;
@@ -104,7 +110,12 @@ export class DockerReconciler {
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     }
-    if (info && !isOurs(info.Config.Labels, instance, computerId)) return false;
+    if (
+      info &&
+      !isOurs(info.Config.Labels, instance, computerId) &&
+      !(await this.options.owns?.(info, computerId))
+    )
+      return false;
     return this.settle(row, observed(info?.State.Status));
   }
 
@@ -168,7 +179,8 @@ export class DockerReconciler {
           if (!line) continue;
           try {
             const event = JSON.parse(line) as { Actor?: { Attributes?: Record<string, string> } };
-            const computerId = event.Actor?.Attributes?.[LABEL.computer];
+            const attributes = event.Actor?.Attributes ?? {};
+            const computerId = computerOf(this.options.instance, attributes, attributes.name);
             if (computerId) this.touched(computerId);
           } catch {
             // not an event: ignored
@@ -188,6 +200,25 @@ export class DockerReconciler {
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));
   }
+}
+
+/**
+ * The computer a container stands for: its `svc.computer_id` label, or for a container a computer
+ * claimed from the warm pool (it keeps the pool's labels) the id in its name `svc-<instance>-<id>`.
+ * Undefined for a container still waiting in the pool (`svc-<instance>-pool-…`).
+ */
+function computerOf(
+  instance: string,
+  labels: Record<string, string>,
+  name: string | undefined,
+): string | undefined {
+  const labelled = labels[LABEL.computer];
+  if (labelled) return labelled;
+  if (labels[POOL_LABEL] === undefined || name === undefined) return undefined;
+  const prefix = `${containerName(instance, '')}`;
+  const bare = name.replace(/^\//, '');
+  if (!bare.startsWith(prefix) || bare.startsWith(`${prefix}pool-`)) return undefined;
+  return bare.slice(prefix.length);
 }
 
 function observed(engineState: string | undefined): ComputerState {

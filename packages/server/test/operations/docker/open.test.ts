@@ -40,3 +40,36 @@ test('an Engine that stops answering fails the action with unavailable, the sock
   expect(JSON.stringify(logged)).toContain('/nonexistent/docker.sock');
   expect(JSON.stringify(error)).not.toContain('/nonexistent');
 });
+
+test.each([
+  [
+    'a size the catalogue lacks',
+    'busybox:huge=1',
+    [],
+    /SVC_POOL names the size "huge", which the catalogue lacks/,
+  ],
+  [
+    'more memory than SVC_POOL_MAX_MEMORY_MIB',
+    'busybox:small=3',
+    [{ vcpus: 2, memory_mib: 4096, reference: 'svc/busybox:1' }],
+    /SVC_POOL's containers would hold 12288 MiB, more than SVC_POOL_MAX_MEMORY_MIB=8192/,
+  ],
+])(
+  'a warm pool naming %s stops start-up with a ConfigError, before the Engine is asked',
+  async (_name, pool, rows, message) => {
+    const config = loadConfig(
+      {
+        SVC_DRIVER: 'docker',
+        SVC_DOCKER_SOCKET: '/nonexistent/docker.sock',
+        SVC_POOL: pool,
+        SVC_POOL_MAX_MEMORY_MIB: '8192',
+      },
+      { sandbox: true },
+    );
+    const error = await openDockerDriver(config, {
+      query: async () => ({ rows, rowCount: rows.length }),
+    } as never).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  },
+);
