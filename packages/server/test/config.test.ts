@@ -123,8 +123,16 @@ describe('loadConfig', () => {
     ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
     ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
     ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
-    ['a pool entry without a count', { SVC_POOL: 'busybox:small' }, /SVC_POOL must be a comma-separated list/],
-    ['a pool entry twice', { SVC_POOL: 'busybox:small=1,busybox:small=2' }, /SVC_POOL names busybox:small twice/],
+    [
+      'a pool entry without a count',
+      { SVC_POOL: 'busybox:small' },
+      /SVC_POOL must be a comma-separated list/,
+    ],
+    [
+      'a pool entry twice',
+      { SVC_POOL: 'busybox:small=1,busybox:small=2' },
+      /SVC_POOL names busybox:small twice/,
+    ],
     [
       'a pool larger than its bound',
       { SVC_POOL: 'busybox:small=3,busybox:tiny=2', SVC_POOL_MAX_CONTAINERS: '4' },
