@@ -70,9 +70,7 @@ export async function claimPoolContainer(
   kind: { instance: string; image: string; size: string },
   computerId: string,
 ): Promise<{ name: string; container_id: string } | undefined> {
-  const earlier = await poolClaimOf(db, computerId);
-  if (earlier) return earlier;
-  const { rows } = await db.query<{ name: string; container_id: string }>(
+  const claim = db.query<{ name: string; container_id: string }>(
     `UPDATE warm_containers SET state = 'claimed', computer_id = $4, updated_at = now()
       WHERE name = (SELECT name FROM warm_containers
                      WHERE instance = $1 AND image = $2 AND size = $3 AND state = 'ready'
@@ -81,7 +79,13 @@ export async function claimPoolContainer(
       RETURNING name, container_id`,
     [kind.instance, kind.image, kind.size, computerId],
   );
-  return rows[0];
+  try {
+    return (await claim).rows[0];
+  } catch (error) {
+    // 23505: this computer holds a claim already (computer_id is unique): the same create, run again.
+    if ((error as { code?: string }).code !== '23505') throw error;
+    return poolClaimOf(db, computerId);
+  }
 }
 
 /** The container `computerId` claimed from the pool, if it did. */

@@ -141,12 +141,24 @@ export class DockerDriver implements ComputerDriver {
         case 'create':
           await this.ensureContainer(computer, signal);
           break;
-        case 'start':
-          await this.ensureContainer(computer, signal);
-          await this.update(computer, signal);
+        case 'start': {
+          // One inspect decides: a container that runs with its size's limits (one a create took from
+          // the warm pool) is started already; otherwise make, size and start it.
+          let info = await this.inspect(computer, signal);
+          if (info?.State.Running && (await this.sized(computer, info))) break;
+          if (!info) {
+            await this.ensureContainer(computer, signal);
+            info = await this.inspect(computer, signal);
+          }
+          if (info && !(await this.sized(computer, info)))
+            await this.container(computer).update({
+              ...(await this.limits(computer.size)),
+              abortSignal: signal,
+            });
           await this.container(computer).start({ abortSignal: signal }).catch(unless(304));
           await this.expectRunning(computer, signal);
           break;
+        }
         case 'restart':
           await this.ensureContainer(computer, signal);
           await this.update(computer, signal);
@@ -199,17 +211,20 @@ export class DockerDriver implements ComputerDriver {
    */
   async update(computer: DriverComputer, signal?: AbortSignal): Promise<void> {
     const info = await this.inspect(computer, signal);
-    if (!info) return;
+    if (!info || (await this.sized(computer, info))) return;
+    await this.container(computer).update({ ...(await this.limits(computer.size)), abortSignal: signal });
+  }
+
+  /** Whether the container has the CPU, memory and process limits of the computer's size. */
+  private async sized(computer: DriverComputer, info: ContainerInspectInfo): Promise<boolean> {
     const want = await this.limits(computer.size);
     const have = info.HostConfig;
-    if (
+    return (
       have.Memory === want.Memory &&
       have.MemorySwap === want.MemorySwap &&
       have.NanoCpus === want.NanoCpus &&
       have.PidsLimit === want.PidsLimit
-    )
-      return;
-    await this.container(computer).update({ ...want, abortSignal: signal });
+    );
   }
 
   /**
@@ -257,7 +272,7 @@ export class DockerDriver implements ComputerDriver {
   private async ensureContainer(computer: DriverComputer, signal: AbortSignal): Promise<void> {
     if (await this.inspect(computer, signal)) return;
     // A ready container from the warm pool, renamed to this computer's: it runs already.
-    if ((await this.pool?.claim(computer)) && (await this.inspect(computer, signal))) return;
+    if (await this.pool?.claim(computer)) return;
     const options = await this.createOptions(
       { image: computer.image, size: computer.size },
       containerName(this.instance, computer.id),

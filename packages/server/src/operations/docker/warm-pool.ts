@@ -125,8 +125,23 @@ export class WarmPool {
       { instance, image: computer.image, size: computer.size },
       computer.id,
     );
-    this.kick();
-    if (!claimed) return false;
+    if (!claimed) {
+      this.kick();
+      return false;
+    }
+    // Topped up once the rename is done, so that the refill's calls do not delay this create.
+    try {
+      return await this.take(computer, claimed);
+    } finally {
+      this.kick();
+    }
+  }
+
+  private async take(
+    computer: DriverComputer,
+    claimed: { name: string; container_id: string },
+  ): Promise<boolean> {
+    const { docker, db, instance } = this.options;
     const name = containerName(instance, computer.id);
     try {
       await docker.getContainer(claimed.container_id).rename({ name });

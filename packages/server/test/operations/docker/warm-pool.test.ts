@@ -11,6 +11,7 @@ import type { DriverContext } from '../../../src/operations/driver.js';
 import { createComputerRecord, requestComputerAction } from '../../../src/operations/records.js';
 import { OperationWorker } from '../../../src/operations/worker.js';
 import type { ComputerRow } from '../../../src/repositories/computers.js';
+import { claimPoolContainer } from '../../../src/repositories/warm-pool.js';
 import { describeEngines } from '../../support/databases.js';
 import { describeDocker } from '../../support/docker.js';
 import { createWorkspace } from '../../support/fixtures.js';
@@ -175,6 +176,21 @@ describeDocker('the warm pool', (engine) => {
       ).toBe(0);
       await fill(driver);
       expect((await waiting(instance)).map((c) => c.Id)).toEqual([refilled!.Id]);
+    });
+
+    test('a claim made again by the same computer (a create run again before its rename) answers the same container', async () => {
+      const instance = instanceOf('again');
+      const driver = driverWithPool(2, instance);
+      await fill(driver);
+      const kind = { instance, image: 'busybox', size: 'small' };
+      const id = newId();
+      const first = await claimPoolContainer(db, kind, id);
+      const again = await claimPoolContainer(db, kind, id);
+      expect(first?.container_id).toBeTruthy();
+      expect(again).toEqual(first);
+      const other = await claimPoolContainer(db, kind, newId());
+      expect(other?.container_id).not.toBe(first?.container_id);
+      expect(await claimPoolContainer(db, kind, newId())).toBeUndefined(); // two ready, two claimed
     });
 
     test('creates at once never share a container: a pool of 2, six creates, six containers, two of them pooled', async () => {
