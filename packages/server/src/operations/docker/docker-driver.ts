@@ -145,7 +145,10 @@ export class DockerDriver implements ComputerDriver {
           // One inspect decides: a container that runs with its size's limits (one a create took from
           // the warm pool) is started already; otherwise make, size and start it.
           let info = await this.inspect(computer, signal);
-          if (info?.State.Running && (await this.sized(computer, info))) break;
+          if (info?.State.Running && (await this.sized(computer, info))) {
+            this.rememberExecTarget(computer.id, info.Id); // its first command skips an inspect
+            break;
+          }
           if (!info) {
             await this.ensureContainer(computer, signal);
             info = await this.inspect(computer, signal);
@@ -246,9 +249,14 @@ export class DockerDriver implements ComputerDriver {
     const info = await this.inspect(computer, request.signal);
     if (!info?.State.Running)
       throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
-    if (this.execTargets.size >= MAX_EXEC_TARGETS) this.execTargets.clear();
-    this.execTargets.set(computer.id, info.Id);
+    this.rememberExecTarget(computer.id, info.Id);
     return runExec(this.docker, this.docker.getContainer(info.Id), request);
+  }
+
+  /** Remembers the Engine id of a computer's running container, which an inspect found ours. */
+  private rememberExecTarget(computerId: string, containerId: string): void {
+    if (this.execTargets.size >= MAX_EXEC_TARGETS) this.execTargets.clear();
+    this.execTargets.set(computerId, containerId);
   }
 
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */

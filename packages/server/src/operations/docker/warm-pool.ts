@@ -119,7 +119,7 @@ export class WarmPool {
    */
   async claim(computer: DriverComputer): Promise<boolean> {
     if (!this.serves(computer.image, computer.size)) return false;
-    const { docker, db, instance } = this.options;
+    const { db, instance } = this.options;
     const claimed = await claimPoolContainer(
       db,
       { instance, image: computer.image, size: computer.size },
