@@ -102,6 +102,12 @@ export interface Config {
   quotas: Quotas;
   webhooks: Readonly<WebhookConfig>;
   bodyLimitBytes: number;
+  /**
+   * How long a whole request may take to arrive, headers and body (`SVC_REQUEST_TIMEOUT_MS`, default
+   * 5 minutes, 10 s – 24 h): past it node:http answers 408 and closes. It bounds the slowest upload:
+   * raise it for large files over slow links (1 GiB in 5 minutes is 3.6 MB/s).
+   */
+  requestTimeoutMs: number;
   /** Time one step of a simulated computer transition takes. */
   simStepMs: number;
   /** What runs computers (`SVC_DRIVER`): `simulated` (the default) or `docker`. */
@@ -329,6 +335,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       leaseMs: int(env, 'SVC_WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
     }),
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'SVC_REQUEST_TIMEOUT_MS', 300_000, 10_000, 24 * 3_600_000),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
     lifetimeCheckMs: int(env, 'SVC_LIFETIME_CHECK_MS', 5000, 10, 600_000),
     driver: oneOf(env, 'SVC_DRIVER', DRIVER_NAMES),

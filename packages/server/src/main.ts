@@ -38,7 +38,7 @@ async function serve(sandbox: boolean): Promise<void> {
     lifecycle.wrap((request, env) =>
       app ? app.fetch(request, env) : Promise.resolve(notYetServing(request)),
     ),
-    { port: loaded.port, hostname: loaded.host },
+    { port: loaded.port, hostname: loaded.host, requestTimeoutMs: loaded.requestTimeoutMs },
   );
   const baseUrl = process.env.SVC_BASE_URL ? loaded.baseUrl : `${running.url}/v1`;
   const config = Object.freeze({ ...loaded, baseUrl, tokenUrl: `${baseUrl}/auth/token` });

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
         labelsPerComputer: 32,
       },
       bodyLimitBytes: 1048576,
+      requestTimeoutMs: 300_000,
       simStepMs: 500,
       driver: 'simulated',
       docker: {
@@ -114,6 +115,7 @@ describe('loadConfig', () => {
       /SVC_FILES_MAX_ENTRIES must be between/,
     ],
     ['PORT too large', { PORT: '70000' }, /PORT must be between/],
+    ['a request timeout under 10 s', { SVC_REQUEST_TIMEOUT_MS: '5000' }, /SVC_REQUEST_TIMEOUT_MS must be between/],
     ['base URL without /v1', { SVC_BASE_URL: 'https://api.example.com' }, /must end in \/v1/],
     ['base URL with a query', { SVC_BASE_URL: 'https://api.example.com/v1?x=1' }, /query/],
     ['not a URL', { SVC_BASE_URL: 'api' }, /not a URL/],

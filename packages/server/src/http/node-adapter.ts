@@ -47,13 +47,16 @@ export interface RunningServer {
  */
 export function listen(
   core: FetchHandler,
-  options: { port?: number; hostname?: string } = {},
+  options: { port?: number; hostname?: string; requestTimeoutMs?: number } = {},
 ): Promise<RunningServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   const drain = new Drain(core);
   const server = createAdaptorServer({ fetch: drain.fetch, hostname });
   // createAdaptorServer makes a node:http server unless told to make another kind.
   const http = server as Server;
+  // How long a whole request (headers and body) may take to arrive (node:http answers 408 past it;
+  // its default is 5 minutes): the bound on a slow upload, `SVC_REQUEST_TIMEOUT_MS`.
+  if (options.requestTimeoutMs !== undefined) http.requestTimeout = options.requestTimeoutMs;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, hostname, () => {

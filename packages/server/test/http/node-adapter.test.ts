@@ -111,3 +111,17 @@ describe('node adapter (port 0)', () => {
     ).toBe('aborted');
   });
 });
+
+describe('the request timeout (SVC_REQUEST_TIMEOUT_MS)', () => {
+  it("is node:http's own bound on a whole request, set on the server; node's 5 minutes otherwise", async () => {
+    const slow = await listen(async () => new Response('ok'), { port: 0, requestTimeoutMs: 3_600_000 });
+    const plain = await listen(async () => new Response('ok'), { port: 0 });
+    try {
+      expect((slow.server as import('node:http').Server).requestTimeout).toBe(3_600_000);
+      expect((plain.server as import('node:http').Server).requestTimeout).toBe(300_000);
+    } finally {
+      await slow.close();
+      await plain.close();
+    }
+  });
+});
