@@ -151,8 +151,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     pollMs: config.webhooks.pollMs,
     outbound: deps.webhooks.outbound,
     post: options.webhooks?.post,
+    ...(observe.metrics
+      ? {
+          onAttempt: (outcome: string, seconds: number) =>
+            observe.metrics?.webhookAttempted(outcome, seconds),
+        }
+      : {}),
     log,
   });
+  observe.metrics?.watchWebhooks(webhookWorker);
   deps.webhooks.wake = () => webhookWorker.wake();
   const webhookDispatcher = new WebhookDispatcher({
     db: db.background(),

@@ -26,6 +26,8 @@ export class Metrics {
   private readonly requests: Counter<'operation' | 'status'>;
   private readonly latency: Histogram<'operation' | 'status'>;
   private readonly refusals: Counter<'policy'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookLatency: Histogram<'outcome'>;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
@@ -47,6 +49,37 @@ export class Metrics {
       help: 'Requests refused with 429 rate_limited, by policy (design §11)',
       labelNames: ['policy'],
       registers: [this.registry],
+    });
+    this.webhookAttempts = new Counter({
+      name: 'svc_webhook_attempts_total',
+      help: "Webhook delivery attempts this replica made, by outcome (the spec's WebhookAttempt.outcome; design §16)",
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.webhookLatency = new Histogram({
+      name: 'svc_webhook_attempt_duration_seconds',
+      help: "Time of one webhook delivery attempt, from the request to the receiver's answer (or its end), by outcome",
+      labelNames: ['outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+  }
+
+  /** Counts one webhook delivery attempt and its time. */
+  webhookAttempted(outcome: string, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookLatency.observe({ outcome }, seconds);
+  }
+
+  /** Webhook attempts in flight on this replica, read at scrape time (at most `SVC_WEBHOOK_CONCURRENCY`). */
+  watchWebhooks(worker: { readonly inFlight: number }): void {
+    new Gauge({
+      name: 'svc_webhook_attempts_in_flight',
+      help: 'Webhook delivery attempts this replica is making now',
+      registers: [this.registry],
+      collect() {
+        this.set(worker.inFlight);
+      },
     });
   }
 

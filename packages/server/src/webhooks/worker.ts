@@ -34,6 +34,8 @@ export interface WebhookWorkerOptions {
   workerId?: string;
   /** Makes the attempt (tests); default {@link postWebhook}. */
   post?: typeof postWebhook;
+  /** Told of every attempt once it is recorded: its outcome and how long it took (metrics). */
+  onAttempt?: (outcome: AttemptResult['outcome'], seconds: number) => void;
   log?: (message: string, fields: Record<string, unknown>) => void;
 }
 
@@ -175,5 +177,6 @@ export class WebhookWorker {
         retryAfterMs: delay === undefined ? undefined : delay * 1000,
       }),
     );
+    this.#options.onAttempt?.(result.outcome, durationMs / 1000);
   }
 }

@@ -4,6 +4,8 @@
 // nor logged.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createLoggerSync } from '../../src/observe/logger.js';
+import { Metrics } from '../../src/observe/metrics.js';
 import { workspaceEventsAfter } from '../../src/repositories/events.js';
 import { errorOf, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
@@ -17,6 +19,12 @@ describeEngines('webhooks: delivery', (engine) => {
   const logged: string[] = [];
   /** What `rebind.test` resolves to now (the injected resolver; no DNS). */
   let rebindTo = '127.0.0.1';
+  const metrics = new Metrics({ processMetrics: false });
+  /** The value of one series of the metrics, e.g. `svc_webhook_attempts_total{outcome="succeeded"}` (0 when absent). */
+  const sample = async (series: string): Promise<number> => {
+    const line = (await metrics.render()).body.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  };
   beforeAll(async () => {
     receiver = await startReceiver();
     const log = (message: string, fields?: Record<string, unknown>) => {
@@ -40,6 +48,7 @@ describeEngines('webhooks: delivery', (engine) => {
           },
         },
         log,
+        observe: { logger: createLoggerSync({ level: 'silent' }), metrics },
       },
     });
   }, 60_000);
@@ -185,6 +194,7 @@ describeEngines('webhooks: delivery', (engine) => {
 
   test('a failing receiver is retried on the schedule, then failing; a success makes it enabled again', async () => {
     const team = await t.team();
+    const httpErrors = await sample('svc_webhook_attempts_total{outcome="http_error"}');
     receiver.answer('/flaky', 503);
     const hook = await endpoint(team, '/flaky');
     await touch(team);
@@ -205,6 +215,12 @@ describeEngines('webhooks: delivery', (engine) => {
       'http_error',
     ]);
     expect(delivery.attempts[0].status_code).toBe(503);
+    // Every attempt is counted by outcome, and timed.
+    expect((await sample('svc_webhook_attempts_total{outcome="http_error"}')) - httpErrors).toBe(3);
+    expect(
+      await sample('svc_webhook_attempt_duration_seconds_count{outcome="http_error"}'),
+    ).toBeGreaterThanOrEqual(3);
+    expect((await metrics.render()).body).toMatch(/^svc_webhook_attempts_in_flight \d+$/m);
     // Redeliver: pending again, a fresh round; the receiver recovers.
     receiver.answer('/flaky', 200);
     const again = await t.call('POST', `${base(team)}/${hook.id}/deliveries/${delivery.id}/redeliver`, {
