@@ -20,12 +20,17 @@ THIS MACHINE to your receiver: the service never calls the URL, so it needs no p
 (http://127.0.0.1:3000/webhooks is fine). Each forward is a POST signed exactly as a real delivery
 (webhook-id = the event id, webhook-timestamp, webhook-signature v1,…; the body is the event JSON),
 with --secret, or a whsec_ secret made at start and printed once on stderr: verify with it
-(@svc/client/webhooks verifyWebhook). One line per event on stdout: time, type, id, and the receiver's
-status and duration, or the error. A receiver's error or a forward past 15 s is printed, and listening
+(@svc/client/webhooks verifyWebhook). One line per event on stdout: time, type, id, #its place in the
+log, and the receiver's status and duration, or the error. A receiver's error or a forward past 15 s is printed, and listening
 goes on; nothing is retried. Ctrl-C stops (exit 130).
 
   svc listen dev --forward-to http://127.0.0.1:3000/webhooks
   svc listen dev --forward-to http://127.0.0.1:3000/webhooks --events computer.created,computer.updated
+  svc listen dev --forward-to http://127.0.0.1:3000/webhooks --after 1842   # replay what came after event 1842
+
+Without --after, forwarding starts with the next change. --after <n> first forwards the events after
+place n of the log (each line shows #n: pass the last one you saw to pick up where you stopped;
+--after 0 replays all the log keeps, 7 days by default), then goes on with new ones.
 
 For a receiver with a public https URL, create a real endpoint: svc webhooks create-endpoint.
 `;
@@ -35,6 +40,7 @@ interface ListenFlags {
   forwardTo: string;
   events?: string;
   secret?: string;
+  after?: string;
 }
 
 /** An event as the workspace stream yields it: `data` is the event object a delivery's body carries. */
@@ -65,6 +71,10 @@ export function addListenCommand(program: Command, context: () => Context): Comm
     )
     .option('--events <types>', 'only these event types, comma-separated (default: all)')
     .option('--secret <whsec>', 'the secret to sign with (default: a new one, printed once on stderr)')
+    .option(
+      '--after <n>',
+      "first forward the events after place n of the workspace's log (each line shows #n; 0: all it keeps)",
+    )
     .addHelpText('after', help)
     .action(async (workspace: string, flags: ListenFlags) => {
       await listen(context(), workspace, flags);
@@ -123,6 +133,12 @@ function reasonOf(error: unknown): string {
 
 async function listen(context: Context, workspace: string, flags: ListenFlags): Promise<void> {
   const target = targetOf(flags.forwardTo);
+  if (flags.after !== undefined && !/^[0-9]{1,20}$/.test(flags.after))
+    throw new CliError(
+      'usage',
+      'invalid_after',
+      `--after: a place in the log (digits, as #n shows), not "${flags.after}".`,
+    );
   const types = await typesOf(flags.events);
   const { generateWebhookSecret, signWebhook } = await import('@svc/client/webhooks');
   if (flags.secret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(flags.secret))
@@ -142,6 +158,7 @@ async function listen(context: Context, workspace: string, flags: ListenFlags): 
   try {
     const events = stream(client, 'streamWorkspaceEvents', {
       path: { workspace },
+      ...(flags.after === undefined ? {} : { query: { after: flags.after } }),
       signal: interrupt.signal,
     }) as AsyncGenerator<StreamedEvent>;
     for await (const event of events) {
@@ -150,7 +167,8 @@ async function listen(context: Context, workspace: string, flags: ListenFlags): 
       const body = JSON.stringify(event.data);
       const headers = await signWebhook({ id, body, secrets: secret, at: new Date(context.now()) });
       const started = performance.now();
-      const line = `${new Date(context.now()).toISOString()} ${event.event} ${id}`;
+      // The stream's id is the event's place in the workspace's log: what --after takes.
+      const line = `${new Date(context.now()).toISOString()} ${event.event} ${id} #${event.id}`;
       try {
         const response = await fetch(target, {
           method: 'POST',

@@ -124,21 +124,21 @@ describe('svc listen against the real server', () => {
       }),
     ).rejects.toMatchObject({ reason: 'bad_signature' });
     expect(listening.stdout()).toMatch(
-      new RegExp(`^\\S+Z computer\\.created ${event.id} -> 204 \\(\\d+ ms\\)$`, 'm'),
+      new RegExp(`^\\S+Z computer\\.created ${event.id} #\\d+ -> 204 \\(\\d+ ms\\)$`, 'm'),
     );
 
     // The receiver fails: its status is printed, and the next events are still forwarded.
     status = 500;
     const count = received.length;
     await createComputer('failing', false);
-    await expect.poll(() => listening.stdout(), { timeout: 15_000 }).toMatch(/computer\.created \S+ -> 500 /);
+    await expect.poll(() => listening.stdout(), { timeout: 15_000 }).toMatch(/computer\.created \S+ #\d+ -> 500 /);
     status = 204;
     await expect
       .poll(() => received.slice(count).filter((r) => r.type === 'computer.updated').length, {
         timeout: 15_000,
       })
       .toBeGreaterThan(0);
-    await expect.poll(() => listening.stdout(), { timeout: 5_000 }).toMatch(/computer\.updated \S+ -> 204 /);
+    await expect.poll(() => listening.stdout(), { timeout: 5_000 }).toMatch(/computer\.updated \S+ #\d+ -> 204 /);
     // Only the types asked for (the computers' operations were events too).
     expect(new Set(received.map((r) => r.type))).toEqual(new Set(types));
 
@@ -170,7 +170,7 @@ describe('svc listen against the real server', () => {
     expect((await verifyWebhook({ secrets: [secret], headers: next.headers, body: next.body })).type).toBe(
       next.type,
     );
-    await expect.poll(() => orphan.stdout(), { timeout: 15_000 }).toMatch(/ -> error: ECONNREFUSED /);
+    await expect.poll(() => orphan.stdout(), { timeout: 15_000 }).toMatch(/ #\d+ -> error: ECONNREFUSED /);
     interrupt.abort();
     expect(await listening.done).toBe(130);
     expect(await orphan.done).toBe(130);
@@ -206,8 +206,42 @@ describe('svc listen against the real server', () => {
     ).rejects.toMatchObject({ reason: 'bad_signature' });
   });
 
+  test('--after replays the events after that id first, then goes on with new ones', async () => {
+    // Earlier tests made computers: their events are in the log. Replay from the start of it.
+    const interrupt = new AbortController();
+    stops.push(interrupt);
+    const count = received.length;
+    const replay = svc(['listen', workspace, '--forward-to', receiverUrl, '--after', '0'], {
+      signal: interrupt.signal,
+    });
+    await expect.poll(() => received.length - count, { timeout: 15_000 }).toBeGreaterThan(3);
+    const places = () =>
+      [...replay.stdout().matchAll(/^\S+Z \S+ \S+ #(\d+) -> /gm)].map((match) => Number(match[1]));
+    // In the log's order, from its start: the workspace's first events, each line with its place.
+    await expect.poll(() => places().length, { timeout: 15_000 }).toBeGreaterThan(3);
+    const sequences = received.slice(count).map((r) => JSON.parse(r.body).sequence as number);
+    expect(places().slice(0, 3)).toEqual([1, 2, 3]);
+    expect(sequences.slice(0, 3)).toEqual([1, 2, 3]);
+    interrupt.abort();
+    expect(await replay.done).toBe(130);
+    // From the middle: only what came after that event.
+    const middle = sequences[2] as number;
+    const later = new AbortController();
+    stops.push(later);
+    const from = received.length;
+    const resumed = svc(['listen', workspace, '--forward-to', receiverUrl, '--after', String(middle)], {
+      signal: later.signal,
+    });
+    await expect.poll(() => received.length - from, { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(JSON.parse((received[from] as Received).body).sequence).toBe(middle + 1);
+    later.abort();
+    expect(await resumed.done).toBe(130);
+    expect(resumed.stdout()).toMatch(new RegExp(`^\\S+Z \\S+ \\S+ #${middle + 1} -> 204 `, 'm'));
+  });
+
   test('--forward-to must be an http(s) URL, --events known types, --secret a whsec_ secret', async () => {
     for (const argv of [
+      ['--forward-to', receiverUrl, '--after', 'yesterday'],
       ['--forward-to', 'ftp://127.0.0.1/x'],
       ['--forward-to', 'not a url'],
       ['--forward-to', receiverUrl, '--events', 'computer.exploded'],
