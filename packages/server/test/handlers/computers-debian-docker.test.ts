@@ -30,6 +30,23 @@ describeDocker(
         const ws = () => `/v1/workspaces/${team.workspace.id}`;
         const token = () => team.editor.token;
 
+        test('the catalogue says which images the Engine has: debian-13 and busybox, not ubuntu-2404', async () => {
+          const answer = await t.call('GET', '/v1/images?limit=200', { token: token() });
+          expect(answer.status).toBe(200);
+          const byName = Object.fromEntries(
+            answer.body.images.map((image: { name: string }) => [image.name, image]),
+          );
+          expect(byName['debian-13']).toMatchObject({
+            display_name: 'Debian 13 (trixie)',
+            os: 'debian',
+            version: '13',
+            driver: 'docker',
+            available: true,
+          });
+          expect(byName.busybox).toMatchObject({ driver: 'docker', available: true });
+          expect(byName['ubuntu-2404']).toMatchObject({ driver: 'docker', available: false });
+        });
+
         test('create debian-13, then python3 and git answer through exec, as user svc in /home/svc', async () => {
           const created = await t.call('POST', `${ws()}/computers`, {
             token: token(),
