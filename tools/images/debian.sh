@@ -91,7 +91,10 @@ if ! debootstrap --variant="$variant" --include="$packages" --components=main \
   tail -n 20 "$log" >&2
   saved="${TMPDIR:-/tmp}/svc-debootstrap-$release.log"
   cp "$log" "$saved"
-  fail "debootstrap could not build Debian $release from $mirror (log: $saved); $tag is not built and the catalogue shows debian-$version as unavailable"
+  if docker image inspect "$tag" >/dev/null 2>&1; then
+    fail "debootstrap could not build Debian $release from $mirror (log: $saved); $tag stays the image of an earlier recipe"
+  fi
+  fail "debootstrap could not build Debian $release from $mirror (log: $saved); there is no $tag, so the catalogue shows debian-$version as unavailable on the Docker driver"
 fi
 
 # What the image holds, asked of the new root itself (before its /dev is emptied below).

@@ -74,4 +74,19 @@ describe.skipIf(skip)('images:build against the Engine', () => {
     expect(result.ms).toBeLessThan(20_000); // a build fetches and unpacks for a minute or more
     expect(builtImage()).toEqual(built);
   });
+
+  test('a mirror it cannot reach fails the build with the reason, and no image is made', () => {
+    const tag = 'svc/debian-unreachable-test:13';
+    const result = run(build, ['debian'], {
+      SVC_DEBIAN_IMAGE: tag,
+      SVC_DEBIAN_MIRROR: 'http://127.0.0.1:9/debian',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      process.getuid?.() === 0
+        ? `debootstrap could not build Debian trixie from http://127.0.0.1:9/debian`
+        : `building ${tag} needs root`,
+    );
+    expect(spawnSync('docker', ['image', 'inspect', tag]).status).not.toBe(0);
+  });
 });
