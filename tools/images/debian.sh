@@ -114,6 +114,9 @@ echo "$release" >"$root/etc/hostname"
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* "$root"/var/cache/debconf/*-old \
   "$root"/var/log/* "$root"/debootstrap "$root"/dev/* "$root"/proc/* "$root"/sys/* "$root"/run/*
 rm -rf "$root/tmp" && mkdir -m 1777 "$root/tmp"
+# No set-user-ID or set-group-ID programs (su, mount, passwd, …): computers never change user, and the
+# driver's no-new-privileges would refuse them anyway (SECURITY.md, "Driver").
+find "$root" -xdev -type f -perm /6000 -exec chmod ug-s {} +
 
 # As for busybox: everything belongs to root but /home/svc, appended owned by 1000:1000.
 pack=(--numeric-owner --sort=name --mtime=@0)

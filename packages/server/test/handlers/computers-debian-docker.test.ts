@@ -74,6 +74,14 @@ describeDocker(
           expect(
             await exec(['sh', '-c', 'id -un; pwd; . /etc/os-release; echo "$VERSION_CODENAME"']),
           ).toMatchObject({ exit_code: 0, stdout: 'svc\n/home/svc\ntrixie\n' });
+          // No way up from user svc: no capabilities, no new privileges, no set-user-ID program.
+          expect(
+            await exec([
+              'sh',
+              '-c',
+              'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; find / -xdev -type f -perm /6000 2>/dev/null',
+            ]),
+          ).toMatchObject({ stdout: 'CapEff:\t0000000000000000\nNoNewPrivs:\t1\n' });
           // A repository in the writable home; the root stays read-only.
           const repo = await exec([
             'sh',
