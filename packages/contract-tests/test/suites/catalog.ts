@@ -10,10 +10,16 @@ export function catalogSuite(): void {
     fx.size = sizes[0]!.name;
   });
 
-  it('listImages lists the image catalogue, to the end with paginate', async () => {
+  it('listImages lists the image catalogue, to the end with paginate, each image saying whether it runs', async () => {
     const images = [];
     for await (const image of paginate(contractClient(), '/images')) images.push(image);
     expect(images.length).toBeGreaterThan(0);
-    fx.image = images[0]!.name;
+    // One deployment, one driver: every image speaks of the same one.
+    expect(new Set(images.map((image) => image.driver)).size).toBe(1);
+    for (const image of images) expect(typeof image.available).toBe('boolean');
+    // The computers the suites make use an image that runs here.
+    const runs = images.find((image) => image.available);
+    expect(runs).toBeDefined();
+    fx.image = runs!.name;
   });
 }

@@ -1,3 +1,4 @@
+import type { Schema } from '@svc/contract';
 import { pageRequest, toPage } from '../paging.js';
 import { listImageRows, listSizeRows } from '../repositories/catalog.js';
 import type { Handler } from './types.js';
@@ -16,11 +17,24 @@ export const listSizes: Handler<'listSizes'> = async (ctx) => {
   return { status: 200, body: { sizes: items.map(withTime), next_cursor, has_more } };
 };
 
+/**
+ * The catalogue, each image saying whether this deployment's driver can run it now: an image it cannot
+ * run is listed as unavailable, not left out (the Docker driver asks the Engine; see
+ * `ComputerDriver.imageAvailable`).
+ */
 export const listImages: Handler<'listImages'> = async (ctx) => {
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listImages' });
   const rows = await listImageRows(ctx.db, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
-  return { status: 200, body: { images: items.map(withTime), next_cursor, has_more } };
+  const { driver } = ctx.deps;
+  const images = await Promise.all(
+    items.map(async (row) => ({
+      ...withTime(row),
+      driver: driver.name as Schema<'Image'>['driver'],
+      available: (await driver.imageAvailable?.(row.name)) ?? false,
+    })),
+  );
+  return { status: 200, body: { images, next_cursor, has_more } };
 };
 
 export const catalogHandlers = { listSizes, listImages };

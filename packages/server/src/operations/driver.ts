@@ -133,4 +133,10 @@ export interface ComputerDriver {
    * Optional so that a test's stand-in driver need not; without it the files API answers unavailable.
    */
   readonly files?: ComputerFiles;
+  /**
+   * Whether a computer made from the catalogue image `image` can run on this driver now (GET /images
+   * shows it as `available`). Optional so that a test's stand-in driver need not; without it every
+   * image is shown unavailable.
+   */
+  imageAvailable?(image: string): Promise<boolean>;
 }

@@ -68,6 +68,11 @@ export class SimulatedDriver implements ComputerDriver {
     this.shouldFail = options.shouldFail;
   }
 
+  /** Every catalogue image: SIMULATED computers run none of them, so none is missing. */
+  async imageAvailable(): Promise<boolean> {
+    return true;
+  }
+
   async run(
     action: DriverAction,
     computer: DriverComputer,

@@ -30,12 +30,15 @@ export async function listSizeRows(
   return rows;
 }
 
+/** An image as the catalogue table has it: without what the driver says of it (`driver`, `available`). */
+export type ImageRow = CatalogRow<Omit<Schema<'Image'>, 'driver' | 'available'>>;
+
 /** One page of images, newest first. */
 export async function listImageRows(
   db: Queryable,
   page: { after: string | null; limit: number },
-): Promise<CatalogRow<Schema<'Image'>>[]> {
-  const { rows } = await db.query<CatalogRow<Schema<'Image'>>>(
+): Promise<ImageRow[]> {
+  const { rows } = await db.query<ImageRow>(
     `SELECT id, name, display_name, os, version, created_at FROM images
       WHERE ($1::text IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`,
     [page.after, page.limit],

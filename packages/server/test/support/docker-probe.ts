@@ -6,10 +6,14 @@ export interface DockerProbe {
   /** The Engine answers and the test image is there. */
   usable: boolean;
   reason: string;
+  /** Of the other images `pnpm images:build` makes ({@link BUILT_IMAGES}), the ones the Engine has. */
+  images: string[];
 }
 
 /** The image the driver's tests run: built by `pnpm images:build` (tools/images/build.sh). */
 export const TEST_IMAGE = 'svc/busybox:1';
+/** The other images of `pnpm images:build`, which tests may ask for (`describeDocker(…, { image })`). */
+export const BUILT_IMAGES = ['svc/debian:13'] as const;
 
 /** Pings the Engine on `SVC_DOCKER_SOCKET` (default `/var/run/docker.sock`) and looks for the test image. */
 export async function probeDocker(): Promise<DockerProbe> {
@@ -22,6 +26,7 @@ export async function probeDocker(): Promise<DockerProbe> {
       socketPath,
       usable: false,
       reason: `no Docker Engine at ${socketPath} (${(error as Error).message})`,
+      images: [],
     };
   }
   try {
@@ -31,7 +36,20 @@ export async function probeDocker(): Promise<DockerProbe> {
       socketPath,
       usable: false,
       reason: `the image ${TEST_IMAGE} is missing (run pnpm images:build)`,
+      images: [],
     };
   }
-  return { socketPath, usable: true, reason: '' };
+  const images: string[] = [];
+  for (const image of BUILT_IMAGES)
+    if (
+      await docker
+        .getImage(image)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        )
+    )
+      images.push(image);
+  return { socketPath, usable: true, reason: '', images };
 }

@@ -17,8 +17,8 @@ export interface DockerUnderTest {
 }
 
 /**
- * `describe` for tests against the real Docker Engine. Without an Engine (or without the test image)
- * the suite is skipped with a line saying why, unless `CI=true`: then it runs and fails, because CI
+ * `describe` for tests against the real Docker Engine. Without an Engine (or without the test image,
+ * or without `options.image` when the suite asks for one of `BUILT_IMAGES` (docker-probe.ts)) the suite is skipped with a line saying why, unless `CI=true`: then it runs and fails, because CI
  * must exercise the driver. After the suite every container carrying this describe's instance label
  * is removed by id; no other container is ever listed or touched.
  *
@@ -27,12 +27,20 @@ export interface DockerUnderTest {
  *   test('creates', async () => expect(await engine.containers()).toEqual([]));
  * });
  */
-export function describeDocker(title: string, body: (engine: DockerUnderTest) => void): void {
-  const skip = !probe.usable && !ci;
-  if (skip)
-    console.warn(`skipping "${title}": ${probe.reason} (set CI=true to fail instead; pnpm images:build)`);
+export function describeDocker(
+  title: string,
+  body: (engine: DockerUnderTest) => void,
+  options: { image?: string } = {},
+): void {
+  const reason = !probe.usable
+    ? probe.reason
+    : options.image && !probe.images.includes(options.image)
+      ? `the image ${options.image} is missing (run pnpm images:build)`
+      : '';
+  const skip = reason !== '' && !ci;
+  if (skip) console.warn(`skipping "${title}": ${reason} (set CI=true to fail instead; pnpm images:build)`);
   (skip ? describe.skip : describe)(`${title} [docker]`, () => {
-    if (!probe.usable) throw new Error(`${probe.reason}; CI=true, so this fails instead of skipping`);
+    if (reason) throw new Error(`${reason}; CI=true, so this fails instead of skipping`);
     const docker = new Docker({ socketPath: probe.socketPath });
     const instance = `test-${newId()}`;
     const containers = (computerId?: string) =>

@@ -53,6 +53,10 @@ const FALLBACK_USER = '65534:65534';
 const ROOT_USERS = new Set(['', '0', 'root', '0:0', 'root:root']);
 /** Bound on the remembered container ids of `exec` (a few dozen bytes each); past it they are forgotten. */
 const MAX_EXEC_TARGETS = 10_000;
+/** How long an answer of the Engine about an image is reused by {@link DockerDriver.imageAvailable}. */
+const IMAGE_CHECK_MS = 10_000;
+/** How long {@link DockerDriver.imageAvailable} waits for the Engine before saying "unavailable". */
+const IMAGE_CHECK_TIMEOUT_MS = 3_000;
 
 /**
  * Runs computers as Docker containers through the Engine API socket (never the network): one container
@@ -84,6 +88,8 @@ export class DockerDriver implements ComputerDriver {
   readonly files: DockerFiles;
   /** Ready containers that creates claim (see {@link WarmPool}); undefined without `options.pool`. */
   readonly pool: WarmPool | undefined;
+  /** Image reference → when the Engine was asked whether it has it, and its answer. */
+  private readonly imageChecks = new Map<string, { at: number; available: Promise<boolean> }>();
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -257,6 +263,38 @@ export class DockerDriver implements ComputerDriver {
   private rememberExecTarget(computerId: string, containerId: string): void {
     if (this.execTargets.size >= MAX_EXEC_TARGETS) this.execTargets.clear();
     this.execTargets.set(computerId, containerId);
+  }
+
+  /**
+   * Whether the Engine has the container image of the catalogue image `image` now (an answer at most
+   * {@link IMAGE_CHECK_MS} old; an Engine that does not answer within {@link IMAGE_CHECK_TIMEOUT_MS}:
+   * no). With `pull: 'missing'` an image the Engine lacks may still be pulled when a computer is made.
+   *
+   * @example
+   * await driver.imageAvailable('debian-13'); // true once `pnpm images:build` made svc/debian:13
+   */
+  async imageAvailable(image: string): Promise<boolean> {
+    const entry = await this.catalog.image(image);
+    if (!entry?.reference) return false;
+    const now = Date.now();
+    const known = this.imageChecks.get(entry.reference);
+    if (known && now - known.at < IMAGE_CHECK_MS) return known.available;
+    let timer: NodeJS.Timeout | undefined;
+    const available = Promise.race([
+      this.docker
+        .getImage(entry.reference)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), IMAGE_CHECK_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    // Only catalogue references are ever keys, so the map stays as small as the catalogue.
+    this.imageChecks.set(entry.reference, { at: now, available });
+    return available;
   }
 
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */

@@ -1,3 +1,4 @@
+import Docker from 'dockerode';
 import { beforeAll, expect, test } from 'vitest';
 import { newId } from '../../../src/ids.js';
 import type { DockerCatalog } from '../../../src/operations/docker/catalog.js';
@@ -299,5 +300,17 @@ describeDocker('docker driver', (engine) => {
     while (probed.Running) probed = await probe.inspect();
     expect(probed.ExitCode).toBe(1); // no such file: /tmp/ran was never made
     await stranger.remove({ force: true });
+  });
+  test('imageAvailable: yes when the Engine has the reference; no when it lacks it, has none, or does not answer', async () => {
+    expect(await driver.imageAvailable('busybox')).toBe(true);
+    expect(await driver.imageAvailable('gone')).toBe(false);
+    expect(await driver.imageAvailable('none')).toBe(false);
+    expect(await driver.imageAvailable('not-in-the-catalogue')).toBe(false);
+    const nowhere = new DockerDriver({
+      docker: new Docker({ socketPath: `/tmp/no-engine-${newId()}.sock` }),
+      catalog,
+      instance: engine.instance,
+    });
+    expect(await nowhere.imageAvailable('busybox')).toBe(false);
   });
 });
