@@ -145,14 +145,14 @@ describeDocker('docker driver with the worker and the reconciler', (engine) => {
     });
 
     test('an image not on this host fails the operation with unavailable and leaves the computer failed', async () => {
-      const created = await create('debian-13'); // svc/debian:13: `pnpm images:build` does not build it
+      const created = await create('ubuntu-2404'); // svc/ubuntu:24.04: `pnpm images:build` cannot build it here
       await worker().runOnce();
       const failed = await operation(created.operation.id);
       expect(failed).toMatchObject({
         state: 'failed',
-        error: { code: 'unavailable', details: { driver: 'docker', image: 'debian-13' } },
+        error: { code: 'unavailable', details: { driver: 'docker', image: 'ubuntu-2404' } },
       });
-      expect(failed.error?.message).toBe('the image "debian-13" is not available on this host yet');
+      expect(failed.error?.message).toBe('the image "ubuntu-2404" is not available on this host yet');
       expect(await computer(created.computer.id)).toMatchObject({
         state: 'failed',
         current_operation_id: null,
