@@ -1,25 +1,14 @@
 /**
- * Where a new computer goes in a fleet of Docker Engines (issue #32; decision 0014). Pure: it reads the
- * hosts it is handed and answers an ordered list of hosts to try; taking the capacity is the caller's
- * conditional `UPDATE`, which is what keeps two replicas placing at once from overfilling a host:
- *
- * ```sql
- * -- In the transaction that records the computer's host; $1 the host, $2 vCPUs, $3 MiB.
- * UPDATE hosts
- *    SET used_vcpus = used_vcpus + $2,
- *        used_memory_mib = used_memory_mib + $3,
- *        used_computers = used_computers + 1
- *  WHERE id = $1 AND state = 'healthy'
- *    AND used_vcpus + $2 <= capacity_vcpus
- *    AND used_memory_mib + $3 <= capacity_memory_mib
- *    AND used_computers + 1 <= capacity_computers
- * RETURNING id;
- * ```
- *
- * No row back: another replica took that room first (under READ COMMITTED the `WHERE` is evaluated
- * again on the row as that replica committed it), so the caller tries the next of `candidates`; when
- * every one is refused it reads the hosts once more and places again, a bounded number of times, then
- * answers no capacity. The hosts read here may be stale; the `UPDATE` is the truth.
+ * Where a new computer goes in a fleet of Docker Engines (issue #32; docs/decisions/0014). Pure: it
+ * reads the hosts it is handed and answers an ordered list of hosts to try. Taking the capacity is the
+ * caller's one conditional update of the host's row (decision 0014, "Placement"): it adds the size to
+ * the host's `used_*` columns only where the host is still healthy and each sum stays within its
+ * `capacity_*`, and returns the row. That statement, not this function, keeps two replicas placing at
+ * once from overfilling a host: under READ COMMITTED its condition is evaluated again on the row as a
+ * concurrent writer committed it. No row back: another replica took that room first, so the caller
+ * tries the next of `candidates`; when every one is refused it reads the hosts once more and places
+ * again, a bounded number of times, then answers no capacity. The hosts read here may be stale; the
+ * row is the truth. A repository module will hold that statement (SQL lives in `src/repositories/`).
  */
 
 /** What a host has room for, and what its computers hold of it. */
@@ -95,7 +84,7 @@ export interface NoCapacity {
   message: string;
 }
 
-/** Where to put the computer: `host` first, then the rest of `candidates` if its `UPDATE` is refused. */
+/** Where to put the computer: `host` first, then the rest of `candidates` if its conditional update is refused. */
 export interface Placed {
   placed: true;
   host: PlacementHost;
