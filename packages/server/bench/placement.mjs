@@ -117,7 +117,7 @@ function run(policy) {
     const size = pickSize(random);
     const workspace = WORKSPACES ? Math.floor(random() * WORKSPACES) : -1;
     const request = { vcpus: size.vcpus, memory_mib: size.memory_mib };
-    if (WORKSPACES) request.spread = { label: 'zone', placed: perZone[workspace] };
+    if (WORKSPACES) request.antiAffinity = { label: 'zone', placed: perZone[workspace] };
     const start = process.hrtime.bigint();
     const result = placeComputer(hosts, request, { policy });
     times[i] = Number(process.hrtime.bigint() - start);

@@ -55,7 +55,7 @@ export interface PlacementRequest {
    * (e.g. `{label: 'zone', placed: {a: 3, b: 1}}` for a workspace's computers per zone); a host without
    * the label counts as the value `''`. It orders hosts, never refuses one.
    */
-  spread?: { label: string; placed: Readonly<Record<string, number>> };
+  antiAffinity?: { label: string; placed: Readonly<Record<string, number>> };
 }
 
 export interface PlacementOptions {
@@ -193,7 +193,9 @@ export function placeComputer(
       }
     }
     if (!fits) continue;
-    const domain = request.spread ? (request.spread.placed[host.labels[request.spread.label] ?? ''] ?? 0) : 0;
+    const domain = request.antiAffinity
+      ? (request.antiAffinity.placed[host.labels[request.antiAffinity.label] ?? ''] ?? 0)
+      : 0;
     const scored = score(host, wanted, domain);
     // Insertion into a short sorted list: O(hosts × maxCandidates), no sort of the whole fleet.
     let at = best.length;

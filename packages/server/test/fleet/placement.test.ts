@@ -267,7 +267,7 @@ describe('anti-affinity across a label', () => {
   test('prefers the zone holding the fewest of the group, then the policy within it', () => {
     const request = (placed: Record<string, number>): PlacementRequest => ({
       ...SMALL,
-      spread: { label: 'zone', placed },
+      antiAffinity: { label: 'zone', placed },
     });
     // The workspace has computers in a and b, none in c or without a zone: c1 and 'none' tie on 0;
     // spread takes the emptier ('none'), pack the fuller (c1).
@@ -279,7 +279,9 @@ describe('anti-affinity across a label', () => {
 
   test('it orders, never refuses: a full preferred zone yields to the next', () => {
     const full = zones.map((h) => (h.id === 'c1' ? host('c1', { vcpus: 64 }, { labels: { zone: 'c' } }) : h));
-    expect(placedId(full, { ...SMALL, spread: { label: 'zone', placed: { a: 2, b: 1, '': 2 } } })).toBe('b1');
+    expect(placedId(full, { ...SMALL, antiAffinity: { label: 'zone', placed: { a: 2, b: 1, '': 2 } } })).toBe(
+      'b1',
+    );
   });
 });
 
