@@ -207,7 +207,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     log,
     housekeepingMs: options.housekeepingMs,
     retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
-    // The reconciler, and the warm pool beside it (design §4.2): both follow the Engine for this replica.
+    // The reconciler, and the warm pool beside it (design §4.3): both follow the Engine for this replica.
     reconciler: docker && {
       start: () => {
         docker.reconciler.start();

@@ -184,7 +184,7 @@ export interface DockerConfig {
   instance: string;
   /** `never` (the default: images are built or pulled by the operator) or `missing` (`SVC_DOCKER_PULL`). */
   pull: 'never' | 'missing';
-  /** The warm pool of ready containers that creates claim (`SVC_POOL*`; design §4.2). Empty: no pool. */
+  /** The warm pool of ready containers that creates claim (`SVC_POOL*`; design §4.3). Empty: no pool. */
   pool: WarmPoolConfig;
 }
 

@@ -6,7 +6,7 @@ import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { describeDocker } from '../support/docker.js';
 
-// The warm pool through the API (design §4.2): with SVC_POOL set, a create takes a ready container, and
+// The warm pool through the API (design §4.3): with SVC_POOL set, a create takes a ready container, and
 // everything a client sees is as without a pool: the same answers, states, operations and quotas.
 describeDocker('handlers: computers from the warm pool', (docker) => {
   describeEngines('SVC_DRIVER=docker SVC_POOL=busybox:small=1', (engine) => {

@@ -1,4 +1,4 @@
--- The Docker driver's warm pool (design §4.2): ready containers that a create claims instead of making
+-- The Docker driver's warm pool (design §4.3): ready containers that a create claims instead of making
 -- a new one. A row is written before its container is made (state `creating`), so a replica that dies
 -- half-way leaves a row to find, never a container nobody knows; `ready` once the container runs;
 -- `claimed` by exactly one computer (the claim is one UPDATE … FOR UPDATE SKIP LOCKED). A claimed row

@@ -39,7 +39,7 @@ export interface DockerDriverOptions {
   /** Most entries of one uploaded archive (default 10 000). */
   filesMaxArchiveEntries?: number;
   /**
-   * The warm pool (design §4.2) and the database that keeps it. Without it no container is pooled,
+   * The warm pool (design §4.3) and the database that keeps it. Without it no container is pooled,
    * and containers a pool made earlier are not recognised as computers'.
    */
   pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & { db: Database };

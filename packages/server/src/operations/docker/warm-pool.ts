@@ -50,7 +50,7 @@ export interface WarmPoolOptions {
 }
 
 /**
- * The warm pool (design §4.2): per image and size, a few containers made and started ahead of time,
+ * The warm pool (design §4.3): per image and size, a few containers made and started ahead of time,
  * which a create claims instead of making one, so that create → `running` and the first command skip
  * the Engine's create and start.
  *
