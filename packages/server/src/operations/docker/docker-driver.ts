@@ -15,6 +15,7 @@ import { DriverError } from '../driver.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
+import { DockerSnapshots, snapshotReference } from './snapshots.js';
 
 export interface DockerDriverOptions {
   docker: Docker;
@@ -74,6 +75,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly execTargets = new Map<string, string>();
   /** Files on the computers, through the Engine's archive endpoints (see {@link DockerFiles}). */
   readonly files: DockerFiles;
+  /** Snapshots of computers' files as images of their workspace (see {@link DockerSnapshots}). */
+  readonly snapshots: DockerSnapshots;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -92,6 +95,11 @@ export class DockerDriver implements ComputerDriver {
         ? {}
         : { maxArchiveEntries: options.filesMaxArchiveEntries }),
       log: this.log,
+    });
+    this.snapshots = new DockerSnapshots({
+      docker: this.docker,
+      instance: this.instance,
+      inspect: (computer, signal) => this.inspect(computer, signal),
     });
   }
 
@@ -264,6 +272,7 @@ export class DockerDriver implements ComputerDriver {
     computer: DriverComputer,
     signal: AbortSignal,
   ): Promise<{ reference: string; user: string }> {
+    if (computer.snapshot_id) return this.snapshotImage(computer, computer.snapshot_id);
     const entry = await this.catalog.image(computer.image);
     if (!entry?.reference)
       throw new DriverError(
@@ -297,6 +306,20 @@ export class DockerDriver implements ComputerDriver {
       );
     }
     return { reference, user: image.Config?.User ?? '' };
+  }
+
+  /** A computer created from a snapshot runs its image (design §4.2), which must be this deployment's. */
+  private async snapshotImage(
+    computer: DriverComputer,
+    snapshotId: string,
+  ): Promise<{ reference: string; user: string }> {
+    const snapshot = { id: snapshotId, workspace_id: computer.workspace_id };
+    const image = await this.snapshots.image(snapshot);
+    if (!image)
+      throw new DriverError('unavailable', 'the image of the snapshot is not on this host', {
+        driver: this.name,
+      });
+    return { reference: snapshotReference(snapshot), user: image.Config?.User ?? '' };
   }
 
   private async limits(computer: DriverComputer): Promise<HostConfig> {

@@ -16,6 +16,7 @@ export { runExec } from './exec.js';
 export { containerLabels, containerName, isOurs, LABEL, labelFilter } from './labels.js';
 export type { ReconcilerOptions } from './reconciler.js';
 export { DockerReconciler } from './reconciler.js';
+export { DockerSnapshots, SNAPSHOT_LABEL, snapshotLabels, snapshotReference } from './snapshots.js';
 
 /**
  * A client of the Engine at `socketPath` whose connections are kept alive, so that a command's create
