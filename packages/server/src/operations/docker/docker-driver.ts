@@ -153,6 +153,8 @@ export class DockerDriver implements ComputerDriver {
           break;
         case 'delete':
           await this.remove(computer, signal);
+          // What is left of a deleted snapshot it was created from goes with its last computer.
+          if (computer.snapshot_id) await this.snapshots.sweep(computer.snapshot_id);
           break;
         case 'recover':
           outcome = await this.recover(computer, signal);

@@ -96,7 +96,8 @@ export class DockerSnapshots implements ComputerSnapshots {
         pause: true,
         comment: `svc snapshot ${snapshot.id}: the container's layer`,
       },
-      _body: {},
+      // Labelled as the snapshot's too, so that `sweep` finds it if a takeover leaves it behind.
+      _body: { Labels: { ...(info.Config.Labels ?? {}), ...snapshotLabels(this.instance, snapshot) } },
       abortSignal: signal,
     })) as { Id: string };
     await context.progress(30);
@@ -133,14 +134,38 @@ export class DockerSnapshots implements ComputerSnapshots {
   /** Removes the snapshot's image (its untagged parent goes with it); one already gone is fine. */
   async remove(snapshot: SnapshotTarget, signal?: AbortSignal): Promise<void> {
     const image = await this.image(snapshot);
-    if (!image) return;
-    // `force`: a computer created from it keeps running on its layers; only the tag goes then.
-    await this.docker
-      .getImage(snapshotReference(snapshot))
-      .remove({ force: true, ...(signal ? { abortSignal: signal } : {}) })
-      .catch((error: unknown) => {
-        if ((error as { statusCode?: number }).statusCode !== 404) throw error;
-      });
+    if (image)
+      // `force`: a computer created from it keeps running on its layers; only the tag goes then.
+      await this.docker
+        .getImage(snapshotReference(snapshot))
+        .remove({ force: true, ...(signal ? { abortSignal: signal } : {}) })
+        .catch((error: unknown) => {
+          if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+        });
+    await this.sweep(snapshot.id);
+  }
+
+  /**
+   * Removes what is left of a deleted snapshot: its untagged images (labelled with its id, of this
+   * deployment) that no container uses any more. Run when the snapshot is deleted and when a computer
+   * created from it is deleted, so the last of them takes the layers with it. An image still in use
+   * (409) or already gone (404) is left; a tagged one is a snapshot that still exists.
+   */
+  async sweep(snapshotId: string): Promise<void> {
+    const images = await this.docker.listImages({
+      all: true,
+      filters: { label: [`${LABEL.instance}=${this.instance}`, `${SNAPSHOT_LABEL.snapshot}=${snapshotId}`] },
+    });
+    for (const image of images) {
+      if ((image.RepoTags ?? []).some((tag) => tag !== '<none>:<none>')) continue;
+      await this.docker
+        .getImage(image.Id)
+        .remove()
+        .catch((error: unknown) => {
+          const status = (error as { statusCode?: number }).statusCode;
+          if (status !== 404 && status !== 409) throw error;
+        });
+    }
   }
 
   /**

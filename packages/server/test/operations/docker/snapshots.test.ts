@@ -88,9 +88,16 @@ describeDocker('docker snapshots', (engine) => {
     await expect(engine.docker.getImage(snapshotReference(snapshot)).inspect()).rejects.toMatchObject({
       statusCode: 404,
     });
-    // The computer made from it keeps running on its layers.
+    // The computer made from it keeps running on its layers; the last of them takes them away.
     expect((await driver.exec(copy, run(['cat', '/home/svc/run.sh']))).exitCode).toBe(0);
+    const left = () =>
+      engine.docker.listImages({
+        all: true,
+        filters: { label: [`${SNAPSHOT_LABEL.snapshot}=${snapshot.id}`] },
+      });
+    expect((await left()).length).toBeGreaterThan(0);
     await driver.run('delete', copy, context());
+    expect(await left()).toEqual([]);
     await driver.run('delete', source, context());
   });
 
