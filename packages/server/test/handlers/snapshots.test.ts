@@ -80,6 +80,13 @@ describeEngines('handlers: snapshots (simulated driver)', (engine) => {
     expect(created.body.computer).toMatchObject({ image: 'ubuntu-2404', snapshot_id: made.body.snapshot.id });
     await f.settle(created.body.operations[0].id);
     const copy = created.body.computer.id as string;
+    // Its events name the snapshot too (the event log's copy of the row, migration 017).
+    const { rows } = await f.t.db.query<{ snapshot_id: string }>(
+      `SELECT data->>'snapshot_id' AS snapshot_id FROM workspace_events
+        WHERE type = 'computer.created' AND data->>'id' = $1`,
+      [copy],
+    );
+    expect(rows).toEqual([{ snapshot_id: made.body.snapshot.id }]);
     expect(await read(copy, '/home/svc/a/deep/file.txt')).toEqual({ status: 200, text: 'one' });
     expect((await read(copy, '/home/svc/later.txt')).status).toBe(404);
     // The copy's tree is its own.
