@@ -20,6 +20,7 @@ const references = {
   lifetime_defaults: () => ({ idle_timeout_seconds: 3600, on_end: 'delete' }),
   url: () => 'http://127.0.0.1:9/write-back/1',
   event_types: () => ['computer.created'],
+  computer: () => 'build-runner-1',
 };
 
 describe('unechoed: what a resource does not return of what was written', () => {

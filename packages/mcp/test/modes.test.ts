@@ -27,8 +27,11 @@ import { expectedTools } from './support/spec-tools.js';
  * Webhooks: twelve tools for the endpoints and their deliveries (manage them, rotate a secret, send a
  * sample, read attempts) took full to 365,901 bytes, compact to 70,233 (53 tools; `toolsets=` narrows
  * a client to the groups it needs), and dynamic's catalogue of groups to 4,253.
+ * Snapshots: four tools (`create_snapshot` long-running, list, get, delete), `Computer.snapshot_id`
+ * and create_computer's `snapshot`, and `computer.snapshot` in every operation's type took full to
+ * 399,493 bytes, compact to 75,575 (57 tools, with `list_images` pointing at them) and dynamic to 4,401.
  */
-const BUDGET = { compact: 72_000, full: 368_000, dynamic: 4_500 } as const;
+const BUDGET = { compact: 78_000, full: 402_000, dynamic: 4_500 } as const;
 
 const document = loadDocument();
 const specTools = expectedTools(document);

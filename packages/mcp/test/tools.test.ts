@@ -43,7 +43,8 @@ describe('buildTools', () => {
 
   it('flattens the body and makes Idempotency-Key an optional idempotency_key', () => {
     const tool = byName.get('create_computer');
-    expect(tool?.inputSchema.required).toEqual(['workspace', 'name', 'size', 'image']);
+    // `image` or `snapshot`, exactly one: the server says so (400), the schema requires neither.
+    expect(tool?.inputSchema.required).toEqual(['workspace', 'name', 'size']);
     expect(tool?.targets.idempotency_key).toEqual({ in: 'header', name: 'Idempotency-Key' });
     expect(tool?.targets.labels).toEqual({ in: 'body', name: 'labels' });
     expect(tool?.inputSchema.additionalProperties).toBe(false);
@@ -62,6 +63,7 @@ describe('buildTools', () => {
       'restart_computer',
       'recover_computer',
       'run_computer',
+      'create_snapshot',
     ]);
     for (const tool of tools)
       expect('wait' in (tool.inputSchema.properties as object), tool.name).toBe(
@@ -118,6 +120,10 @@ describe('annotations', () => {
     ['start_computer', { readOnlyHint: false, destructiveHint: false, idempotentHint: true }],
     ['stop_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
     ['restart_computer', { readOnlyHint: false, destructiveHint: true, idempotentHint: false }],
+    ['create_snapshot', { readOnlyHint: false, destructiveHint: false, idempotentHint: false }],
+    ['list_snapshots', { readOnlyHint: true, destructiveHint: false, idempotentHint: true }],
+    ['get_snapshot', { readOnlyHint: true, destructiveHint: false, idempotentHint: true }],
+    ['delete_snapshot', { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
   ])('%s', (name, want) => {
     expect(byName.get(name)?.annotations).toMatchObject({ ...want, openWorldHint: false });
   });

@@ -23,6 +23,7 @@ export interface Quotas {
   activeKeysPerServiceAccount: number;
   labelsPerComputer: number;
   webhookEndpointsPerWorkspace: number;
+  snapshotsPerWorkspace: number;
 }
 
 /** Outbound webhooks (design "Webhooks"). */
@@ -222,6 +223,7 @@ export const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> =
   activeKeysPerServiceAccount: ['SVC_QUOTA_ACTIVE_KEYS_PER_SERVICE_ACCOUNT', 5],
   labelsPerComputer: ['SVC_QUOTA_LABELS_PER_COMPUTER', 32],
   webhookEndpointsPerWorkspace: ['SVC_QUOTA_WEBHOOK_ENDPOINTS_PER_WORKSPACE', 16],
+  snapshotsPerWorkspace: ['SVC_QUOTA_SNAPSHOTS_PER_WORKSPACE', 10],
 };
 
 /**

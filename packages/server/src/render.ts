@@ -5,6 +5,7 @@ import type { KeyRow } from './repositories/keys.js';
 import type { MemberRow } from './repositories/members.js';
 import type { OperationRow } from './repositories/operations.js';
 import type { ServiceAccountRow } from './repositories/service-accounts.js';
+import type { SnapshotRow } from './repositories/snapshots.js';
 import type { WorkspaceRow } from './repositories/workspaces.js';
 
 // Rows → the spec's resource shapes (design §3). Optional fields are left out, never null: the spec's
@@ -92,6 +93,24 @@ export function renderLifetime(row: ComputerRow | ComputerView): Schema<'Compute
   };
 }
 
+/** @example renderSnapshot(row) // { id, workspace_id, name, state: 'ready', computer_id, image, size_bytes, … } */
+export function renderSnapshot(row: SnapshotRow): Schema<'Snapshot'> {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    name: row.name,
+    ...(row.description === null ? {} : { description: row.description }),
+    state: row.state,
+    computer_id: row.computer_id,
+    image: row.image,
+    ...(row.size_bytes === null ? {} : { size_bytes: Number(row.size_bytes) }),
+    operation_id: row.operation_id,
+    created_by: row.created_by,
+    created_at: time(row.created_at),
+    updated_at: time(row.updated_at),
+  };
+}
+
 /** @example renderComputer(row) */
 export function renderComputer(row: ComputerRow | ComputerView): Schema<'Computer'> {
   const lifetime = renderLifetime(row);
@@ -102,6 +121,7 @@ export function renderComputer(row: ComputerRow | ComputerView): Schema<'Compute
     state: row.state,
     size: row.size,
     image: row.image,
+    ...(row.snapshot_id ? { snapshot_id: row.snapshot_id } : {}),
     labels: row.labels,
     ...(row.current_operation_id ? { current_operation_id: row.current_operation_id } : {}),
     ...(lifetime ? { lifetime } : {}),

@@ -159,6 +159,7 @@ const SPEC_ENUMS: Readonly<Record<string, string>> = {
   'operations.trigger': 'OperationTrigger',
   'webhook_endpoints.status': 'WebhookEndpointStatus',
   'webhook_deliveries.status': 'WebhookDeliveryStatus',
+  'snapshots.state': 'SnapshotState',
 };
 
 /** CHECK constraints that hold an enum written inline in a schema's property: `table.column` → [schema, property]. */

@@ -46,7 +46,13 @@ export const REFERENCES: Readonly<Record<string, () => unknown>> = {
   url: () => `http://127.0.0.1:9/write-back/${++urls}`,
   // One event type of the spec's, another on every call, so an update changes the list.
   event_types: () => [webhookEventTypes[++urls % webhookEventTypes.length] as string],
+  // A snapshot is taken of a computer of the workspace it is made in: the one this suite created there.
+  computer: () => made.computer ?? fx.computer,
 };
+
+/** What this suite created, by path parameter: a later write may name it in its body (`computer`). */
+const made: Record<string, string> = {};
+
 let urls = 0;
 
 /**
@@ -112,6 +118,7 @@ export function writeBackSuite(): void {
       sent.set(writeCase, body);
       if (kind === 'create' && typeof resource?.id === 'string') {
         ids[param] = resource.id;
+        made[param] = resource.id;
         created.push({ path: writeCase.itemPath, params: paramsOf(writeCase.itemPath, op.operationId) });
       }
       if (resource) current[param] = resource;

@@ -16,6 +16,8 @@ export const fx = {
   execOperation: '',
   size: '',
   image: '',
+  /** A ready snapshot of `computer` (the snapshots suite). */
+  snapshot: '',
 };
 
 /** A fresh Idempotency-Key: the create types require one, and a test that replays one picks its own. */

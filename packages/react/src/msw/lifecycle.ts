@@ -34,6 +34,8 @@ export const TRANSITIONS: Readonly<Record<OperationType, Transition>> = {
   // The mock has no engine to inspect: a recovered computer is left stopped (the server decides by what
   // its engine has, design §4).
   'computer.recover': { from: ['failed'], during: 'recovering', to: 'stopped' },
+  // A snapshot copies the computer's files and leaves its state alone (design §4.2).
+  'computer.snapshot': { from: ['running', 'stopped'] },
 };
 
 /** The transition of an operation type; an unknown type (design §12) changes nothing. */

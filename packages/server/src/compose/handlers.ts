@@ -9,6 +9,7 @@ import { keyHandlers } from '../handlers/keys.js';
 import { memberHandlers } from '../handlers/members.js';
 import { operationHandlers } from '../handlers/operations.js';
 import { serviceAccountHandlers } from '../handlers/service-accounts.js';
+import { snapshotHandlers } from '../handlers/snapshots.js';
 import { streamHandlers } from '../handlers/streams.js';
 import type { Handlers } from '../handlers/types.js';
 import { webhookHandlers } from '../handlers/webhooks.js';
@@ -33,4 +34,5 @@ export const handlers: Handlers = {
   ...catalogHandlers,
   ...streamHandlers,
   ...webhookHandlers,
+  ...snapshotHandlers,
 };

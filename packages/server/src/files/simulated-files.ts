@@ -16,7 +16,7 @@ import {
 } from './driver.js';
 import { assertWritable, baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
 import type { SimDirectory, SimNode } from './simulated-tree.js';
-import { directory, initialTree, resolvePath, statOf, treeBytes } from './simulated-tree.js';
+import { cloneTree, directory, initialTree, resolvePath, statOf, treeBytes } from './simulated-tree.js';
 import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
 
 export interface SimulatedFilesOptions {
@@ -50,6 +50,22 @@ export class SimulatedFiles implements ComputerFiles {
   constructor(options: SimulatedFilesOptions = {}) {
     this.quotaBytes = options.quotaBytes ?? DEFAULT_QUOTA_BYTES;
     this.maxArchiveEntries = options.maxArchiveEntries ?? DEFAULT_MAX_ARCHIVE_ENTRIES;
+  }
+
+  /**
+   * SIMULATED snapshot: a copy of the computer's `/home` (what a snapshot keeps, design §4.2), made
+   * now; later writes to the computer do not change it.
+   */
+  copyHome(computer: DriverComputer): SimDirectory {
+    const home = this.tree(computer).children.get('home');
+    return home?.type === 'directory' ? cloneTree(home) : directory();
+  }
+
+  /** SIMULATED create from a snapshot: the computer's tree starts with a copy of the snapshot's `/home`. */
+  seedHome(computer: DriverComputer, home: SimDirectory): void {
+    const root = initialTree(computer.name);
+    root.children.set('home', cloneTree(home));
+    this.trees.set(computer.id, root);
   }
 
   /** Forgets a computer's tree (its `delete` action). */

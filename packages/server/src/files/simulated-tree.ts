@@ -139,3 +139,32 @@ export function treeBytes(node: SimNode, seen = new Set<SimNode>()): number {
   for (const child of node.children.values()) total += treeBytes(child, seen);
   return total;
 }
+
+/**
+ * A deep copy of `node` (a snapshot's copy of a SIMULATED tree): file bytes are copied, and files
+ * hard-linked inside it stay linked to each other in the copy, not to the original.
+ */
+export function cloneTree<Node extends SimNode>(node: Node, copies = new Map<SimNode, SimNode>()): Node {
+  const known = copies.get(node);
+  if (known) return known as Node;
+  let copy: SimNode;
+  switch (node.type) {
+    case 'directory': {
+      const children = new Map<string, SimNode>();
+      copy = { type: 'directory', mode: node.mode, mtime: new Date(node.mtime), children };
+      copies.set(node, copy);
+      for (const [name, child] of node.children) children.set(name, cloneTree(child, copies));
+      return copy as Node;
+    }
+    case 'file':
+      copy = { type: 'file', mode: node.mode, mtime: new Date(node.mtime), data: node.data.slice() };
+      break;
+    case 'symlink':
+      copy = { type: 'symlink', mode: node.mode, mtime: new Date(node.mtime), target: node.target };
+      break;
+    default:
+      copy = { type: 'other', mode: node.mode, mtime: new Date(node.mtime) };
+  }
+  copies.set(node, copy);
+  return copy as Node;
+}

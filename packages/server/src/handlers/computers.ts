@@ -17,6 +17,7 @@ import { touchComputerActivity } from '../repositories/lifetimes.js';
 import type { OperationRow } from '../repositories/operations.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
+import { snapshotForCreate } from './snapshots.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 
 function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined): void {
@@ -100,14 +101,32 @@ function waitedStates(value: string): ReadonlySet<ComputerState> {
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
-  const { name, size, image, labels, lifetime } = ctx.body;
+  const { name, size, image, snapshot: snapshotRef, labels, lifetime } = ctx.body;
   checkName(name);
   checkLabels(ctx.deps, labels);
+  // Exactly one of `image` and `snapshot` (design §4.2); a snapshot gives its image.
+  if ((image === undefined) === (snapshotRef === undefined))
+    throw invalidArgument([
+      {
+        field: image === undefined ? 'image' : 'snapshot',
+        description: 'give exactly one of image and snapshot',
+      },
+    ]);
+  const snapshot =
+    snapshotRef === undefined ? undefined : await snapshotForCreate(ctx, workspace.id, snapshotRef);
   // What the create leaves out of its lifetime, the workspace's defaults give (design §4.1).
   const ends = createLifetime(lifetime, workspace.lifetime_defaults, ctx.deps.lifetimeNow());
   const { computer, operation } = await createComputerRecord(
     ctx.db,
-    { workspace_id: workspace.id, name, size, image, labels: labels ?? {}, ...ends },
+    {
+      workspace_id: workspace.id,
+      name,
+      size,
+      image: snapshot ? snapshot.image : (image as string),
+      ...(snapshot ? { snapshot_id: snapshot.id } : {}),
+      labels: labels ?? {},
+      ...ends,
+    },
     ctx.principal.id,
   );
   const limit = ctx.deps.config.quotas.computersPerWorkspace;

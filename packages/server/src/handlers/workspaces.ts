@@ -6,6 +6,7 @@ import { renderWorkspace } from '../render.js';
 import { countLiveComputers } from '../repositories/computers.js';
 import { insertOwner } from '../repositories/members.js';
 import { lockPrincipal } from '../repositories/principals.js';
+import { workspaceSnapshots } from '../repositories/snapshots.js';
 import {
   countWorkspacesCreatedBy,
   deleteWorkspaceRow,
@@ -14,6 +15,7 @@ import {
   updateWorkspaceRow,
 } from '../repositories/workspaces.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
+import { snapshotStore } from './snapshots.js';
 import type { Handler } from './types.js';
 
 /** The caller's workspaces (any role), newest first. */
@@ -90,6 +92,18 @@ export const deleteWorkspace: Handler<'deleteWorkspace'> = async (ctx) => {
       'invalid_state',
       `workspace ${workspace.name} still has ${live} live computers; delete them first`,
     );
+  // Its snapshots' images leave the engine before their rows go with the workspace (design §4.2).
+  const snapshots = await workspaceSnapshots(ctx.db, workspace.id);
+  const creating = snapshots.find((snapshot) => snapshot.state === 'creating');
+  if (creating)
+    throw new ApiError(
+      'invalid_state',
+      `workspace ${workspace.name} has a snapshot being made (${creating.name}); wait for it first`,
+    );
+  if (snapshots.length > 0) {
+    const store = snapshotStore(ctx.deps);
+    for (const snapshot of snapshots) await store.remove(snapshot, ctx.request.signal);
+  }
   // Its service accounts stop working at once: their principals are disabled, keys revoked.
   await deleteWorkspaceRow(ctx.db, workspace.id);
   return { status: 204, body: undefined };

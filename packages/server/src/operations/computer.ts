@@ -12,4 +12,6 @@ export interface DriverComputer {
   size: string;
   image: string;
   labels: Record<string, string>;
+  /** The snapshot it is created from (design §4.2), when it was; its image is the snapshot's. */
+  snapshot_id?: string | null;
 }

@@ -17,7 +17,14 @@ export const OPERATION_DRIVER_METHOD = {
   'computer.delete': 'run',
   'computer.exec': 'exec',
   'computer.recover': 'run',
-} as const satisfies Readonly<Record<Schema<'OperationType'>, 'run' | 'exec'>>;
+  'computer.snapshot': 'snapshot',
+} as const satisfies Readonly<Record<Schema<'OperationType'>, DriverMethod>>;
+
+/**
+ * The driver methods of operations: `run` (a lifecycle action), `exec` (a command), `snapshot` (the
+ * computer's files copied into a snapshot by `snapshots.take`; the computer's state does not change).
+ */
+export type DriverMethod = 'run' | 'exec' | 'snapshot';
 
 /**
  * The driver method of an operation type, or undefined for a type this server does not know.
@@ -25,7 +32,7 @@ export const OPERATION_DRIVER_METHOD = {
  * @example
  * driverMethodOf('computer.exec'); // 'exec'
  */
-export function driverMethodOf(type: string): 'run' | 'exec' | undefined {
+export function driverMethodOf(type: string): DriverMethod | undefined {
   return Object.hasOwn(OPERATION_DRIVER_METHOD, type)
     ? OPERATION_DRIVER_METHOD[type as keyof typeof OPERATION_DRIVER_METHOD]
     : undefined;
@@ -139,4 +146,31 @@ export interface ComputerDriver {
    * image is shown unavailable.
    */
   imageAvailable?(image: string): Promise<boolean>;
+  /**
+   * Snapshots of computers' files (design §4.2; both built-in drivers have them). Optional like
+   * `files`; without it a `computer.snapshot` operation fails `unavailable`.
+   */
+  readonly snapshots?: ComputerSnapshots;
+}
+
+/** The snapshot a driver writes or removes: its id and its workspace's (its image is named after both). */
+export interface SnapshotTarget {
+  id: string;
+  workspace_id: string;
+}
+
+/**
+ * What keeps snapshots. `take` copies the computer's files (everything under `/home`, modes and
+ * owners) into the snapshot's image, from a `running` or a `stopped` computer, leaving its state as
+ * it was; like `run` it may be called again after a takeover, so it must be safe to repeat. A computer
+ * whose `snapshot_id` is set is created (`run('create')`) from that snapshot's image. `remove` deletes
+ * the image; one already gone is fine.
+ */
+export interface ComputerSnapshots {
+  take(
+    computer: DriverComputer,
+    snapshot: SnapshotTarget,
+    context: DriverContext,
+  ): Promise<{ sizeBytes: number | null }>;
+  remove(snapshot: SnapshotTarget, signal?: AbortSignal): Promise<void>;
 }

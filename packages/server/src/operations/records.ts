@@ -13,7 +13,7 @@ import {
 } from '../repositories/operations/records.js';
 import type { OperationRow, StoredCommand } from '../repositories/operations.js';
 import type { DriverAction } from './driver.js';
-import { assertActionAllowed, assertRunning } from './transitions.js';
+import { assertActionAllowed, assertRunning, assertSnapshotAllowed } from './transitions.js';
 
 /**
  * Checks an action against the computer's state and, when allowed, records a pending operation and
@@ -67,6 +67,27 @@ export async function requestComputerCommand(
   if (!computer) throw new ApiError('not_found', 'no such computer');
   assertRunning(computer, 'run');
   return insertOperation(tx, computer, 'computer.exec', principalId, newId(), command);
+}
+
+/**
+ * Records a pending `computer.snapshot` operation (design §4.2), in the caller's transaction. The
+ * computer's state is left alone: it must be `running` or `stopped` now (409 `invalid_state`; 409
+ * `operation_in_progress` while an operation holds it), and the worker checks again when the copy
+ * starts. Locks the computer row like an action.
+ *
+ * @example
+ * const operation = await requestComputerSnapshot(tx, computer.id, principal.id);
+ */
+export async function requestComputerSnapshot(
+  tx: Queryable,
+  computerId: string,
+  principalId: string,
+): Promise<{ computer: ComputerRow; operation: OperationRow }> {
+  const computer = await lockComputer(tx, computerId);
+  if (!computer) throw new ApiError('not_found', 'no such computer');
+  assertSnapshotAllowed(computer);
+  const operation = await insertOperation(tx, computer, 'computer.snapshot', principalId, newId());
+  return { computer, operation };
 }
 
 /**

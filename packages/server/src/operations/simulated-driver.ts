@@ -1,13 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SimulatedFiles } from '../files/simulated-files.js';
+import { type SimDirectory, treeBytes } from '../files/simulated-tree.js';
 import type {
   ComputerDriver,
+  ComputerSnapshots,
   DriverAction,
   DriverComputer,
   DriverContext,
   DriverOutcome,
   ExecRequest,
   ExecResult,
+  SnapshotTarget,
 } from './driver.js';
 import { DriverError } from './driver.js';
 
@@ -55,6 +58,9 @@ export class SimulatedDriver implements ComputerDriver {
   private readonly shouldFail: SimulatedDriverOptions['shouldFail'];
   /** SIMULATED files: an in-memory tree per computer, forgotten when the computer is deleted. */
   readonly files: SimulatedFiles;
+  /** SIMULATED snapshots: a copy of `/home` per snapshot, in this process's memory. */
+  readonly snapshots: ComputerSnapshots;
+  private readonly kept = new Map<string, { home: SimDirectory; bytes: number }>();
 
   constructor(options: SimulatedDriverOptions) {
     this.files = new SimulatedFiles({
@@ -66,6 +72,12 @@ export class SimulatedDriver implements ComputerDriver {
     this.stepMs = options.stepMs;
     this.steps = Math.max(1, options.steps ?? 4);
     this.shouldFail = options.shouldFail;
+    this.snapshots = {
+      take: (computer, snapshot, context) => this.take(computer, snapshot, context),
+      remove: async (snapshot) => {
+        this.kept.delete(snapshot.id);
+      },
+    };
   }
 
   /** Every catalogue image: SIMULATED computers run none of them, so none is missing. */
@@ -73,13 +85,38 @@ export class SimulatedDriver implements ComputerDriver {
     return true;
   }
 
-  async run(
-    action: DriverAction,
+  /** Whether a snapshot's copy is held here (tests: deleting a snapshot or a workspace removes it). */
+  holdsSnapshot(snapshotId: string): boolean {
+    return this.kept.has(snapshotId);
+  }
+
+  /**
+   * SIMULATED snapshot: copies the computer's `/home` tree now, then takes the action's steps (so a
+   * snapshot is `creating` for a while, as on an engine). The label `sim-fail=snapshot` fails it.
+   */
+  private async take(
+    computer: DriverComputer,
+    snapshot: SnapshotTarget,
+    context: DriverContext,
+  ): Promise<{ sizeBytes: number }> {
+    const home = this.files.copyHome(computer);
+    await this.simulateSteps('snapshot', computer, context);
+    const bytes = treeBytes(home);
+    this.kept.set(snapshot.id, { home, bytes });
+    return { sizeBytes: bytes };
+  }
+
+  /** Sleeps `steps × stepMs`, reporting progress, failing halfway when told to fail `action`. */
+  private async simulateSteps(
+    action: string,
     computer: DriverComputer,
     context: DriverContext,
-  ): Promise<DriverOutcome | undefined> {
+  ): Promise<void> {
     const label = computer.labels[SIM_FAIL_LABEL];
-    const fail = label === action || label === 'always' || (this.shouldFail?.(action, computer) ?? false);
+    const fail =
+      label === action ||
+      label === 'always' ||
+      (this.shouldFail?.(action as DriverAction, computer) ?? false);
     for (let step = 1; step <= this.steps; step++) {
       await sleep(this.stepMs, undefined, { signal: context.signal });
       if (fail && step * 2 >= this.steps) {
@@ -93,6 +130,23 @@ export class SimulatedDriver implements ComputerDriver {
         );
       }
       await context.progress(Math.round((step / this.steps) * 100));
+    }
+  }
+
+  async run(
+    action: DriverAction,
+    computer: DriverComputer,
+    context: DriverContext,
+  ): Promise<DriverOutcome | undefined> {
+    await this.simulateSteps(action, computer, context);
+    // SIMULATED create from a snapshot: the computer starts with the snapshot's copy of `/home`.
+    if (action === 'create' && computer.snapshot_id) {
+      const kept = this.kept.get(computer.snapshot_id);
+      if (!kept)
+        throw new DriverError('unavailable', 'the snapshot is not held by this simulated driver', {
+          driver: this.name,
+        });
+      this.files.seedHome(computer, kept.home);
     }
     if (action === 'delete') this.files.forget(computer.id);
     // SIMULATED recovery: no engine to inspect, the `sim-recover` label says what it would have found.

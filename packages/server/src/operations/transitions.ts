@@ -65,6 +65,26 @@ function assertNoOperation(computer: Pick<ComputerStatus, 'state' | 'current_ope
     );
 }
 
+/** The states a snapshot may be taken from (design §4.2): a `docker commit` works on both. */
+export const SNAPSHOT_FROM: readonly ComputerState[] = ['running', 'stopped'];
+
+/**
+ * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
+ * it is `running` or `stopped`: the rule for taking a snapshot of it (design §4.2).
+ *
+ * @example
+ * assertSnapshotAllowed(computer); // throws ComputerStateError when the computer is failed
+ */
+export function assertSnapshotAllowed(
+  computer: Pick<ComputerStatus, 'state' | 'current_operation_id'>,
+): void {
+  assertNoOperation(computer);
+  if (!SNAPSHOT_FROM.includes(computer.state))
+    throw new ComputerStateError('invalid_state', `cannot snapshot a computer that is ${computer.state}`, {
+      details: { current_state: computer.state, allowed_from: [...SNAPSHOT_FROM] },
+    });
+}
+
 /**
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
  * it is `running`: the rule for running a command in it (design §13), and for its files.

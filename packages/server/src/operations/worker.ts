@@ -16,6 +16,7 @@ import {
   renewLease,
 } from '../repositories/operations/worker.js';
 import { OPERATION_PENDING_CHANNEL, type OperationRow } from '../repositories/operations.js';
+import { snapshotOfOperation } from '../repositories/snapshots.js';
 import { KILL_GRACE_MS, toExecution } from './command.js';
 import type { ComputerDriver, DriverAction, DriverOutcome } from './driver.js';
 import { DriverError, driverMethodOf, OPERATION_DRIVER_METHOD } from './driver.js';
@@ -244,6 +245,9 @@ export class OperationWorker {
       if (output) {
         const result = await this.runCommand(operation, token, abort.signal, output);
         await this.finish(operation, token, undefined, result, output);
+      } else if (driverMethodOf(operation.type) === 'snapshot') {
+        const taken = await this.takeSnapshot(operation, token, abort.signal);
+        await this.finish(operation, token, undefined, null, undefined, undefined, taken);
       } else {
         const outcome = await this.perform(operation, token, abort.signal);
         await this.finish(operation, token, undefined, null, undefined, outcome);
@@ -259,6 +263,38 @@ export class OperationWorker {
       clearInterval(renew);
       output?.discard();
     }
+  }
+
+  /**
+   * A `computer.snapshot` operation (design §4.2): the driver copies the computer's files into the
+   * operation's snapshot; the computer's state is not changed. It must be `running` or `stopped` when
+   * the copy starts. Safe to repeat after a takeover (the driver's `take` is "make it so").
+   */
+  private async takeSnapshot(
+    operation: OperationRow,
+    token: string,
+    signal: AbortSignal,
+  ): Promise<{ sizeBytes: number | null }> {
+    const snapshots = this.driver.snapshots;
+    if (!snapshots)
+      throw new DriverError('unavailable', `the ${this.driver.name} driver keeps no snapshots`, {
+        driver: this.driver.name,
+      });
+    const snapshot = await snapshotOfOperation(this.db, operation.id);
+    if (!snapshot) throw new DriverError('not_found', 'the snapshot of this operation no longer exists');
+    const computer = await this.computerOf(operation);
+    if (computer.state !== 'running' && computer.state !== 'stopped')
+      throw new DriverError('invalid_state', `the computer is ${computer.state}; no snapshot was taken`, {
+        current_state: computer.state,
+        allowed_from: ['running', 'stopped'],
+      });
+    return snapshots.take(computer, snapshot, {
+      signal,
+      progress: async (percent) => {
+        if (signal.aborted) throw new LeaseLost('lease lost');
+        await recordProgress(this.db, operation.id, token, Math.round(Math.min(100, Math.max(0, percent))));
+      },
+    });
   }
 
   /** Runs a lifecycle action; what the driver found when it decides the end (`recover`). */
@@ -384,8 +420,10 @@ export class OperationWorker {
     result: OperationRow['result'] = null,
     output?: OutputLog,
     outcome?: DriverOutcome,
+    taken?: { sizeBytes: number | null },
   ): Promise<void> {
-    const lifecycle = driverMethodOf(operation.type) === 'run';
+    const method = driverMethodOf(operation.type);
+    const lifecycle = method === 'run';
     const action = operation.type.replace(/^computer\./, '') as DriverAction;
     // Only `recover` ends where the driver found the computer; the others where their rule says.
     const target = action === 'recover' && outcome ? outcome.state : COMPUTER_ACTIONS[action]?.to;
@@ -399,6 +437,10 @@ export class OperationWorker {
         ...(await output.finish()),
         renderCommandEnd(operation.id, { error, result: ending }),
       ],
+      snapshot:
+        method === 'snapshot'
+          ? { state: failure ? 'failed' : 'ready', sizeBytes: taken?.sizeBytes ?? null }
+          : undefined,
       computer: lifecycle
         ? {
             id: operation.target_id,

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 
-// The statements of the Docker driver's warm pool (design §4.3; migration 017).
+// The statements of the Docker driver's warm pool (design §4.3; migration 018).
 
 /** One pooled container as the database knows it. */
 export interface WarmContainerRow {

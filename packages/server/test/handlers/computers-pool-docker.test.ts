@@ -122,5 +122,43 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       });
       expect(ran.body.execution.stdout).toMatch(/No such file/);
     });
+
+    test('a computer made from a snapshot never takes a pooled container: its files come from the snapshot', async () => {
+      const source = (await create()).created.body.computer.id;
+      await t.call('POST', `${ws()}/computers/${source}/exec`, {
+        token: token(),
+        body: { argv: ['sh', '-c', 'echo kept > /home/svc/kept.txt'] },
+      });
+      const made = await t.call('POST', `${ws()}/snapshots`, {
+        token: team.owner.token,
+        body: { name: unique('snap'), computer: source },
+      });
+      expect(made.status).toBe(202);
+      const snapped = await t.call('GET', `/v1/operations/${made.body.operations[0].id}?wait=30`, {
+        token: token(),
+      });
+      expect(snapped.body.operation.state).toBe('succeeded');
+      const pooled = await ready();
+      const copy = await t.call('POST', `${ws()}/computers`, {
+        token: token(),
+        body: { name: unique('copy'), size: 'small', snapshot: made.body.snapshot.id },
+      });
+      expect(copy.status).toBe(202);
+      const done = await t.call('GET', `/v1/operations/${copy.body.operations[0].id}?wait=30`, {
+        token: token(),
+      });
+      expect(done.body.operation.state).toBe('succeeded');
+      const [container] = await docker.docker.listContainers({
+        all: true,
+        filters: { name: [`svc-${docker.instance}-${copy.body.computer.id}`] },
+      });
+      expect(container?.Id).not.toBe(pooled);
+      expect(container?.Labels[POOL_LABEL]).toBeUndefined();
+      const ran = await t.call('POST', `${ws()}/computers/${copy.body.computer.id}/exec`, {
+        token: token(),
+        body: { argv: ['cat', '/home/svc/kept.txt'] },
+      });
+      expect(ran.body.execution.stdout).toBe('kept\n');
+    });
   });
 });

@@ -52,7 +52,7 @@ describe('request validation', () => {
       parts({ body: bytes({ ...computer, labels: { 'Bad Key': 'x' } }) }),
       'labels.Bad Key',
     ],
-    ['missing body field', 'createComputer', parts({ body: bytes({ name: 'x', size: 'small' }) }), 'image'],
+    ['missing body field', 'createComputer', parts({ body: bytes({ name: 'x', image: 'busybox' }) }), 'size'],
     ['wrong body type', 'createComputer', parts({ body: bytes([computer]) }), 'body'],
     ['required body left out', 'createComputer', parts(), 'body'],
     ['limit below 1', 'listWorkspaces', parts({ query: new URLSearchParams('limit=0') }), 'query.limit'],

@@ -15,12 +15,14 @@ import {
   createComputerRecord,
   requestComputerAction,
   requestComputerCommand,
+  requestComputerSnapshot,
 } from '../../src/operations/records.js';
 import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
 import { ComputerStateError } from '../../src/operations/transitions.js';
 import { OperationWorker } from '../../src/operations/worker.js';
 import type { ComputerRow } from '../../src/repositories/computers.js';
 import type { OperationRow } from '../../src/repositories/operations.js';
+import { insertSnapshot } from '../../src/repositories/snapshots.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 
@@ -272,6 +274,64 @@ describeEngines('operations', (engine) => {
     expect(after.operation.claimed_by).toMatch(/^replica-b\//);
     expect(after.computer.state).toBe('running');
     expect(calls).toEqual(['a:create']);
+  });
+
+  test('a computer.snapshot whose worker dies is taken over after its lease: the snapshot ends ready, once, and the computer keeps its state', async () => {
+    const { computer, operation: create } = await newComputer(db, workspaceId, userId);
+    await db.query(`UPDATE operations SET state = 'succeeded' WHERE id = $1`, [create.id]);
+    await db.query(`UPDATE computers SET state = 'running', current_operation_id = NULL WHERE id = $1`, [
+      computer.id,
+    ]);
+    const snapshotId = newId();
+    const operation = await db.transaction(async (tx) => {
+      const requested = await requestComputerSnapshot(tx, computer.id, userId);
+      await insertSnapshot(tx, {
+        id: snapshotId,
+        workspace_id: workspaceId,
+        name: `s${newId().slice(-10)}`,
+        description: null,
+        computer_id: computer.id,
+        image: computer.image,
+        operation_id: requested.operation.id,
+        created_by: userId,
+      });
+      return requested.operation;
+    });
+    let reached!: () => void;
+    const inTake = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const hanging: ComputerDriver = {
+      name: 'hanging',
+      exec: noExec,
+      run: () => Promise.reject(new Error('no lifecycle action here')),
+      snapshots: {
+        take: (_computer, _snapshot, context) => {
+          reached();
+          return new Promise((_resolve, reject) =>
+            context.signal.addEventListener('abort', () => reject(context.signal.reason)),
+          );
+        },
+        remove: async () => {},
+      },
+    };
+    const a = worker(db, hanging, { leaseMs: 300, workerId: 'replica-a' });
+    await a.start();
+    await inTake;
+    await a.crash();
+    const simulated = new SimulatedDriver({ stepMs: 1 });
+    const b = worker(db, simulated, { leaseMs: 300, workerId: 'replica-b' });
+    expect(await b.runOnce()).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect((await b.runOnce())?.id).toBe(operation.id);
+    const after = await read(db, computer.id, operation.id);
+    expect(after.operation).toMatchObject({ state: 'succeeded', attempts: 2, type: 'computer.snapshot' });
+    expect(after.computer).toMatchObject({ state: 'running', current_operation_id: null });
+    const { rows } = await db.query<{ state: string }>('SELECT state FROM snapshots WHERE id = $1', [
+      snapshotId,
+    ]);
+    expect(rows).toEqual([{ state: 'ready' }]);
+    expect(simulated.holdsSnapshot(snapshotId)).toBe(true);
   });
   describe('computer.exec operations (design §13)', () => {
     /** A computer in `running`, and a pending `computer.exec` operation for `argv` in it. */

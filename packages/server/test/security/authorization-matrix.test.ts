@@ -315,6 +315,18 @@ describeEngines('authorization matrix (design §8)', (engine) => {
           );
           break;
         }
+        case 'snapshot': {
+          const source = await computer(workspace, 'running');
+          const made = await h.expectCall(202, 'POST', `/v1/workspaces/${workspace}/snapshots`, {
+            ...owner(),
+            json: { name: fresh('s'), computer: source.id },
+          });
+          expect(await settle(h, h.ownerToken, (made.operations as { id: string }[])[0]?.id as string)).toBe(
+            'succeeded',
+          );
+          params[name] = (made.snapshot as { id: string }).id;
+          break;
+        }
         default:
           throw new Error(
             `${op.operationId}: no matrix fixture for path parameter {${name}}; add one in pathParams()`,
@@ -335,6 +347,8 @@ describeEngines('authorization matrix (design §8)', (engine) => {
     if (typeof value.role === 'string') value.role = op.operationId === 'updateMember' ? 'editor' : 'viewer';
     if (typeof value.expires_at === 'string')
       value.expires_at = new Date(Date.now() + 86_400_000).toISOString();
+    // A snapshot is taken of a real computer of the workspace.
+    if (op.operationId === 'createSnapshot') value.computer = (await computer(ws, 'running')).id;
     return value;
   }
 

@@ -51,6 +51,12 @@ export function describeDocker(
           .getContainer(container.Id)
           .remove({ force: true, v: true })
           .catch(() => {});
+      // Snapshot images of this describe (design §4.2), by id.
+      for (const image of await docker.listImages({ filters: { label: [`svc.instance=${instance}`] } }))
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch(() => {});
     });
     body({ docker, socketPath: probe.socketPath, instance, containers });
   });

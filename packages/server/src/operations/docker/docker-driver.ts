@@ -17,6 +17,7 @@ import { DriverError } from '../driver.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
+import { DockerSnapshots, snapshotReference } from './snapshots.js';
 import { WarmPool } from './warm-pool.js';
 
 export interface DockerDriverOptions {
@@ -90,6 +91,8 @@ export class DockerDriver implements ComputerDriver {
   readonly pool: WarmPool | undefined;
   /** Image reference → when the Engine was asked whether it has it, and its answer. */
   private readonly imageChecks = new Map<string, { at: number; available: Promise<boolean> }>();
+  /** Snapshots of computers' files as images of their workspace (see {@link DockerSnapshots}). */
+  readonly snapshots: DockerSnapshots;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -122,6 +125,11 @@ export class DockerDriver implements ComputerDriver {
         make: (name, target, labels, signal) => this.makePoolContainer(name, target, labels, signal),
         log: this.log,
       });
+    this.snapshots = new DockerSnapshots({
+      docker: this.docker,
+      instance: this.instance,
+      inspect: (computer, signal) => this.inspect(computer, signal),
+    });
   }
 
   /** The computer's container for its files (checked ours by its labels); undefined when there is none. */
@@ -189,6 +197,8 @@ export class DockerDriver implements ComputerDriver {
           break;
         case 'delete':
           await this.remove(computer, signal);
+          // What is left of a deleted snapshot it was created from goes with its last computer.
+          if (computer.snapshot_id) await this.snapshots.sweep(computer.snapshot_id);
           break;
         case 'recover':
           outcome = await this.recover(computer, signal);
@@ -317,10 +327,17 @@ export class DockerDriver implements ComputerDriver {
 
   private async ensureContainer(computer: DriverComputer, signal: AbortSignal): Promise<void> {
     if (await this.inspect(computer, signal)) return;
-    // A ready container from the warm pool, renamed to this computer's: it runs already.
-    if (await this.pool?.claim(computer)) return;
+    // A ready container from the warm pool, renamed to this computer's: it runs already. Never for a
+    // computer made from a snapshot: its files are in the snapshot's image, not in a pooled one.
+    if (!computer.snapshot_id && (await this.pool?.claim(computer))) return;
     const options = await this.createOptions(
-      { image: computer.image, size: computer.size },
+      {
+        image: computer.image,
+        size: computer.size,
+        ...(computer.snapshot_id
+          ? { snapshot: { id: computer.snapshot_id, workspace_id: computer.workspace_id } }
+          : {}),
+      },
       containerName(this.instance, computer.id),
       computer.name,
       containerLabels(this.instance, computer),
@@ -350,13 +367,15 @@ export class DockerDriver implements ComputerDriver {
 
   /** The Engine's create options of a computer's container (SECURITY.md, "Driver"). */
   private async createOptions(
-    kind: { image: string; size: string },
+    kind: { image: string; size: string; snapshot?: { id: string; workspace_id: string } },
     name: string,
     hostname: string,
     labels: Record<string, string>,
     signal: AbortSignal,
   ): Promise<ContainerCreateOptions> {
-    const image = await this.ensureImage(kind.image, signal);
+    const image = kind.snapshot
+      ? await this.snapshotImage(kind.snapshot)
+      : await this.ensureImage(kind.image, signal);
     return {
       name,
       Image: image.reference,
@@ -412,6 +431,19 @@ export class DockerDriver implements ComputerDriver {
       });
     }
     return { reference, user: image.Config?.User ?? '' };
+  }
+
+  /** A computer created from a snapshot runs its image (design §4.2), which must be this deployment's. */
+  private async snapshotImage(snapshot: {
+    id: string;
+    workspace_id: string;
+  }): Promise<{ reference: string; user: string }> {
+    const image = await this.snapshots.image(snapshot);
+    if (!image)
+      throw new DriverError('unavailable', 'the image of the snapshot is not on this host', {
+        driver: this.name,
+      });
+    return { reference: snapshotReference(snapshot), user: image.Config?.User ?? '' };
   }
 
   private async limits(sizeName: string): Promise<HostConfig> {

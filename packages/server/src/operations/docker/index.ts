@@ -16,6 +16,7 @@ export { runExec } from './exec.js';
 export { containerLabels, containerName, isOurs, LABEL, labelFilter } from './labels.js';
 export type { ReconcilerOptions } from './reconciler.js';
 export { DockerReconciler } from './reconciler.js';
+export { DockerSnapshots, SNAPSHOT_LABEL, snapshotLabels, snapshotReference } from './snapshots.js';
 export type { WarmPoolOptions } from './warm-pool.js';
 export { POOL_LABEL, WarmPool } from './warm-pool.js';
 

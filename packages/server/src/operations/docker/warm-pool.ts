@@ -118,7 +118,8 @@ export class WarmPool {
    * container as without a pool.
    */
   async claim(computer: DriverComputer): Promise<boolean> {
-    if (!this.serves(computer.image, computer.size)) return false;
+    // A computer made from a snapshot needs the snapshot's image: no pooled container has its files.
+    if (computer.snapshot_id || !this.serves(computer.image, computer.size)) return false;
     const { db, instance } = this.options;
     const claimed = await claimPoolContainer(
       db,

@@ -48,6 +48,8 @@ export interface NewComputer {
   size: string;
   image: string;
   labels: Record<string, string>;
+  /** The snapshot it is created from (design §4.2): `image` is then the snapshot's. */
+  snapshot_id?: string | null;
   /** Its lifetime, the workspace's defaults already applied (design §4.1); none when left out. */
   idle_timeout_seconds?: number | null;
   expires_at?: Date | null;
@@ -75,9 +77,9 @@ export async function insertComputer(
     .query<ComputerRow & { operation: Record<string, unknown> }>(
       `WITH computer AS (
          INSERT INTO computers (id, workspace_id, name, state, size, image, labels, current_operation_id, created_by,
-                                idle_timeout_seconds, expires_at, on_end)
+                                idle_timeout_seconds, expires_at, on_end, snapshot_id)
          SELECT $1::text, $2::text, $3::text, 'creating', $4::text, $5::text, $6::jsonb, $7::text, $8::text,
-                $10::integer, $11::timestamptz, $12::text
+                $10::integer, $11::timestamptz, $12::text, $13::text
           WHERE EXISTS (SELECT 1 FROM sizes WHERE name = $4) AND EXISTS (SELECT 1 FROM images WHERE name = $5)
          RETURNING *
        ), operation AS (
@@ -99,6 +101,7 @@ export async function insertComputer(
         input.idle_timeout_seconds ?? null,
         input.expires_at ?? null,
         input.on_end ?? 'stop',
+        input.snapshot_id ?? null,
       ],
     )
     .catch((error: unknown) => {

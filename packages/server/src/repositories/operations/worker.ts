@@ -152,6 +152,8 @@ export interface OperationEnd {
   result: OperationRow['result'];
   /** A lifecycle action's computer and the state it moves to (`null` for a command). */
   computer: { id: string; workspaceId: string; state: ComputerState } | null;
+  /** A `computer.snapshot`'s snapshot: `ready` (with its image's bytes, when known) or `failed`. */
+  snapshot?: { state: 'ready' | 'failed'; sizeBytes: number | null } | undefined;
   /**
    * A command's output not yet in its log, and the log's final event (`exit` or `failed`), appended
    * in the transaction that ends the operation: a finished operation's log is always complete.
@@ -184,6 +186,11 @@ export function endOperation(
     );
     if (rowCount !== 1) return false;
     if (end.output) await appendEndingOutput(tx, operationId, end.output);
+    if (end.snapshot)
+      await tx.query(
+        'UPDATE snapshots SET state = $2, size_bytes = $3, updated_at = now() WHERE operation_id = $1',
+        [operationId, end.snapshot.state, end.snapshot.sizeBytes],
+      );
     if (!end.computer) {
       await tx.query('SELECT pg_notify($1, $2)', [OPERATION_DONE_CHANNEL, operationId]);
       return true;

@@ -84,6 +84,7 @@ export async function startHarness(
       SVC_QUOTA_MEMBERS_PER_WORKSPACE: '100000',
       SVC_QUOTA_ACTIVE_KEYS_PER_SERVICE_ACCOUNT: '100000',
       SVC_QUOTA_WEBHOOK_ENDPOINTS_PER_WORKSPACE: '100000',
+      SVC_QUOTA_SNAPSHOTS_PER_WORKSPACE: '100000',
       ...options.env,
     },
     { sandbox: true },

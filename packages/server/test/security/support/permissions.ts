@@ -63,6 +63,8 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   getWebhookEndpoint: 'read',
   listWebhookDeliveries: 'read',
   getWebhookDelivery: 'read',
+  listSnapshots: 'read',
+  getSnapshot: 'read',
   createComputer: 'computers',
   updateComputer: 'computers',
   deleteComputer: 'computers',
@@ -70,6 +72,9 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   stopComputer: 'computers',
   restartComputer: 'computers',
   recoverComputer: 'computers',
+  // A snapshot copies a computer into a new computer's image: the permission creating computers needs (design §8).
+  createSnapshot: 'computers',
+  deleteSnapshot: 'computers',
   execComputer: 'exec',
   runComputer: 'exec',
   streamOperationOutput: 'exec',
