@@ -134,6 +134,7 @@ async function main() {
   const docker = dockerClient(SOCKET);
   let server;
   let computerId;
+  let driver;
   try {
     server = await startServer({
       HOST: '127.0.0.1',
@@ -171,7 +172,7 @@ async function main() {
     const container = `svc-${INSTANCE}-${computerId}`;
 
     const agent = new http.Agent({ keepAlive: true });
-    const driver = new DockerDriver({
+    driver = new DockerDriver({
       docker,
       catalog: { image: async () => undefined, size: async () => undefined },
       instance: INSTANCE,
@@ -222,7 +223,10 @@ async function main() {
     const stats = Object.fromEntries(
       Object.entries(times).map(([name, list]) => {
         const sorted = [...list].sort((a, b) => a - b);
-        return [name, { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }];
+        return [
+          name,
+          { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99) },
+        ];
       }),
     );
     const labels = {
@@ -238,7 +242,8 @@ async function main() {
     for (const [name, s] of Object.entries(stats)) {
       process.stdout.write(
         `  ${labels[name].padEnd(42)} p50 ${String(round(s.p50)).padStart(6)} ms  p95 ${String(round(s.p95)).padStart(6)} ms` +
-          `  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95\n`,
+          `  p99 ${String(round(s.p99)).padStart(6)} ms  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50` +
+          `  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95  ×${(s.p99 / stats.bare.p99).toFixed(2)} p99\n`,
       );
     }
     const driverInServer = quantile(
@@ -249,6 +254,7 @@ async function main() {
       `  of which the driver's exec inside the server (duration_ms)  p50 ${driverInServer} ms; the rest is HTTP, auth, the handler\n`,
     );
   } finally {
+    driver?.close();
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
     if (computerId)
       await docker

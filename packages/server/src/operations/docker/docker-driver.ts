@@ -12,6 +12,7 @@ import type {
   ExecResult,
 } from '../driver.js';
 import { DriverError } from '../driver.js';
+import { AgentUnavailable, ExecAgents } from './agent.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
@@ -35,6 +36,8 @@ export interface DockerDriverOptions {
   filesQuotaBytes?: number;
   /** Most entries of one uploaded archive (default 10 000). */
   filesMaxArchiveEntries?: number;
+  /** `false`: every command through the Engine's exec, never an exec agent (default: agents on). */
+  execAgent?: boolean;
 }
 
 /** The computer's writable place: an anonymous volume, seeded from the image, removed with the container. */
@@ -74,6 +77,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly execTargets = new Map<string, string>();
   /** Files on the computers, through the Engine's archive endpoints (see {@link DockerFiles}). */
   readonly files: DockerFiles;
+  /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
+  private readonly agents: ExecAgents | undefined;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -84,6 +89,7 @@ export class DockerDriver implements ComputerDriver {
     this.stopSeconds = options.stopSeconds ?? 10;
     this.pidsLimit = options.pidsLimit ?? 512;
     this.log = options.log ?? (() => {});
+    this.agents = options.execAgent === false ? undefined : new ExecAgents(this.docker, this.log);
     this.files = new DockerFiles({
       docker: this.docker,
       container: (computer, signal) => this.filesContainer(computer, signal),
@@ -193,15 +199,27 @@ export class DockerDriver implements ComputerDriver {
    * Runs a command in the computer's running container. The container is addressed by the Engine id
    * that a first inspect found ours (labels) and running, so later commands skip that round trip; an
    * id that no longer answers (404: removed, even if a stranger took the name since; 409: not running)
-   * is forgotten and the command goes through the inspect again.
+   * is forgotten and the command goes through the inspect again. Once the id is known, the command goes
+   * to the container's exec agent when one is idle (started in the background by the first command,
+   * see {@link ExecAgents}), through the Engine's exec otherwise: with stdin, while the agent is busy
+   * or starting, or where none could start.
    */
   async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
     const known = this.execTargets.get(computer.id);
     if (known) {
+      const agent = request.stdin === undefined ? this.agents?.take(known) : undefined;
+      if (agent) {
+        try {
+          return await agent.run(request);
+        } catch (error) {
+          if (!(error instanceof AgentUnavailable)) throw error;
+        }
+      }
       try {
         return await runExec(this.docker, this.docker.getContainer(known), request);
       } catch (error) {
         this.execTargets.delete(computer.id);
+        this.agents?.forget(known);
         if (!isStatus(error, 404, 409)) throw error;
       }
     }
@@ -210,7 +228,13 @@ export class DockerDriver implements ComputerDriver {
       throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
     if (this.execTargets.size >= MAX_EXEC_TARGETS) this.execTargets.clear();
     this.execTargets.set(computer.id, info.Id);
+    if (request.stdin === undefined) this.agents?.take(info.Id); // starts one for the next commands
     return runExec(this.docker, this.docker.getContainer(info.Id), request);
+  }
+
+  /** Closes the exec agents' connections (each agent then exits in its container). */
+  close(): void {
+    this.agents?.close();
   }
 
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */
