@@ -36,6 +36,8 @@ done
 `;
 
 const RS = 0x1e;
+/** The longest field of an agent line: an exit code, or `+`. */
+const MAX_FIELD = 8;
 const NL = 0x0a;
 const READY = Buffer.from('\x1eagent ready\n');
 /** How long an agent has to say it is ready. */
@@ -78,7 +80,11 @@ class LineScanner {
       const end = buf.indexOf(NL, at + this.prefix.length);
       if (end < 0) {
         if (at > 0) output(buf.subarray(0, at));
-        this.held = Buffer.from(buf.subarray(at));
+        if (buf.length - at > this.prefix.length + MAX_FIELD) {
+          // Not a line of the agent's: bounded, told as an empty field (the caller drops the agent).
+          field('');
+          output(buf.subarray(at));
+        } else this.held = Buffer.from(buf.subarray(at));
         return;
       }
       if (at > 0) output(buf.subarray(0, at));
