@@ -28,7 +28,13 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1048576,
       simStepMs: 500,
       driver: 'simulated',
-      docker: { socketPath: '/var/run/docker.sock', sweepMs: 30_000, instance: 'default', pull: 'never' },
+      docker: {
+        socketPath: '/var/run/docker.sock',
+        sweepMs: 30_000,
+        instance: 'default',
+        pull: 'never',
+        execAgent: true,
+      },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -100,6 +106,11 @@ describe('loadConfig', () => {
     ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
     ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
     ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
+    [
+      'an exec agent neither on nor off',
+      { SVC_DOCKER_EXEC_AGENT: '0' },
+      /SVC_DOCKER_EXEC_AGENT must be one of on, off/,
+    ],
     ['a read cache neither on nor off', { SVC_READ_CACHE: 'yes' }, /SVC_READ_CACHE must be one of on, off/],
   ])('refuses %s', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -47,7 +47,7 @@ export async function openDockerDriver(
   db: Queryable,
   log?: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<{ driver: DockerDriver; reconciler: DockerReconciler }> {
-  const { socketPath, instance, pull, sweepMs } = config.docker;
+  const { socketPath, instance, pull, sweepMs, execAgent } = config.docker;
   // Kept-alive connections to the Engine: a command's create and inspect reuse one, not a new one each.
   // docker-modem passes `agent` to every request; @types/dockerode does not list it.
   const options: Docker.DockerOptions & { agent: Agent } = {
@@ -69,6 +69,7 @@ export async function openDockerDriver(
     instance,
     pull,
     hostCpus: cpus,
+    ...(execAgent === false ? { execAgent } : {}),
     ...(config.files
       ? { filesQuotaBytes: config.files.quotaBytes, filesMaxArchiveEntries: config.files.maxEntries }
       : {}),
