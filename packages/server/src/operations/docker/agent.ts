@@ -57,7 +57,7 @@ function quote(arg: string): string {
  * Splits one output stream of the agent into the command's bytes and the agent's lines
  * `RS <token> <field>\n`, holding back a chunk's tail only when it could be the start of such a line.
  */
-class LineScanner {
+export class LineScanner {
   private held: Buffer = Buffer.alloc(0);
   private readonly prefix: Buffer;
 
