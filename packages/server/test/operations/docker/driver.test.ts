@@ -316,6 +316,18 @@ describeDocker('docker driver', (engine) => {
       });
     }
     expect(text((await driver.exec(box, execRequest(parent))).stdout)).toContain('exec-agent');
+    // Output reaches onOutput as it is written, not at the command's end.
+    const heard: { bytes: string; atMs: number }[] = [];
+    const began = performance.now();
+    const streamed = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'echo first; sleep 1; echo second'], {
+        onOutput: (_stream, bytes) => heard.push({ bytes: text(bytes), atMs: performance.now() - began }),
+      }),
+    );
+    expect(heard.map((h) => h.bytes).join('')).toBe(text(streamed.stdout));
+    expect(heard[0]?.bytes).toBe('first\n');
+    expect(heard.at(-1)?.atMs ?? 0).toBeGreaterThan((heard[0]?.atMs ?? 0) + 500);
     // A timeout kills the command and what it started, then the agent takes the next one.
     const started = Date.now();
     const slow = await driver.exec(
