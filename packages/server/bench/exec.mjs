@@ -1,13 +1,16 @@
-// `exec` of `echo hi` three ways, in one run, against one running busybox container (issue #28, item 2):
+// `exec` of `echo hi` six ways, in one run, against one running busybox container (issue #28, item 2):
 //   - bare: the Engine API's own exec over the socket (create, start attached, inspect) on a kept-alive
 //     unix-socket agent: the baseline;
-//   - driver: DockerDriver.exec in this process (no HTTP);
+//   - engineDriver: DockerDriver.exec in this process (no HTTP) with the exec agent turned off: the
+//     Engine's exec each time;
+//   - driver: DockerDriver.exec in this process, as the server runs it: through the container's exec
+//     agent once it is up (the warm-up starts it);
 //   - floor: GET /v1/workspaces/{ws}/computers/{computer} through the server: what any request costs there;
 //   - api: POST /v1/workspaces/{ws}/computers/{computer}/exec through the built server (SVC_DRIVER=docker,
 //     rate limits as shipped, loopback), without an Idempotency-Key (it is optional), and again with one
 //     (the server then writes the key's record and the answer: database writes of its own).
-// The three alternate in rounds, so load on a shared machine falls on all of them alike. Prints the median
-// and p95 of each and its ratio to the bare baseline. Needs `pnpm build` and `pnpm images:build`.
+// They alternate in rounds, so load on a shared machine falls on all of them alike. Prints the median,
+// and p95 and p99 of each and its ratios to the bare baseline. Needs `pnpm build` and `pnpm images:build`.
 //
 //   node packages/server/bench/exec.mjs [--samples 40] [--warmup 5] [--gap-ms 150] [--socket /var/run/docker.sock]
 //
@@ -134,6 +137,7 @@ async function main() {
   const docker = dockerClient(SOCKET);
   let server;
   let computerId;
+  let driver;
   try {
     server = await startServer({
       HOST: '127.0.0.1',
@@ -171,7 +175,13 @@ async function main() {
     const container = `svc-${INSTANCE}-${computerId}`;
 
     const agent = new http.Agent({ keepAlive: true });
-    const driver = new DockerDriver({
+    const engineDriver = new DockerDriver({
+      docker,
+      catalog: { image: async () => undefined, size: async () => undefined },
+      instance: INSTANCE,
+      execAgent: false,
+    });
+    driver = new DockerDriver({
       docker,
       catalog: { image: async () => undefined, size: async () => undefined },
       instance: INSTANCE,
@@ -179,6 +189,16 @@ async function main() {
     const execPath = `${wsPath}/computers/${computerId}/exec`;
     const ways = {
       bare: () => bareExec(agent, container),
+      engineDriver: async () => {
+        const result = await engineDriver.exec(computer, {
+          argv: ['echo', 'hi'],
+          timeoutMs: 10_000,
+          maxOutputBytes: 65_536,
+          signal: AbortSignal.timeout(15_000),
+        });
+        if (result.exitCode !== 0 || Buffer.from(result.stdout).toString() !== 'hi\n')
+          throw new Error(`driver exec: ${JSON.stringify(result)}`);
+      },
       driver: async () => {
         const result = await driver.exec(computer, {
           argv: ['echo', 'hi'],
@@ -222,12 +242,16 @@ async function main() {
     const stats = Object.fromEntries(
       Object.entries(times).map(([name, list]) => {
         const sorted = [...list].sort((a, b) => a - b);
-        return [name, { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }];
+        return [
+          name,
+          { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99) },
+        ];
       }),
     );
     const labels = {
       bare: 'bare Engine API exec (kept-alive socket)',
-      driver: 'driver exec (in-process)',
+      engineDriver: 'driver exec, Engine exec only (in-process)',
+      driver: 'driver exec, exec agent (in-process)',
       floor: 'GET …/computers/{computer} (server floor)',
       api: 'POST …/exec through the server',
       apiKeyed: 'POST …/exec, with an Idempotency-Key',
@@ -237,8 +261,9 @@ async function main() {
     );
     for (const [name, s] of Object.entries(stats)) {
       process.stdout.write(
-        `  ${labels[name].padEnd(42)} p50 ${String(round(s.p50)).padStart(6)} ms  p95 ${String(round(s.p95)).padStart(6)} ms` +
-          `  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95\n`,
+        `  ${labels[name].padEnd(44)} p50 ${String(round(s.p50)).padStart(6)} ms  p95 ${String(round(s.p95)).padStart(6)} ms` +
+          `  p99 ${String(round(s.p99)).padStart(6)} ms  ×${(s.p50 / stats.bare.p50).toFixed(2)} p50` +
+          `  ×${(s.p95 / stats.bare.p95).toFixed(2)} p95  ×${(s.p99 / stats.bare.p99).toFixed(2)} p99\n`,
       );
     }
     const driverInServer = quantile(
@@ -249,6 +274,7 @@ async function main() {
       `  of which the driver's exec inside the server (duration_ms)  p50 ${driverInServer} ms; the rest is HTTP, auth, the handler\n`,
     );
   } finally {
+    driver?.close();
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
     if (computerId)
       await docker

@@ -216,6 +216,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       stop: async () => {
         await docker.driver.pool?.stop();
         await docker.reconciler.stop();
+        docker.driver.close(); // the exec agents' connections
       },
     },
     webhooks: {

@@ -185,6 +185,11 @@ export interface DockerConfig {
   instance: string;
   /** `never` (the default: images are built or pulled by the operator) or `missing` (`SVC_DOCKER_PULL`). */
   pull: 'never' | 'missing';
+  /**
+   * Whether commands go through an exec agent in each running container (`SVC_DOCKER_EXEC_AGENT`, `on`
+   * by default; `off`: the Engine's exec for every command). See `src/operations/docker/agent.ts`.
+   */
+  execAgent: boolean;
   /** The warm pool of ready containers that creates claim (`SVC_POOL*`; design §4.3). Empty: no pool. */
   pool: WarmPoolConfig;
 }
@@ -346,6 +351,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       sweepMs: int(env, 'SVC_DOCKER_SWEEP_MS', 30_000, 100, 3_600_000),
       instance: dockerInstance(env.SVC_DOCKER_INSTANCE),
       pull: oneOf(env, 'SVC_DOCKER_PULL', ['never', 'missing'] as const),
+      execAgent: oneOf(env, 'SVC_DOCKER_EXEC_AGENT', ['on', 'off'] as const) === 'on',
       pool: Object.freeze(warmPool(env)),
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
         sweepMs: 30_000,
         instance: 'default',
         pull: 'never',
+        execAgent: true,
         pool: { targets: [], maxContainers: 16, maxMemoryMib: 16_384, refillMs: 2000 },
       },
     });
@@ -115,7 +116,11 @@ describe('loadConfig', () => {
       /SVC_FILES_MAX_ENTRIES must be between/,
     ],
     ['PORT too large', { PORT: '70000' }, /PORT must be between/],
-    ['a request timeout under 10 s', { SVC_REQUEST_TIMEOUT_MS: '5000' }, /SVC_REQUEST_TIMEOUT_MS must be between/],
+    [
+      'a request timeout under 10 s',
+      { SVC_REQUEST_TIMEOUT_MS: '5000' },
+      /SVC_REQUEST_TIMEOUT_MS must be between/,
+    ],
     ['base URL without /v1', { SVC_BASE_URL: 'https://api.example.com' }, /must end in \/v1/],
     ['base URL with a query', { SVC_BASE_URL: 'https://api.example.com/v1?x=1' }, /query/],
     ['not a URL', { SVC_BASE_URL: 'api' }, /not a URL/],
@@ -125,6 +130,11 @@ describe('loadConfig', () => {
     ['an unknown driver', { SVC_DRIVER: 'qemu' }, /SVC_DRIVER must be one of simulated, docker/],
     ['a Docker instance Docker cannot name', { SVC_DOCKER_INSTANCE: 'A B' }, /SVC_DOCKER_INSTANCE/],
     ['an unknown pull policy', { SVC_DOCKER_PULL: 'always' }, /SVC_DOCKER_PULL/],
+    [
+      'an exec agent neither on nor off',
+      { SVC_DOCKER_EXEC_AGENT: '0' },
+      /SVC_DOCKER_EXEC_AGENT must be one of on, off/,
+    ],
     [
       'a pool entry without a count',
       { SVC_POOL: 'busybox:small' },

@@ -174,7 +174,8 @@ const INTERNAL: Readonly<Record<string, string>> = {
   'server_signing_keys.state': 'active or retired signing keys, never returned by the API',
   'authorization_codes.code_challenge_method': 'PKCE S256 only (RFC 7636), fixed by design §7',
   'idempotency_keys.state': 'the state of an idempotency record (design §10)',
-  'warm_containers.state': "a pooled container's place in the Docker driver's warm pool (design §4.3), never shown",
+  'warm_containers.state':
+    "a pooled container's place in the Docker driver's warm pool (design §4.3), never shown",
 };
 
 /** The problems of the live schema's constraints against the spec: unclassified ones, value drift, range drift. */

@@ -131,14 +131,18 @@ describe('svc listen against the real server', () => {
     status = 500;
     const count = received.length;
     await createComputer('failing', false);
-    await expect.poll(() => listening.stdout(), { timeout: 15_000 }).toMatch(/computer\.created \S+ #\d+ -> 500 /);
+    await expect
+      .poll(() => listening.stdout(), { timeout: 15_000 })
+      .toMatch(/computer\.created \S+ #\d+ -> 500 /);
     status = 204;
     await expect
       .poll(() => received.slice(count).filter((r) => r.type === 'computer.updated').length, {
         timeout: 15_000,
       })
       .toBeGreaterThan(0);
-    await expect.poll(() => listening.stdout(), { timeout: 5_000 }).toMatch(/computer\.updated \S+ #\d+ -> 204 /);
+    await expect
+      .poll(() => listening.stdout(), { timeout: 5_000 })
+      .toMatch(/computer\.updated \S+ #\d+ -> 204 /);
     // Only the types asked for (the computers' operations were events too).
     expect(new Set(received.map((r) => r.type))).toEqual(new Set(types));
 

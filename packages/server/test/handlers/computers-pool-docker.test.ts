@@ -12,12 +12,15 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
   describeEngines('SVC_DRIVER=docker SVC_POOL=busybox:small=1', (engine) => {
     let t: TestApp;
     let team: Team;
+    // An instance label per database: two deployments on one Engine each keep a pool of their own
+    // (and each would remove the other's pooled containers, which its database does not know).
+    const instance = `${docker.instance}-${engine.name}`;
     beforeAll(async () => {
       t = await openTestApp(engine, {
         env: {
           SVC_DRIVER: 'docker',
           SVC_DOCKER_SOCKET: docker.socketPath,
-          SVC_DOCKER_INSTANCE: docker.instance,
+          SVC_DOCKER_INSTANCE: instance,
           SVC_DOCKER_SWEEP_MS: '60000',
           SVC_POOL: 'busybox:small=1',
           SVC_POOL_REFILL_MS: '100',
@@ -25,7 +28,18 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       });
       team = await t.team();
     });
-    afterAll(() => t.close());
+    afterAll(async () => {
+      await t.close();
+      const left = await docker.docker.listContainers({
+        all: true,
+        filters: { label: [`${LABEL.instance}=${instance}`] },
+      });
+      for (const container of left)
+        await docker.docker
+          .getContainer(container.Id)
+          .remove({ force: true, v: true })
+          .catch(() => {});
+    });
     const ws = () => `/v1/workspaces/${team.workspace.id}`;
     const token = () => team.editor.token;
 
@@ -37,9 +51,9 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
           async () => {
             const waiting = await docker.docker.listContainers({
               all: true,
-              filters: { label: [`${LABEL.instance}=${docker.instance}`, POOL_LABEL], status: ['running'] },
+              filters: { label: [`${LABEL.instance}=${instance}`, POOL_LABEL], status: ['running'] },
             });
-            id = waiting.find((c) => c.Names[0]?.startsWith(`/svc-${docker.instance}-pool-`))?.Id;
+            id = waiting.find((c) => c.Names[0]?.startsWith(`/svc-${instance}-pool-`))?.Id;
             return id;
           },
           { timeout: 20_000 },
@@ -69,7 +83,7 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       const id = created.body.computer.id;
       const [container, ...more] = await docker.docker.listContainers({
         all: true,
-        filters: { name: [`svc-${docker.instance}-${id}`] },
+        filters: { name: [`svc-${instance}-${id}`] },
       });
       expect(more).toEqual([]);
       expect(container?.Id).toBe(pooled);
@@ -91,7 +105,7 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       const used = (
         await docker.docker.listContainers({
           all: true,
-          filters: { name: [`svc-${docker.instance}-${firstId}`] },
+          filters: { name: [`svc-${instance}-${firstId}`] },
         })
       )[0]?.Id;
       await t.call('POST', `${ws()}/computers/${firstId}/exec`, {
@@ -113,7 +127,7 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       const secondId = second.created.body.computer.id;
       const containers = await docker.docker.listContainers({
         all: true,
-        filters: { name: [`svc-${docker.instance}-${secondId}`] },
+        filters: { name: [`svc-${instance}-${secondId}`] },
       });
       expect(containers.map((c) => c.Id)).toEqual([pooled]);
       const ran = await t.call('POST', `${ws()}/computers/${secondId}/exec`, {
@@ -150,10 +164,15 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
       expect(done.body.operation.state).toBe('succeeded');
       const [container] = await docker.docker.listContainers({
         all: true,
-        filters: { name: [`svc-${docker.instance}-${copy.body.computer.id}`] },
+        filters: { name: [`svc-${instance}-${copy.body.computer.id}`] },
       });
       expect(container?.Id).not.toBe(pooled);
-      expect(container?.Labels[POOL_LABEL]).toBeUndefined();
+      // Made from the snapshot's image, not claimed (a snapshot of a computer that came from the pool
+      // carries the pool's label on its image, as Docker keeps a commit's labels: not a claim).
+      const claims = await t.db.query('SELECT 1 FROM warm_containers WHERE computer_id = $1', [
+        copy.body.computer.id,
+      ]);
+      expect(claims.rowCount).toBe(0);
       const ran = await t.call('POST', `${ws()}/computers/${copy.body.computer.id}/exec`, {
         token: token(),
         body: { argv: ['cat', '/home/svc/kept.txt'] },

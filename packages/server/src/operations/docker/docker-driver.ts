@@ -14,6 +14,7 @@ import type {
   ExecResult,
 } from '../driver.js';
 import { DriverError } from '../driver.js';
+import { AgentUnavailable, ExecAgents } from './agent.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
@@ -44,6 +45,8 @@ export interface DockerDriverOptions {
    * and containers a pool made earlier are not recognised as computers'.
    */
   pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & { db: Database };
+  /** `false`: every command through the Engine's exec, never an exec agent (default: agents on). */
+  execAgent?: boolean;
 }
 
 /** The computer's writable place: an anonymous volume, seeded from the image, removed with the container. */
@@ -93,6 +96,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly imageChecks = new Map<string, { at: number; available: Promise<boolean> }>();
   /** Snapshots of computers' files as images of their workspace (see {@link DockerSnapshots}). */
   readonly snapshots: DockerSnapshots;
+  /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
+  private readonly agents: ExecAgents | undefined;
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -103,6 +108,7 @@ export class DockerDriver implements ComputerDriver {
     this.stopSeconds = options.stopSeconds ?? 10;
     this.pidsLimit = options.pidsLimit ?? 512;
     this.log = options.log ?? (() => {});
+    this.agents = options.execAgent === false ? undefined : new ExecAgents(this.docker, this.log);
     this.files = new DockerFiles({
       docker: this.docker,
       container: (computer, signal) => this.filesContainer(computer, signal),
@@ -160,7 +166,9 @@ export class DockerDriver implements ComputerDriver {
           // the warm pool) is started already; otherwise make, size and start it.
           let info = await this.inspect(computer, signal);
           if (info?.State.Running && (await this.sized(computer, info))) {
-            this.rememberExecTarget(computer.id, info.Id); // its first command skips an inspect
+            // Its first command skips an inspect, and finds an exec agent started already.
+            this.rememberExecTarget(computer.id, info.Id);
+            this.agents?.take(info.Id);
             break;
           }
           if (!info) {
@@ -173,7 +181,9 @@ export class DockerDriver implements ComputerDriver {
               abortSignal: signal,
             });
           await this.container(computer).start({ abortSignal: signal }).catch(unless(304));
-          await this.expectRunning(computer, signal);
+          const running = await this.expectRunning(computer, signal);
+          this.rememberExecTarget(computer.id, running.Id);
+          this.agents?.take(running.Id);
           break;
         }
         case 'restart':
@@ -250,15 +260,27 @@ export class DockerDriver implements ComputerDriver {
    * Runs a command in the computer's running container. The container is addressed by the Engine id
    * that a first inspect found ours (labels) and running, so later commands skip that round trip; an
    * id that no longer answers (404: removed, even if a stranger took the name since; 409: not running)
-   * is forgotten and the command goes through the inspect again.
+   * is forgotten and the command goes through the inspect again. Once the id is known, the command goes
+   * to the container's exec agent when one is idle (started in the background by the first command,
+   * see {@link ExecAgents}), through the Engine's exec otherwise: with stdin, while the agent is busy
+   * or starting, or where none could start.
    */
   async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
     const known = this.execTargets.get(computer.id);
     if (known) {
+      const agent = request.stdin === undefined ? this.agents?.take(known) : undefined;
+      if (agent) {
+        try {
+          return await agent.run(request);
+        } catch (error) {
+          if (!(error instanceof AgentUnavailable)) throw error;
+        }
+      }
       try {
         return await runExec(this.docker, this.docker.getContainer(known), request);
       } catch (error) {
         this.execTargets.delete(computer.id);
+        this.agents?.forget(known);
         if (!isStatus(error, 404, 409)) throw error;
       }
     }
@@ -266,7 +288,13 @@ export class DockerDriver implements ComputerDriver {
     if (!info?.State.Running)
       throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
     this.rememberExecTarget(computer.id, info.Id);
+    if (request.stdin === undefined) this.agents?.take(info.Id); // starts one for the next commands
     return runExec(this.docker, this.docker.getContainer(info.Id), request);
+  }
+
+  /** Closes the exec agents' connections (each agent then exits in its container). */
+  close(): void {
+    this.agents?.close();
   }
 
   /** Remembers the Engine id of a computer's running container, which an inspect found ours. */
@@ -461,7 +489,7 @@ export class DockerDriver implements ComputerDriver {
     };
   }
 
-  private async expectRunning(computer: DriverComputer, signal: AbortSignal): Promise<void> {
+  private async expectRunning(computer: DriverComputer, signal: AbortSignal): Promise<ContainerInspectInfo> {
     const info = await this.inspect(computer, signal);
     if (!info?.State.Running)
       throw new DriverError(
@@ -471,6 +499,7 @@ export class DockerDriver implements ComputerDriver {
           driver: this.name,
         },
       );
+    return info;
   }
 
   private async remove(computer: DriverComputer, signal: AbortSignal): Promise<void> {

@@ -11,7 +11,7 @@ const MARKER = 'SVC_EXEC';
  * Keeps the first `limit` bytes written to it and notes whether more came; hands what it keeps to
  * `onKept` as it arrives (the command's output log).
  */
-class CappedSink extends Writable {
+export class CappedSink extends Writable {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
@@ -24,6 +24,12 @@ class CappedSink extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.take(chunk);
+    done();
+  }
+
+  /** Keeps what fits of `chunk` (the Writable's `_write`, callable directly). */
+  take(chunk: Buffer): void {
     const room = this.limit - this.size;
     if (chunk.length > room) this.truncated = true;
     if (room > 0) {
@@ -32,7 +38,6 @@ class CappedSink extends Writable {
       this.size += kept.length;
       this.onKept?.(new Uint8Array(kept.buffer, kept.byteOffset, kept.length));
     }
-    done();
   }
 
   bytes(): Uint8Array {
@@ -119,13 +124,19 @@ async function waitForExit(exec: Docker.Exec): Promise<Docker.ExecInspectInfo> {
 }
 
 /** SIGKILLs every process of the container whose environment holds `SVC_EXEC=<marker>`. */
-async function killMarked(container: Docker.Container, marker: string): Promise<void> {
+export async function killMarked(container: Docker.Container, marker: string): Promise<void> {
   const script = `for p in /proc/[0-9]*; do tr '\\0' '\\n' < "$p/environ" 2>/dev/null | grep -qx "${MARKER}=$0" && kill -KILL "\${p#/proc/}"; done; true`;
   await runDetached(container, ['/bin/sh', '-c', script, marker]).catch(() => {});
 }
 
 async function runDetached(container: Docker.Container, cmd: string[]): Promise<void> {
   const exec = await container.exec({ Cmd: cmd, AttachStdout: false, AttachStderr: false });
-  await exec.start({ Detach: true });
-  await waitForExit(exec);
+  // The Engine keeps a detached start's connection open while the process runs (or, seen with Debian's
+  // dash, until the container stops): closed here, or it holds a socket and the event loop that long.
+  const answer = (await exec.start({ Detach: true })) as unknown as { destroy?: () => void } | undefined;
+  try {
+    await waitForExit(exec);
+  } finally {
+    answer?.destroy?.();
+  }
 }

@@ -50,7 +50,7 @@ export async function openDockerDriver(
   db: Database,
   log?: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<{ driver: DockerDriver; reconciler: DockerReconciler }> {
-  const { socketPath, instance, pull, sweepMs, pool } = config.docker;
+  const { socketPath, instance, pull, sweepMs, pool, execAgent } = config.docker;
   // Kept-alive connections to the Engine: a command's create and inspect reuse one, not a new one each.
   // docker-modem passes `agent` to every request; @types/dockerode does not list it.
   const options: Docker.DockerOptions & { agent: Agent } = {
@@ -75,6 +75,7 @@ export async function openDockerDriver(
     instance,
     pull,
     hostCpus: cpus,
+    ...(execAgent === false ? { execAgent } : {}),
     ...(config.files
       ? { filesQuotaBytes: config.files.quotaBytes, filesMaxArchiveEntries: config.files.maxEntries }
       : {}),

@@ -54,7 +54,7 @@ export interface DockerSnapshotsOptions {
 /**
  * Snapshots on a Docker Engine (design §4.2). A `docker commit` keeps the container's own layer but
  * no volume, and a computer's files are on its `/home` volume (the root is read-only), so `take`:
- * commits the container (paused while it runs) to an untagged image; makes a helper container of it,
+ * commits the container (not paused: its layer cannot change, the root being read-only) to an untagged image; makes a helper container of it,
  * never started, with no volume; copies the computer's `/home` into it through the archive endpoints
  * (modes and owners kept); commits that as `svc-snapshot/<workspace>:<snapshot>`, labelled; removes
  * the helper. A computer created from it gets a fresh `/home` volume, which the Engine seeds from the
@@ -93,7 +93,11 @@ export class DockerSnapshots implements ComputerSnapshots {
     const base = (await source.commit({
       _query: {
         container: info.Id,
-        pause: true,
+        // Not paused: the container's own layer cannot change while it runs (the root is read-only;
+        // /tmp is a tmpfs, never committed), and a container paused while an exec agent holds an
+        // attached exec was seen to stay frozen, the Engine then waiting on it for every image removal.
+        // /home is copied below, as it is at that moment.
+        pause: false,
         comment: `svc snapshot ${snapshot.id}: the container's layer`,
       },
       // Labelled as the snapshot's too, so that `sweep` finds it if a takeover leaves it behind.

@@ -278,6 +278,82 @@ describeDocker('docker driver', (engine) => {
     await driver.run('delete', box, context());
   });
 
+  test('exec agent: once it is up, commands run through it with the results the Engine exec gives', async () => {
+    const box = computer();
+    await driver.run('start', box, context());
+    const engineOnly = new DockerDriver({
+      docker: engine.docker,
+      catalog,
+      instance: engine.instance,
+      hostCpus: 1,
+      execAgent: false,
+    });
+    // The command's parent: the agent's shell under an agent, nothing in the container under the Engine.
+    const parent = ['/bin/sh', '-c', 'tr "\\0" " " < /proc/$PPID/cmdline 2>/dev/null; true'];
+    let viaAgent = false;
+    for (let attempt = 0; attempt < 100 && !viaAgent; attempt++) {
+      viaAgent = text((await driver.exec(box, execRequest(parent))).stdout).includes('exec-agent');
+      if (!viaAgent) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(viaAgent).toBe(true);
+    expect(text((await engineOnly.exec(box, execRequest(parent))).stdout)).not.toContain('exec-agent');
+    const cases: [string[], Partial<ExecRequest>?][] = [
+      [['echo', "it's", 'two\nlines', '$HOME', '`id`', '"q"', '\\', ' ', '']],
+      [['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']],
+      [['/no/such/program']],
+      [['/bin/sh', '-c', 'printf "no newline"; printf "\\036 not ours" >&2']],
+      [['/bin/sh', '-c', 'yes | head -c 5000; yes e | head -c 10 >&2'], { maxOutputBytes: 100 }],
+      // A background process holding stdout: the command ends when it closes it, as with the Engine.
+      [['/bin/sh', '-c', 'sleep 0.3 && echo late & echo now']],
+      [['/bin/sh', '-c', 'env | grep -v ^SVC_EXEC= | sort; pwd; id; cat; kill -9 $$']],
+    ];
+    for (const [argv, overrides] of cases) {
+      const viaEngine = await engineOnly.exec(box, execRequest(argv, overrides));
+      const viaDriver = await driver.exec(box, execRequest(argv, overrides));
+      expect({ ...viaDriver, stdout: text(viaDriver.stdout), stderr: text(viaDriver.stderr) }).toEqual({
+        ...viaEngine,
+        stdout: text(viaEngine.stdout),
+        stderr: text(viaEngine.stderr),
+      });
+    }
+    expect(text((await driver.exec(box, execRequest(parent))).stdout)).toContain('exec-agent');
+    // Output reaches onOutput as it is written, not at the command's end.
+    const heard: { bytes: string; atMs: number }[] = [];
+    const began = performance.now();
+    const streamed = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'echo first; sleep 1; echo second'], {
+        onOutput: (_stream, bytes) => heard.push({ bytes: text(bytes), atMs: performance.now() - began }),
+      }),
+    );
+    expect(heard.map((h) => h.bytes).join('')).toBe(text(streamed.stdout));
+    expect(heard[0]?.bytes).toBe('first\n');
+    expect(heard.at(-1)?.atMs ?? 0).toBeGreaterThan((heard[0]?.atMs ?? 0) + 500);
+    // A timeout kills the command and what it started, then the agent takes the next one.
+    const started = Date.now();
+    const slow = await driver.exec(
+      box,
+      execRequest(['/bin/sh', '-c', 'sleep 41 & sleep 42'], { timeoutMs: 300 }),
+    );
+    expect(slow).toMatchObject({ timedOut: true, exitCode: 137 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const ps = await driver.exec(box, execRequest(['/bin/ps', '-o', 'args']));
+    expect(text(ps.stdout)).not.toMatch(/sleep 4[12]/);
+    expect(text((await driver.exec(box, execRequest(parent))).stdout)).toContain('exec-agent');
+    // stdin goes through the Engine's exec.
+    const piped = await driver.exec(
+      box,
+      execRequest(['/bin/cat'], { stdin: new TextEncoder().encode('hi') }),
+    );
+    expect([piped.exitCode, text(piped.stdout)]).toEqual([0, 'hi']);
+    // The agent ends with its container: a stopped computer runs nothing.
+    await driver.run('stop', box, context());
+    await expect(driver.exec(box, execRequest(['/bin/true']))).rejects.toMatchObject({
+      code: 'invalid_state',
+    });
+    await driver.run('delete', box, context());
+  });
+
   test('exec: a container replaced by a stranger under the same name runs nothing', async () => {
     const box = computer();
     await driver.run('start', box, context());
