@@ -12,7 +12,10 @@
 // `pnpm images:build`.
 //
 //   node packages/server/bench/files.mjs [--mb 100] [--rounds 3] [--socket /var/run/docker.sock]
-//        [--cpu-prof <dir>]
+//        [--cpu-prof <dir>] [--client fetch|curl]
+//
+// `--client curl` moves the API's bytes with curl (`-T`, `-o`) instead of Node's fetch (the default):
+// a client as light as the docker CLI, so that the ratio is the server's and not the client's.
 //
 // `--cpu-prof` runs the server under `node --cpu-prof` (server-files.cpuprofile in <dir>; summarise it
 // with bench/profile-summary.mjs).
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
     'cpu-prof': { type: 'string' },
+    client: { type: 'string', default: 'fetch' },
   },
 });
 const BYTES = Math.round(Number(values.mb) * 1024 * 1024);
@@ -46,21 +50,27 @@ const ROUNDS = Number(values.rounds);
 const SOCKET = values.socket;
 const INSTANCE = `bench-files-${process.pid}`;
 const PROFILE_DIR = values['cpu-prof'];
+const CLIENT = values.client;
+if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client: fetch or curl, not ${CLIENT}`);
 
-/** Runs a command to its end; rejects with its stderr when it fails. */
+/** Runs a command to its end; answers its stdout, rejects with its stderr when it fails. */
 function run(command, args, env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
     });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
     });
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)),
+      code === 0 ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)),
     );
   });
 }
@@ -194,9 +204,28 @@ async function main() {
     const dockerEnv = { DOCKER_HOST: `unix://${SOCKET}` };
 
     const ways = {
-      cpIn: async (round) =>
-        run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv),
+      cpIn: async (round) => {
+        await run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv);
+      },
       apiIn: async (round) => {
+        if (CLIENT === 'curl') {
+          const out = await run('curl', [
+            '-sS',
+            '-T',
+            source,
+            '-H',
+            `authorization: Bearer ${token}`,
+            '-H',
+            'content-type: application/octet-stream',
+            '-w',
+            '\\n%{http_code}',
+            `${base}${filesPath}?path=/home/svc/api-${round}.bin`,
+          ]);
+          const [text, status] = [out.slice(0, out.lastIndexOf('\n')), out.slice(out.lastIndexOf('\n') + 1)];
+          const body = JSON.parse(text);
+          if (status !== '200' || body.file.size !== BYTES) throw new Error(`upload: ${status} ${text}`);
+          return;
+        }
         const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
           method: 'PUT',
           headers: {
@@ -218,6 +247,18 @@ async function main() {
       },
       apiOut: async (round) => {
         const out = join(dir, `api-${round}.out`);
+        if (CLIENT === 'curl') {
+          await run('curl', [
+            '-sS',
+            '-f',
+            '-o',
+            out,
+            '-H',
+            `authorization: Bearer ${token}`,
+            `${base}${filesPath}?path=/home/svc/api-${round}.bin`,
+          ]);
+          return out;
+        }
         const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
           headers: { authorization: `Bearer ${token}` },
         });
@@ -265,7 +306,7 @@ async function main() {
       );
     };
     process.stdout.write(
-      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256)\n`,
+      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}\n`,
     );
     line('docker cp in', 'cpIn');
     line('PUT …/files through the server', 'apiIn', 'cpIn');

@@ -97,25 +97,32 @@ describeDocker('files: the Docker driver', (engine) => {
   );
 
   test.each([
-    ['shorter', 100_000, 'unavailable'],
-    ['longer', 300_000, 'too_large'],
-  ])(
-    'a body %s than its declared size is refused; the file is never completed with bytes it was not sent',
-    async (_, actual, reason) => {
+    ['shorter', 'small', 100_000, 200_000, 'unavailable'],
+    ['longer', 'small', 300_000, 200_000, 'too_large'],
+    ['shorter', 'large', 1_500_000, 3_000_000, 'unavailable'],
+    ['longer', 'large', 3_500_000, 3_000_000, 'too_large'],
+  ] as const)(
+    'a body %s than its declared size (%s) is refused; no file of bytes it was not sent is left',
+    async (_, kind, actual, declared, reason) => {
       const signal = new AbortController().signal;
-      const path = `/home/svc/declared-${reason}.bin`;
-      const options = { mode: 0o644, parents: false, size: 200_000, maxBytes: 1 << 20, signal };
+      const path = `/home/svc/declared-${kind}-${reason}.bin`;
+      const options = { mode: 0o644, parents: false, size: declared, maxBytes: 1 << 24, signal };
       await expectFileError(
         driver.files.write(boxes[0], path, streamOf(new Uint8Array(actual).fill(7)), options),
         reason,
       );
-      // The Engine was sent the tar's headers and part of the body, then the connection dropped: it
-      // fails the extraction, which leaves at most the part it had written (as `docker cp` cut short
-      // does), never a file of the declared size.
-      const left = await driver.files.stat(boxes[0], path, signal).catch(() => undefined);
-      expect(left === undefined || left.size < 200_000).toBe(true);
+      // Small: read whole before anything is sent. Large: sent to a temporary name, which the failure
+      // removes; the file itself is never touched.
+      await expectFileError(driver.files.stat(boxes[0], path, signal), 'not_found');
+      await expect
+        .poll(async () =>
+          (await driver.files.list(boxes[0], '/home/svc', signal))
+            .map((entry) => entry.name)
+            .filter((name) => name.startsWith('.svc-upload-')),
+        )
+        .toEqual([]);
       // The next write of the same path is whole.
-      const bytes = new Uint8Array(200_000).fill(9);
+      const bytes = new Uint8Array(declared).fill(9);
       await driver.files.write(boxes[0], path, streamOf(bytes), options);
       const back = await driver.files.read(boxes[0], path, signal);
       expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
