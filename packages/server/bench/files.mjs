@@ -12,6 +12,13 @@
 // `pnpm images:build`.
 //
 //   node packages/server/bench/files.mjs [--mb 100] [--rounds 3] [--socket /var/run/docker.sock]
+//        [--cpu-prof <dir>] [--client fetch|curl]
+//
+// `--client curl` moves the API's bytes with curl (`-T`, `-o`) instead of Node's fetch (the default):
+// a client as light as the docker CLI, so that the ratio is the server's and not the client's.
+//
+// `--cpu-prof` runs the server under `node --cpu-prof` (server-files.cpuprofile in <dir>; summarise it
+// with bench/profile-summary.mjs).
 //
 // `--mb 1024` moves 1 GiB each way: the memory bound of a large transfer.
 import { spawn } from 'node:child_process';
@@ -34,27 +41,36 @@ const { values } = parseArgs({
     mb: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '3' },
     socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
+    'cpu-prof': { type: 'string' },
+    client: { type: 'string', default: 'fetch' },
   },
 });
 const BYTES = Math.round(Number(values.mb) * 1024 * 1024);
 const ROUNDS = Number(values.rounds);
 const SOCKET = values.socket;
 const INSTANCE = `bench-files-${process.pid}`;
+const PROFILE_DIR = values['cpu-prof'];
+const CLIENT = values.client;
+if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client: fetch or curl, not ${CLIENT}`);
 
-/** Runs a command to its end; rejects with its stderr when it fails. */
+/** Runs a command to its end; answers its stdout, rejects with its stderr when it fails. */
 function run(command, args, env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
     });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
     });
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)),
+      code === 0 ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)),
     );
   });
 }
@@ -85,8 +101,30 @@ function memoryOf(pid) {
   return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
 }
 
+/** CPU time a process has used so far (user + system), in ms, from /proc. */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the `pid (comm) ` prefix.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 async function startServer(env) {
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const profile = PROFILE_DIR
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        PROFILE_DIR,
+        '--cpu-prof-name',
+        'server-files.cpuprofile',
+        '--import',
+        join(here, 'exit-on-signal.mjs'),
+      ]
+    : [];
+  const child = spawn(process.execPath, [...profile, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const append = (chunk) => {
     output = (output + chunk.toString()).slice(-20_000);
@@ -166,9 +204,28 @@ async function main() {
     const dockerEnv = { DOCKER_HOST: `unix://${SOCKET}` };
 
     const ways = {
-      cpIn: async (round) =>
-        run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv),
+      cpIn: async (round) => {
+        await run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv);
+      },
       apiIn: async (round) => {
+        if (CLIENT === 'curl') {
+          const out = await run('curl', [
+            '-sS',
+            '-T',
+            source,
+            '-H',
+            `authorization: Bearer ${token}`,
+            '-H',
+            'content-type: application/octet-stream',
+            '-w',
+            '\\n%{http_code}',
+            `${base}${filesPath}?path=/home/svc/api-${round}.bin`,
+          ]);
+          const [text, status] = [out.slice(0, out.lastIndexOf('\n')), out.slice(out.lastIndexOf('\n') + 1)];
+          const body = JSON.parse(text);
+          if (status !== '200' || body.file.size !== BYTES) throw new Error(`upload: ${status} ${text}`);
+          return;
+        }
         const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
           method: 'PUT',
           headers: {
@@ -190,6 +247,18 @@ async function main() {
       },
       apiOut: async (round) => {
         const out = join(dir, `api-${round}.out`);
+        if (CLIENT === 'curl') {
+          await run('curl', [
+            '-sS',
+            '-f',
+            '-o',
+            out,
+            '-H',
+            `authorization: Bearer ${token}`,
+            `${base}${filesPath}?path=/home/svc/api-${round}.bin`,
+          ]);
+          return out;
+        }
         const res = await fetch(`${base}${filesPath}?path=/home/svc/api-${round}.bin`, {
           headers: { authorization: `Bearer ${token}` },
         });
@@ -199,6 +268,7 @@ async function main() {
       },
     };
     const times = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
+    const cpu = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
     const before = memoryOf(server.child.pid);
     let peak = before.rss;
     const sampler = setInterval(() => {
@@ -208,8 +278,10 @@ async function main() {
       for (let round = 0; round < ROUNDS; round++) {
         for (const [name, way] of Object.entries(ways)) {
           const start = performance.now();
+          const cpuStart = cpuOf(server.child.pid);
           const out = await way(round);
           times[name].push(performance.now() - start);
+          cpu[name].push(cpuOf(server.child.pid) - cpuStart);
           if (typeof out === 'string') {
             const got = await sha256Of(out);
             if (got !== want) throw new Error(`${name}: the bytes out differ from the bytes in`);
@@ -227,13 +299,14 @@ async function main() {
       const ratio =
         baseline === undefined
           ? ''
-          : `  ×${(mbps(ms) / mbps(median(times[baseline]))).toFixed(2)} of docker cp's throughput`;
+          : `  ×${(mbps(ms) / mbps(median(times[baseline]))).toFixed(2)} of docker cp's throughput, ` +
+            `server CPU ${Math.round(median(cpu[name]))} ms`;
       process.stdout.write(
         `  ${label.padEnd(38)} ${String(Math.round(ms)).padStart(6)} ms  ${mbps(ms).toFixed(1).padStart(7)} MB/s${ratio}\n`,
       );
     };
     process.stdout.write(
-      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256)\n`,
+      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}\n`,
     );
     line('docker cp in', 'cpIn');
     line('PUT …/files through the server', 'apiIn', 'cpIn');
@@ -244,6 +317,12 @@ async function main() {
         `growth ${mib(peak - before.rss)} while moving ${mib(BYTES)} per transfer\n`,
     );
   } finally {
+    if (server && PROFILE_DIR && server.child.exitCode === null) {
+      // A profiled server writes its profile on exit: ask it to exit at once (bench/exit-on-signal.mjs).
+      const exited = new Promise((resolve) => server.child.once('exit', resolve));
+      process.kill(server.child.pid, 'SIGUSR2');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    }
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
     if (computerId)
       await docker

@@ -113,7 +113,7 @@ export interface ArgvResult {
 const ARGV_OUTPUT_BYTES = 4096;
 
 /**
- * Runs `argv` in a running container as its user with the Engine's exec API: the program itself, no
+ * Runs `argv` in a running container as its user (or `user`) with the Engine's exec API: the program itself, no
  * shell in between, so no path can be read as shell syntax. Outputs are capped at 4 KiB each. On
  * abort or after `timeoutMs` the connection is dropped and the call fails (the Engine has no call to
  * kill an exec; `rm` and `du` end by themselves).
@@ -124,9 +124,11 @@ export async function execArgv(
   argv: string[],
   signal: AbortSignal,
   timeoutMs = 60_000,
+  user?: string,
 ): Promise<ArgvResult> {
   const exec = await container.exec({
     Cmd: argv,
+    ...(user === undefined ? {} : { User: user }),
     AttachStdout: true,
     AttachStderr: true,
     abortSignal: signal,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
@@ -23,6 +24,7 @@ import {
   tooLarge,
   WRITABLE_ROOT,
 } from './driver.js';
+import { type EngineSocket, engineSocketOf, getArchive, putOneFile } from './engine-archive.js';
 import {
   assertWritable,
   baseName,
@@ -33,8 +35,8 @@ import {
 } from './paths.js';
 import { spoolBody } from './spool.js';
 import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
-import { ENGINE_CHUNK_BYTES, oneFileTar } from './tar-entry.js';
-import { firstFileBody, joinedStream } from './tar-read.js';
+import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from './tar-entry.js';
+import { firstFileStream } from './tar-read.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 export interface FilesContainer {
@@ -151,12 +153,12 @@ export class DockerFiles implements ComputerFiles {
       const type = typeOfMode(stat.mode);
       if (type === 'directory') throw isDirectory(normalized);
       if (type !== 'file') throw specialFile(normalized);
-      const response = (await container.getArchive({
-        path: canonical,
-        abortSignal: signal,
-      })) as IncomingMessage;
+      const engine = engineSocketOf(this.options.docker);
+      const response = engine
+        ? await getArchive(engine, container.id, canonical, signal)
+        : ((await container.getArchive({ path: canonical, abortSignal: signal })) as IncomingMessage);
       // The one entry's body, sliced out of the Engine's chunks; the rest of the tar is not read.
-      const body = joinedStream(firstFileBody(response), () => response.destroy());
+      const body = firstFileStream(response, () => response.destroy());
       return { stat: fileStatOf(normalized, stat), body };
     });
   }
@@ -209,9 +211,10 @@ export class DockerFiles implements ComputerFiles {
           : undefined;
       try {
         const size = spool?.size ?? (options.size as number);
-        const source: AsyncIterable<Uint8Array> = spool
-          ? createReadStream(spool.file, { highWaterMark: ENGINE_CHUNK_BYTES })
-          : (body as unknown as AsyncIterable<Uint8Array>);
+        const source = (): AsyncIterable<Uint8Array> =>
+          spool
+            ? createReadStream(spool.file, { highWaterMark: ENGINE_CHUNK_BYTES })
+            : (body as unknown as AsyncIterable<Uint8Array>);
         const mtime = new Date();
         const prefix: string[] = [];
         const directories = dir.missing.map((segment) => {
@@ -233,15 +236,32 @@ export class DockerFiles implements ComputerFiles {
           mtime,
           ...owner,
         };
-        const tarball = oneFileTar(directories, file, source, { maxBytes: options.maxBytes, signal });
-        try {
-          await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
-        } catch (error) {
-          // Cut short (an abort, a body shorter or longer than declared): the Engine fails the
-          // extraction and leaves no part of the file (a file being replaced is gone, though).
-          throw tarball.failure() ?? error;
+        const engine = engineSocketOf(this.options.docker);
+        if (engine) {
+          const chunks = spool
+            ? createReadStream(spool.file, { highWaterMark: ENGINE_CHUNK_BYTES })
+            : nodeReadable(body);
+          try {
+            if (size <= WHOLE_BYTES) {
+              // Small: read whole (bounded), then sent at once; a body cut short sends nothing.
+              const whole = await readWhole(chunks, size, signal);
+              await putOneFile(engine, container.id, dir.canonical, directories, file, whole, signal);
+            } else {
+              await this.putRenamed(target, engine, dir.canonical, directories, file, chunks, signal);
+            }
+          } catch (error) {
+            chunks.destroy();
+            throw error;
+          }
+        } else {
+          const tarball = oneFileTar(directories, file, source(), { maxBytes: options.maxBytes, signal });
+          try {
+            await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
+          } catch (error) {
+            throw tarball.failure() ?? error;
+          }
+          if (tarball.failure()) throw tarball.failure();
         }
-        if (tarball.failure()) throw tarball.failure();
         this.wrote(target, size);
       } finally {
         if (spool) await rm(spool.dir, { recursive: true, force: true });
@@ -381,10 +401,79 @@ export class DockerFiles implements ComputerFiles {
     return found;
   }
 
-  private async exec(target: FilesContainer, argv: string[], signal: AbortSignal): Promise<ArgvResult> {
+  /**
+   * A large file, streamed to the Engine under a temporary name beside its own (`.svc-upload-…`,
+   * with the file's owner and mode), then renamed over it (`mv -f -T`, one exec as the computer's
+   * user; as root when the user may not, e.g. in /home itself): a transfer cut short (an abort, a body shorter or longer than declared,
+   * the Engine failing) leaves the file as it was, and its temporary part is removed.
+   */
+  private async putRenamed(
+    target: FilesContainer,
+    engine: EngineSocket,
+    dir: string,
+    directories: TarEntryHeader[],
+    file: TarEntryHeader,
+    chunks: Readable,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const name = baseName(file.name);
+    const parent = file.name.slice(0, file.name.length - name.length);
+    const temporary = `${parent}.svc-upload-${randomBytes(8).toString('hex')}`;
+    const at = (relative: string) => joinPath(dir, relative);
+    const asOwner = async (argv: string[], within: AbortSignal) => {
+      // The container's user owns its home; /home itself is root's: the one that may, renames.
+      const result = await this.exec(target, argv, within);
+      if (result.exitCode === 0 || !/permission denied/i.test(result.stderr)) return result;
+      return this.exec(target, argv, within, '0');
+    };
+    const cleanUp = () => {
+      void asOwner(['rm', '-f', '--', at(temporary)], AbortSignal.timeout(10_000)).catch(() => {});
+    };
+    try {
+      await putOneFile(
+        engine,
+        target.container.id,
+        dir,
+        directories,
+        { ...file, name: temporary },
+        chunks,
+        signal,
+      );
+    } catch (error) {
+      cleanUp();
+      throw error;
+    }
+    const moved = await asOwner(['mv', '-f', '-T', '--', at(temporary), at(file.name)], signal).catch(
+      (error: unknown) => {
+        cleanUp();
+        throw error;
+      },
+    );
+    if (moved.exitCode === 0) return;
+    cleanUp();
+    this.log('docker files: rename failed', {
+      path: at(file.name),
+      exitCode: moved.exitCode,
+      stderr: moved.stderr,
+    });
+    if (/is a directory/i.test(moved.stderr))
+      throw new FileError('is_directory', `${at(file.name)} is a directory`, { path: at(file.name) });
+    if (/permission denied|read-only/i.test(moved.stderr))
+      throw new FileError('read_only', `${at(file.name)} cannot be changed by the computer's user`, {
+        path: at(file.name),
+      });
+    throw new FileError('unavailable', 'the file was written but could not be put in place', {});
+  }
+
+  private async exec(
+    target: FilesContainer,
+    argv: string[],
+    signal: AbortSignal,
+    user?: string,
+  ): Promise<ArgvResult> {
     if (!target.running)
       throw new FileError('unavailable', 'the computer is not running', { reason: 'not_running' });
-    return execArgv(this.options.docker, target.container, argv, signal);
+    return execArgv(this.options.docker, target.container, argv, signal, undefined, user);
   }
 
   /**
@@ -450,4 +539,26 @@ function assertRemovable(path: string): void {
   assertWritable(path);
   if (path === WRITABLE_ROOT)
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
+}
+
+/** A body up to this size is read whole before it is sent (see `write`); larger ones are renamed into place. */
+export const WHOLE_BYTES = 1024 * 1024;
+
+/**
+ * A body of `size` bytes read whole (at most {@link WHOLE_BYTES}), as a stream of one chunk; fails as
+ * `putOneFile` would when the body is shorter or longer, before anything is sent.
+ */
+async function readWhole(source: Readable, size: number, signal: AbortSignal): Promise<Readable> {
+  const pieces: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    throwIfAborted(signal);
+    total += chunk.length;
+    if (total > size) throw new FileError('too_large', 'the body is longer than its declared size', { size });
+    pieces.push(chunk);
+  }
+  throwIfAborted(signal);
+  if (total < size)
+    throw new FileError('unavailable', 'the body is shorter than its declared size', { size });
+  return Readable.from(total === 0 ? [] : [Buffer.concat(pieces, total)]);
 }

@@ -1,8 +1,8 @@
+import type { Readable } from 'node:stream';
 import { FileError } from './driver.js';
-import { ENGINE_CHUNK_BYTES } from './tar-entry.js';
 
 const BLOCK = 512;
-/** How far a download reads ahead of its client, at most (plus one piece). */
+/** How far a download reads ahead of its client, at most (plus one chunk of the Engine's). */
 export const DOWNLOAD_BUFFER_BYTES = 1024 * 1024;
 
 function broken(message: string): FileError {
@@ -37,102 +37,98 @@ function paxSize(records: Buffer): number | undefined {
 }
 
 /**
- * The body of the first entry of a tar, which must be a regular file (the Engine's archive of one
- * file: maybe pax or GNU long-name headers, then the file), yielded as slices of the source's own
- * chunks (no copy); the rest of the tar is not read. Fails with `unavailable` on a tar that is cut
- * short, malformed, or whose first entry is not a file.
+ * A web stream of the body of the first entry of a tar, which must be a regular file (the Engine's
+ * archive of one file: maybe pax or GNU long-name headers, then the file), read from `source`'s
+ * `data` events: the headers are parsed as they arrive, then the body goes on as slices of the
+ * source's own chunks (no copy, no join, one step per chunk), read ahead of the client up to
+ * {@link DOWNLOAD_BUFFER_BYTES}; the rest of the tar is not read. Fails with `unavailable` on a tar
+ * that is cut short, malformed, or whose first entry is not a file. `close` runs once, when the body
+ * ends, fails or is cancelled (the caller drops the Engine's connection there).
  *
  * @example
- * for await (const piece of firstFileBody(response)) sink.write(piece);
+ * const body = firstFileStream(response, () => response.destroy());
  */
-export async function* firstFileBody(source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
-  const chunks = source[Symbol.asyncIterator]();
-  let buffered: Buffer = Buffer.alloc(0);
-  const fill = async (bytes: number): Promise<void> => {
-    while (buffered.length < bytes) {
-      const { done, value } = await chunks.next();
-      if (done) throw broken('ended before its file');
-      const chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    }
-  };
+export function firstFileStream(source: Readable, close: () => void): ReadableStream<Uint8Array> {
+  /** Header bytes not parsed yet; undefined once the file's body has begun. */
+  let head: Buffer | undefined = Buffer.alloc(0);
   let extendedSize: number | undefined;
-  for (;;) {
-    await fill(BLOCK);
-    const header = buffered.subarray(0, BLOCK);
-    buffered = buffered.subarray(BLOCK);
-    if (!checksumOk(header)) throw broken('has a malformed header');
-    const type = String.fromCharCode(header[156] ?? 0);
-    const size = numberField(header.subarray(124, 136));
-    if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
-      // Records about the next entry (pax, GNU long names): small, read whole and skipped.
-      const padded = Math.ceil(size / BLOCK) * BLOCK;
-      await fill(padded);
-      if (type === 'x') extendedSize = paxSize(buffered.subarray(0, size)) ?? extendedSize;
-      buffered = buffered.subarray(padded);
-      continue;
-    }
-    if (type !== '0' && type !== '\0' && type !== '7') throw broken('does not start with a file');
-    let left = extendedSize ?? size;
-    while (left > 0) {
-      if (buffered.length === 0) {
-        const { done, value } = await chunks.next();
-        if (done) throw broken('ended inside its file');
-        buffered = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-      }
-      const piece = buffered.length <= left ? buffered : buffered.subarray(0, left);
-      buffered = buffered.subarray(piece.length);
-      left -= piece.length;
-      yield piece;
-    }
-    return;
-  }
-}
-
-/**
- * A web stream of `pieces`, joined to at least {@link ENGINE_CHUNK_BYTES} (fewer, larger writes to
- * the client) and read ahead up to {@link DOWNLOAD_BUFFER_BYTES}; `close` runs once, when it ends,
- * fails or is cancelled.
- *
- * @example
- * const body = joinedStream(firstFileBody(response), () => response.destroy());
- */
-export function joinedStream(pieces: AsyncGenerator<Buffer>, close: () => void): ReadableStream<Uint8Array> {
-  let closed = false;
-  const finish = () => {
-    if (closed) return;
-    closed = true;
+  let left = 0;
+  let finished = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const finish = (error?: unknown) => {
+    if (finished) return;
+    finished = true;
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('close', onEnd);
+    source.off('error', finish);
     close();
+    if (error === undefined) controller.close();
+    else controller.error(error);
   };
+  /** Parses the headers in `head`; answers the bytes after the file's header, or undefined for more. */
+  const headers = (bytes: Buffer): Buffer | undefined => {
+    for (;;) {
+      if (bytes.length < BLOCK) {
+        head = bytes;
+        return undefined;
+      }
+      const header = bytes.subarray(0, BLOCK);
+      if (!checksumOk(header)) throw broken('has a malformed header');
+      const type = String.fromCharCode(header[156] ?? 0);
+      const size = numberField(header.subarray(124, 136));
+      if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
+        // Records about the next entry (pax, GNU long names): small, read whole and skipped.
+        const padded = Math.ceil(size / BLOCK) * BLOCK;
+        if (bytes.length < BLOCK + padded) {
+          head = bytes;
+          return undefined;
+        }
+        if (type === 'x') extendedSize = paxSize(bytes.subarray(BLOCK, BLOCK + size)) ?? extendedSize;
+        bytes = bytes.subarray(BLOCK + padded);
+        continue;
+      }
+      if (type !== '0' && type !== '\0' && type !== '7') throw broken('does not start with a file');
+      left = extendedSize ?? size;
+      head = undefined;
+      return bytes.subarray(BLOCK);
+    }
+  };
+  function onData(chunk: Buffer): void {
+    if (finished) return;
+    try {
+      let body: Buffer | undefined = chunk;
+      if (head !== undefined) body = headers(head.length === 0 ? chunk : Buffer.concat([head, chunk]));
+      if (body === undefined) return;
+      const piece = body.length <= left ? body : body.subarray(0, left);
+      left -= piece.length;
+      if (piece.length > 0) controller.enqueue(piece);
+      if (left === 0) finish();
+      else if ((controller.desiredSize ?? 0) <= 0) source.pause();
+    } catch (error) {
+      finish(error);
+    }
+  }
+  function onEnd(): void {
+    finish(broken(head === undefined ? 'ended inside its file' : 'ended before its file'));
+  }
   return new ReadableStream<Uint8Array>(
     {
-      async pull(controller) {
-        try {
-          const batch: Buffer[] = [];
-          let bytes = 0;
-          let ended = false;
-          while (!ended && bytes < ENGINE_CHUNK_BYTES) {
-            const { done, value } = await pieces.next();
-            if (done) ended = true;
-            else {
-              batch.push(value);
-              bytes += value.length;
-            }
-          }
-          if (bytes > 0)
-            controller.enqueue(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch, bytes));
-          if (ended) {
-            finish();
-            controller.close();
-          }
-        } catch (error) {
-          finish();
-          controller.error(error);
-        }
+      start(made) {
+        controller = made;
+        source.on('data', onData);
+        source.once('end', onEnd);
+        source.once('close', onEnd);
+        source.once('error', finish);
       },
-      async cancel() {
-        finish();
-        await pieces.return(undefined).catch(() => {});
+      pull() {
+        if (!finished) source.resume();
+      },
+      cancel() {
+        if (finished) return;
+        finished = true;
+        source.off('data', onData);
+        close();
       },
     },
     new ByteLengthQueuingStrategy({ highWaterMark: DOWNLOAD_BUFFER_BYTES }),

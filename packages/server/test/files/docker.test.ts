@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { DockerFiles } from '../../src/files/docker-files.js';
+import { DockerFiles, WHOLE_BYTES } from '../../src/files/docker-files.js';
 import { newId } from '../../src/ids.js';
 import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
 import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
@@ -9,6 +9,7 @@ import { TEST_IMAGE } from '../support/docker-probe.js';
 import {
   bytesOf,
   entriesOf,
+  expectFileError,
   type FilesHarness,
   fileRules,
   MAX_ENTRIES,
@@ -94,6 +95,82 @@ describeDocker('files: the Docker driver', (engine) => {
       expect(entry).toMatchObject({ uid, gid });
     },
   );
+
+  test.each([
+    ['shorter', 'small', 100_000, 200_000, 'unavailable'],
+    ['longer', 'small', 300_000, 200_000, 'too_large'],
+    ['shorter', 'large', 1_500_000, 3_000_000, 'unavailable'],
+    ['longer', 'large', 3_500_000, 3_000_000, 'too_large'],
+  ] as const)(
+    'a body %s than its declared size (%s) is refused; no file of bytes it was not sent is left',
+    async (_, kind, actual, declared, reason) => {
+      const signal = new AbortController().signal;
+      const path = `/home/svc/declared-${kind}-${reason}.bin`;
+      const options = { mode: 0o644, parents: false, size: declared, maxBytes: 1 << 24, signal };
+      await expectFileError(
+        driver.files.write(boxes[0], path, streamOf(new Uint8Array(actual).fill(7)), options),
+        reason,
+      );
+      // Small: read whole before anything is sent. Large: sent to a temporary name, which the failure
+      // removes; the file itself is never touched.
+      await expectFileError(driver.files.stat(boxes[0], path, signal), 'not_found');
+      await expect
+        .poll(async () =>
+          (await driver.files.list(boxes[0], '/home/svc', signal))
+            .map((entry) => entry.name)
+            .filter((name) => name.startsWith('.svc-upload-')),
+        )
+        .toEqual([]);
+      // The next write of the same path is whole.
+      const bytes = new Uint8Array(declared).fill(9);
+      await driver.files.write(boxes[0], path, streamOf(bytes), options);
+      const back = await driver.files.read(boxes[0], path, signal);
+      expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
+    },
+  );
+
+  test.each([
+    ['/home/svc', 'the user'],
+    ['/home', 'root'],
+  ])(
+    'a large file in %s (a directory of %s) is streamed to a temporary name and renamed into place',
+    async (parent) => {
+      const signal = new AbortController().signal;
+      const path = `${parent}/large-${newId().slice(-6).toLowerCase()}.bin`;
+      const bytes = new Uint8Array(WHOLE_BYTES + 4096).map((_, at) => at % 249);
+      const options = { mode: 0o640, parents: false, size: bytes.length, maxBytes: 1 << 24, signal };
+      const stat = await driver.files.write(boxes[0], path, streamOf(bytes), options);
+      expect(stat).toMatchObject({ size: bytes.length, mode: 0o640, type: 'file' });
+      const back = await driver.files.read(boxes[0], path, signal);
+      expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
+      const names = (await driver.files.list(boxes[0], parent, signal)).map((entry) => entry.name);
+      expect(names.filter((name) => name.startsWith('.svc-upload-'))).toEqual([]);
+    },
+  );
+
+  test('a large write cut short leaves the file it replaces as it was, and no temporary file', async () => {
+    const signal = new AbortController().signal;
+    const path = '/home/svc/kept-on-failure.bin';
+    const before = new Uint8Array(2 * WHOLE_BYTES).fill(1);
+    const options = { mode: 0o644, parents: false, maxBytes: 1 << 24, signal };
+    await driver.files.write(boxes[0], path, streamOf(before), { ...options, size: before.length });
+    await expectFileError(
+      driver.files.write(boxes[0], path, streamOf(new Uint8Array(WHOLE_BYTES * 2).fill(2)), {
+        ...options,
+        size: 3 * WHOLE_BYTES,
+      }),
+      'unavailable',
+    );
+    const back = await driver.files.read(boxes[0], path, signal);
+    expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(before))).toBe(true);
+    await expect
+      .poll(async () =>
+        (await driver.files.list(boxes[0], '/home/svc', signal))
+          .map((entry) => entry.name)
+          .filter((name) => name.startsWith('.svc-upload-')),
+      )
+      .toEqual([]);
+  });
 
   test("a computer's /home is a volume of its own, removed with its container", async () => {
     const box = computer();
