@@ -58,7 +58,7 @@ describeDocker('handlers: snapshots with the Docker driver', (docker) => {
         const source = created.body.computer.id as string;
         const wrote = await exec(
           source,
-          'mkdir -p /home/svc/work && echo hello > /home/svc/work/a.txt && chmod 600 /home/svc/work/a.txt; echo x > /etc/elsewhere',
+          'mkdir -p /home/svc/proj && echo hello > /home/svc/proj/a.txt && chmod 600 /home/svc/proj/a.txt; echo x > /etc/elsewhere',
         );
         // The root is read-only: /home is the only place a computer's files can be (design §4.2).
         expect(wrote.stderr).toContain('Read-only file system');
@@ -80,7 +80,7 @@ describeDocker('handlers: snapshots with the Docker driver', (docker) => {
         expect((await settle(copy)).state).toBe('succeeded');
         const read = await exec(
           copy.body.computer.id,
-          'cat /home/svc/work/a.txt; stat -c %a /home/svc/work/a.txt',
+          'cat /home/svc/proj/a.txt; stat -c %a /home/svc/proj/a.txt',
         );
         expect(read).toMatchObject({ exit_code: 0, stdout: 'hello\n600\n' });
 
