@@ -508,6 +508,9 @@ describeEngines(
               t.app.deps.streams.size === base.streams && t.app.deps.workspaceEvents.size === base.wakeups,
           );
         } finally {
+          // What is checked is checked above; the listener's close must not wait on a connection the
+          // client's abort has not torn down yet (seen once under a loaded CI run).
+          (running.server as { closeAllConnections?: () => void }).closeAllConnections?.();
           await running.close();
         }
       });
