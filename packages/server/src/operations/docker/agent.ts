@@ -329,6 +329,8 @@ const RETRY_MS = 60_000;
  */
 export class ExecAgents {
   private readonly agents = new Map<string, ExecAgent | 'starting' | number>();
+  /** Containers whose agent is starting → settled once it is ready or failed (see {@link settled}). */
+  private readonly starting = new Map<string, Promise<void>>();
 
   constructor(
     private readonly docker: Docker,
@@ -343,7 +345,7 @@ export class ExecAgents {
     if (typeof entry === 'number' && Date.now() - entry < RETRY_MS) return undefined;
     if (entry === undefined && this.agents.size >= this.max) return undefined;
     this.agents.set(containerId, 'starting');
-    ExecAgent.start(this.docker.getContainer(containerId)).then(
+    const started = ExecAgent.start(this.docker.getContainer(containerId)).then(
       (agent) => {
         if (this.agents.get(containerId) !== 'starting') return agent.close();
         this.agents.set(containerId, agent);
@@ -359,7 +361,30 @@ export class ExecAgents {
         });
       },
     );
+    this.starting.set(
+      containerId,
+      started.finally(() => this.starting.delete(containerId)),
+    );
     return undefined;
+  }
+
+  /**
+   * An idle agent of the container, waiting up to `waitMs` for one that is starting (a computer's
+   * first command, sent just after its start began one: waiting is quicker than an Engine exec beside
+   * the agent's own). `undefined` when there is none, it is busy, or it is not ready in time.
+   */
+  async ready(containerId: string, waitMs: number): Promise<ExecAgent | undefined> {
+    const starting = this.starting.get(containerId);
+    if (starting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        starting,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+    }
+    return this.take(containerId);
   }
 
   /** Forgets the container's agent (it is closed). */

@@ -55,6 +55,8 @@ const HOME = '/home';
 /** `User` when the image would run as root: `nobody`, which every image we build has. */
 const FALLBACK_USER = '65534:65534';
 const ROOT_USERS = new Set(['', '0', 'root', '0:0', 'root:root']);
+/** How long a command waits for its computer's exec agent that is starting, before it takes the Engine exec. */
+const AGENT_WAIT_MS = 1000;
 /** Bound on the remembered container ids of `exec` (a few dozen bytes each); past it they are forgotten. */
 const MAX_EXEC_TARGETS = 10_000;
 /** How long an answer of the Engine about an image is reused by {@link DockerDriver.imageAvailable}. */
@@ -268,7 +270,7 @@ export class DockerDriver implements ComputerDriver {
   async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
     const known = this.execTargets.get(computer.id);
     if (known) {
-      const agent = request.stdin === undefined ? this.agents?.take(known) : undefined;
+      const agent = request.stdin === undefined ? await this.agents?.ready(known, AGENT_WAIT_MS) : undefined;
       if (agent) {
         try {
           return await agent.run(request);
