@@ -15,6 +15,8 @@ import { type RunningService, startApp } from '../support/server.js';
 
 /** A request the receiver got. */
 interface Received {
+  /** The request's path: each listener of a test may forward to a path of its own. */
+  path: string;
   headers: Record<string, string>;
   body: string;
   type: string;
@@ -73,6 +75,7 @@ describe('svc listen against the real server', () => {
       request.on('end', () => {
         const body = Buffer.concat(chunks).toString();
         received.push({
+          path: request.url ?? '',
           headers: request.headers as Record<string, string>,
           body,
           type: JSON.parse(body).type,
@@ -214,16 +217,18 @@ describe('svc listen against the real server', () => {
     // Earlier tests made computers: their events are in the log. Replay from the start of it.
     const interrupt = new AbortController();
     stops.push(interrupt);
-    const count = received.length;
-    const replay = svc(['listen', workspace, '--forward-to', receiverUrl, '--after', '0'], {
+    // Each listener forwards to a path of its own: a forward the first one still had in flight when
+    // it was stopped must not count as the second one's.
+    const replayed = () => received.filter((r) => r.path === '/hooks/replay');
+    const replay = svc(['listen', workspace, '--forward-to', `${receiverUrl}/replay`, '--after', '0'], {
       signal: interrupt.signal,
     });
-    await expect.poll(() => received.length - count, { timeout: 15_000 }).toBeGreaterThan(3);
+    await expect.poll(() => replayed().length, { timeout: 15_000 }).toBeGreaterThan(3);
     const places = () =>
       [...replay.stdout().matchAll(/^\S+Z \S+ \S+ #(\d+) -> /gm)].map((match) => Number(match[1]));
     // In the log's order, from its start: the workspace's first events, each line with its place.
     await expect.poll(() => places().length, { timeout: 15_000 }).toBeGreaterThan(3);
-    const sequences = received.slice(count).map((r) => JSON.parse(r.body).sequence as number);
+    const sequences = replayed().map((r) => JSON.parse(r.body).sequence as number);
     expect(places().slice(0, 3)).toEqual([1, 2, 3]);
     expect(sequences.slice(0, 3)).toEqual([1, 2, 3]);
     interrupt.abort();
@@ -232,12 +237,13 @@ describe('svc listen against the real server', () => {
     const middle = sequences[2] as number;
     const later = new AbortController();
     stops.push(later);
-    const from = received.length;
-    const resumed = svc(['listen', workspace, '--forward-to', receiverUrl, '--after', String(middle)], {
-      signal: later.signal,
-    });
-    await expect.poll(() => received.length - from, { timeout: 15_000 }).toBeGreaterThan(0);
-    expect(JSON.parse((received[from] as Received).body).sequence).toBe(middle + 1);
+    const resumedAt = () => received.filter((r) => r.path === '/hooks/resumed');
+    const resumed = svc(
+      ['listen', workspace, '--forward-to', `${receiverUrl}/resumed`, '--after', String(middle)],
+      { signal: later.signal },
+    );
+    await expect.poll(() => resumedAt().length, { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(JSON.parse((resumedAt()[0] as Received).body).sequence).toBe(middle + 1);
     later.abort();
     expect(await resumed.done).toBe(130);
     expect(resumed.stdout()).toMatch(new RegExp(`^\\S+Z \\S+ \\S+ #${middle + 1} -> 204 `, 'm'));
