@@ -106,7 +106,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       : undefined;
   const driver =
     options.driver ??
-    docker?.driver ??
+    docker ??
     new SimulatedDriver({
       stepMs: config.simStepMs,
       filesQuotaBytes: config.files.quotaBytes,
@@ -209,15 +209,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     retention: { eventHours: config.eventRetentionHours, outputHours: config.outputRetentionHours },
     // The reconciler, and the warm pool beside it (design §4.3): both follow the Engine for this replica.
     reconciler: docker && {
-      start: () => {
-        docker.reconciler.start();
-        docker.driver.pool?.start();
-      },
-      stop: async () => {
-        await docker.driver.pool?.stop();
-        await docker.reconciler.stop();
-        docker.driver.close(); // the exec agents' connections
-      },
+      start: () => docker.start(),
+      stop: () => docker.stop(),
     },
     webhooks: {
       start: async () => {

@@ -115,6 +115,8 @@ export interface Config {
   driver: DriverName;
   /** The Docker driver's settings; read only when `driver` is `docker`. */
   docker: DockerConfig;
+  /** The fleet of Docker hosts: placement and health (design §4.4). */
+  fleet: FleetConfig;
   /** How long a worker owns an operation before another replica may take it over. */
   operationLeaseMs: number;
   /**
@@ -192,6 +194,28 @@ export interface DockerConfig {
   execAgent: boolean;
   /** The warm pool of ready containers that creates claim (`SVC_POOL*`; design §4.3). Empty: no pool. */
   pool: WarmPoolConfig;
+  /**
+   * The name under which every replica registers the Engine of `socketPath` as a host of the fleet at
+   * start-up, unless a host of that name exists (`SVC_DOCKER_HOST_NAME`, default `local`; empty: none,
+   * the fleet is only what `svc-server hosts add` registered). Design §4.4.
+   */
+  hostName: string;
+  /**
+   * That host's capacity when it is registered (`SVC_DOCKER_CAPACITY`, e.g.
+   * `vcpus=16,memory_mib=65536,computers=200`); a resource left out is read from the Engine: 16 vCPUs
+   * per CPU, 4× its memory, 1000 computers (what a host allows, not what it has; design §4.4).
+   */
+  capacity: Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>>;
+}
+
+/** The fleet of hosts (`SVC_FLEET_POLICY`, `SVC_HOST_*`; design §4.4). */
+export interface FleetConfig {
+  /** `pack` (default: the fullest host that fits) or `spread` (the emptiest). */
+  policy: 'pack' | 'spread';
+  /** How often each replica pings every host and records the heartbeat (`SVC_HOST_HEARTBEAT_MS`, 5000). */
+  heartbeatMs: number;
+  /** A host without a heartbeat this long is unhealthy (`SVC_HOST_UNHEALTHY_MS`, 30000). */
+  unhealthyAfterMs: number;
 }
 
 /** One kind of pooled container: how many ready containers of `image` at `size` to keep. */
@@ -353,6 +377,13 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
       pull: oneOf(env, 'SVC_DOCKER_PULL', ['never', 'missing'] as const),
       execAgent: oneOf(env, 'SVC_DOCKER_EXEC_AGENT', ['on', 'off'] as const) === 'on',
       pool: Object.freeze(warmPool(env)),
+      hostName: hostName(env.SVC_DOCKER_HOST_NAME),
+      capacity: Object.freeze(capacity(env.SVC_DOCKER_CAPACITY)),
+    }),
+    fleet: Object.freeze({
+      policy: oneOf(env, 'SVC_FLEET_POLICY', ['pack', 'spread'] as const),
+      heartbeatMs: int(env, 'SVC_HOST_HEARTBEAT_MS', 5000, 50, 600_000),
+      unhealthyAfterMs: int(env, 'SVC_HOST_UNHEALTHY_MS', 30_000, 100, 3_600_000),
     }),
     operationLeaseMs: int(env, 'SVC_OPERATION_LEASE_MS', 30_000, 100, 3_600_000),
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
@@ -470,6 +501,42 @@ function warmPool(env: Env): WarmPoolConfig {
     maxMemoryMib: int(env, 'SVC_POOL_MAX_MEMORY_MIB', 16_384, 0, 1024 * 1024),
     refillMs: int(env, 'SVC_POOL_REFILL_MS', 2000, 10, 600_000),
   };
+}
+
+/** `SVC_DOCKER_HOST_NAME`: `local` unless set; set and empty, no host is registered at start-up. */
+function hostName(raw: string | undefined): string {
+  if (raw === undefined) return 'local';
+  if (raw !== '' && !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(raw))
+    throw new ConfigError(
+      `SVC_DOCKER_HOST_NAME must be a DNS label (lowercase letters, digits and '-'), or empty, got ${JSON.stringify(raw)}`,
+    );
+  return raw;
+}
+
+/**
+ * A host capacity written `vcpus=16,memory_mib=65536,computers=200` (any of the three).
+ *
+ * @example
+ * capacity('vcpus=8,computers=50'); // { vcpus: 8, computers: 50 }
+ */
+export function capacity(
+  raw: string | undefined,
+  name = 'SVC_DOCKER_CAPACITY',
+): Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>> {
+  const result: Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>> = {};
+  for (const part of (raw ?? '').split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const match = /^(vcpus|memory_mib|computers)=(\d{1,9})$/.exec(entry);
+    if (!match)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of vcpus=<n>, memory_mib=<n>, computers=<n>, got ${JSON.stringify(entry)}`,
+      );
+    const key = match[1] as 'vcpus' | 'memory_mib' | 'computers';
+    if (result[key] !== undefined) throw new ConfigError(`${name} names ${key} twice`);
+    result[key] = Number(match[2]);
+  }
+  return result;
 }
 
 function dockerInstance(raw: string | undefined): string {

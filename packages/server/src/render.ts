@@ -147,6 +147,8 @@ const DETAIL_KEYS = Object.keys({
   path: true,
   entry: true,
   rule: true,
+  reason: true,
+  resource: true,
 } satisfies Record<keyof Schema<'ErrorDetails'>, true>);
 
 /**

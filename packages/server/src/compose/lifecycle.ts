@@ -20,8 +20,11 @@ export function lifecycle(options: {
   housekeepingMs?: number | undefined;
   /** How long the event and output logs keep what they hold (`housekeeping`'s defaults otherwise). */
   retention?: HousekeepingOptions | undefined;
-  /** Started after the worker, stopped before it (the Docker driver's reconciler). */
-  reconciler?: { start(): void; stop(): Promise<void> } | undefined;
+  /**
+   * Started after the worker, stopped after it: the Docker fleet's heartbeat, and each host's
+   * reconciler and warm pool.
+   */
+  reconciler?: { start(): Promise<void> | void; stop(): Promise<void> } | undefined;
   /** Webhooks' dispatcher and delivery worker: started after the worker, stopped before it. */
   webhooks?: { start(): Promise<void>; stop(): Promise<void> } | undefined;
   /** Run first on close (stop listening for the database's notifications). */
@@ -36,7 +39,7 @@ export function lifecycle(options: {
       started = true;
       await worker.start();
       options.lifetimes?.start();
-      options.reconciler?.start();
+      await options.reconciler?.start();
       await options.webhooks?.start();
       timer = setInterval(
         () => {

@@ -1,5 +1,6 @@
 import { waitForComputerState } from '../computer-waits.js';
 import { ApiError, invalidArgument } from '../errors.js';
+import { placeNewComputer } from '../fleet/place.js';
 import { createLifetime, lifetimeChange } from '../lifetimes.js';
 import { createComputerRecord, requestComputerAction } from '../operations/records.js';
 import { COMPUTER_STATES, type ComputerState } from '../operations/states.js';
@@ -129,6 +130,18 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
     },
     ctx.principal.id,
   );
+  // On a host with room (design §4.4), under that host's row lock until the commit; a computer made
+  // from a snapshot goes where the snapshot's image is. No room: 503, and nothing is created.
+  const hostId = await placeNewComputer(
+    ctx.db,
+    { ...computer, host_id: snapshot?.host_id ?? null },
+    {
+      policy: ctx.deps.config.fleet.policy,
+      unhealthyAfterMs: ctx.deps.config.fleet.unhealthyAfterMs,
+      required: ctx.deps.driver.fleet === true,
+    },
+  );
+  if (hostId) computer.host_id = hostId;
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
   await takeComputerPlace(ctx.db, workspace.id, limit, () =>
     quotaExceeded(

@@ -14,4 +14,6 @@ export interface DriverComputer {
   labels: Record<string, string>;
   /** The snapshot it is created from (design §4.2), when it was; its image is the snapshot's. */
   snapshot_id?: string | null;
+  /** The host it lives on (design §4.4), under a fleet; the simulated driver has none. */
+  host_id?: string | null;
 }

@@ -151,12 +151,19 @@ export interface ComputerDriver {
    * `files`; without it a `computer.snapshot` operation fails `unavailable`.
    */
   readonly snapshots?: ComputerSnapshots;
+  /**
+   * Whether every computer must be placed on a host of the fleet when it is created (design §4.4):
+   * true for the Docker driver. Otherwise a create is placed only when hosts are registered.
+   */
+  readonly fleet?: boolean;
 }
 
 /** The snapshot a driver writes or removes: its id and its workspace's (its image is named after both). */
 export interface SnapshotTarget {
   id: string;
   workspace_id: string;
+  /** The host whose Engine keeps its image (design §4.4); none without hosts. */
+  host_id?: string | null;
 }
 
 /**

@@ -25,6 +25,7 @@ const COMPUTER_STATE_IS_TRANSIENT: Readonly<Record<ComputerState, boolean>> = {
   deleting: true,
   deleted: false,
   recovering: true,
+  unknown: false,
 };
 const statesWhere = <State extends string>(table: Readonly<Record<State, boolean>>): ReadonlySet<State> =>
   new Set((Object.keys(table) as State[]).filter((state) => table[state]));

@@ -18,6 +18,8 @@ export interface ComputerRow {
   current_operation_id: string | null;
   /** The snapshot it was created from (design §4.2), when it was. */
   snapshot_id: string | null;
+  /** The host it lives on (design §4.4); null on the simulated driver, which has no hosts. */
+  host_id: string | null;
   /** The lifetime (design §4.1): seconds without activity before it ends, when set. */
   idle_timeout_seconds: number | null;
   /** When it ends whatever it does, when set (cleared once acted on). */
@@ -67,7 +69,7 @@ const rfc3339 = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
 
 /** The columns of a {@link ComputerView}: what `renderComputer` shows, nothing more. */
-const VIEW = `id, workspace_id, name, state, size, image, snapshot_id, labels, current_operation_id, idle_timeout_seconds, on_end, ${['started_at', 'stopped_at', 'created_at', 'updated_at', 'expires_at', 'last_active_at'].map(rfc3339).join(', ')}`;
+const VIEW = `id, workspace_id, name, state, size, image, snapshot_id, host_id, labels, current_operation_id, idle_timeout_seconds, on_end, ${['started_at', 'stopped_at', 'created_at', 'updated_at', 'expires_at', 'last_active_at'].map(rfc3339).join(', ')}`;
 
 /**
  * A computer of the workspace by id (deleted ones for 7 days) or name (live ones); 404 `not_found`

@@ -19,6 +19,8 @@ export interface SnapshotRow {
   created_by: string;
   created_at: Date;
   updated_at: Date;
+  /** The host whose Engine keeps the image (design §4.4): its computer's; null without hosts. */
+  host_id: string | null;
 }
 
 /** The fields a new snapshot is created with. */
@@ -43,8 +45,8 @@ export interface NewSnapshot {
 export async function insertSnapshot(db: Queryable, input: NewSnapshot): Promise<SnapshotRow> {
   const { rows } = await db
     .query<SnapshotRow>(
-      `INSERT INTO snapshots (id, workspace_id, name, description, computer_id, image, operation_id, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      `INSERT INTO snapshots (id, workspace_id, name, description, computer_id, image, operation_id, created_by, host_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM computers WHERE id = $5)) RETURNING *`,
       [
         input.id,
         input.workspace_id,

@@ -25,23 +25,35 @@ export interface WarmContainerRow {
  */
 export async function reservePoolPlaces(
   db: Database,
-  place: { instance: string; image: string; size: string; target: number; maxTotal: number },
+  place: {
+    instance: string;
+    /** The host the pool is on (design §4.4); null: the pool of the one Engine of a deployment without hosts. */
+    hostId?: string | null;
+    image: string;
+    size: string;
+    target: number;
+    maxTotal: number;
+  },
   nameOf: () => string,
 ): Promise<string[]> {
+  const hostId = place.hostId ?? null;
   return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('svc.warm_pool.' || $1))`, [place.instance]);
+    await tx.query(
+      `SELECT pg_advisory_xact_lock(hashtext('svc.warm_pool.' || $1 || '@' || coalesce($2, '')))`,
+      [place.instance, hostId],
+    );
     const { rows } = await tx.query<{ mine: number; total: number }>(
       `SELECT count(*) FILTER (WHERE image = $2 AND size = $3)::int AS mine, count(*)::int AS total
-         FROM warm_containers WHERE instance = $1 AND state <> 'claimed'`,
-      [place.instance, place.image, place.size],
+         FROM warm_containers WHERE instance = $1 AND host_id IS NOT DISTINCT FROM $4 AND state <> 'claimed'`,
+      [place.instance, place.image, place.size, hostId],
     );
     const { mine = 0, total = 0 } = rows[0] ?? {};
     const wanted = Math.max(0, Math.min(place.target - mine, place.maxTotal - total));
     const names = Array.from({ length: wanted }, nameOf);
     for (const name of names)
       await tx.query(
-        `INSERT INTO warm_containers (name, instance, image, size, state) VALUES ($1, $2, $3, $4, 'creating')`,
-        [name, place.instance, place.image, place.size],
+        `INSERT INTO warm_containers (name, instance, image, size, state, host_id) VALUES ($1, $2, $3, $4, 'creating', $5)`,
+        [name, place.instance, place.image, place.size, hostId],
       );
     return names;
   });
@@ -67,17 +79,18 @@ export async function markPoolReady(db: Queryable, name: string, containerId: st
  */
 export async function claimPoolContainer(
   db: Queryable,
-  kind: { instance: string; image: string; size: string },
+  kind: { instance: string; hostId?: string | null; image: string; size: string },
   computerId: string,
 ): Promise<{ name: string; container_id: string } | undefined> {
   const claim = db.query<{ name: string; container_id: string }>(
     `UPDATE warm_containers SET state = 'claimed', computer_id = $4, updated_at = now()
       WHERE name = (SELECT name FROM warm_containers
                      WHERE instance = $1 AND image = $2 AND size = $3 AND state = 'ready'
+                       AND host_id IS NOT DISTINCT FROM $5
                      ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         AND state = 'ready'
       RETURNING name, container_id`,
-    [kind.instance, kind.image, kind.size, computerId],
+    [kind.instance, kind.image, kind.size, computerId, kind.hostId ?? null],
   );
   try {
     return (await claim).rows[0];
@@ -120,11 +133,16 @@ export async function forgetPoolClaim(db: Queryable, computerId: string): Promis
  * The instance's unclaimed rows (`creating` and `ready`): a few dozen at most, bounded by
  * `SVC_POOL_MAX_CONTAINERS`.
  */
-export async function unclaimedPoolRows(db: Queryable, instance: string): Promise<WarmContainerRow[]> {
+export async function unclaimedPoolRows(
+  db: Queryable,
+  instance: string,
+  hostId: string | null = null,
+): Promise<WarmContainerRow[]> {
   const { rows } = await db.query<WarmContainerRow>(
     `SELECT name, instance, image, size, state, container_id, computer_id, updated_at
-       FROM warm_containers WHERE instance = $1 AND state <> 'claimed' ORDER BY created_at`,
-    [instance],
+       FROM warm_containers WHERE instance = $1 AND host_id IS NOT DISTINCT FROM $2 AND state <> 'claimed'
+      ORDER BY created_at`,
+    [instance, hostId],
   );
   return rows;
 }

@@ -44,7 +44,13 @@ export interface DockerDriverOptions {
    * The warm pool (design §4.3) and the database that keeps it. Without it no container is pooled,
    * and containers a pool made earlier are not recognised as computers'.
    */
-  pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & { db: Database };
+  pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & {
+    db: Database;
+    /** The host the Engine is (design §4.4): the pool's rows are that host's. */
+    hostId?: string;
+    /** False while the host is cordoned: the pool then holds no ready containers. */
+    active?: () => boolean;
+  };
   /** `false`: every command through the Engine's exec, never an exec agent (default: agents on). */
   execAgent?: boolean;
 }
@@ -127,6 +133,8 @@ export class DockerDriver implements ComputerDriver {
         docker: this.docker,
         db: pool.db,
         instance: this.instance,
+        ...(pool.hostId === undefined ? {} : { hostId: pool.hostId }),
+        ...(pool.active === undefined ? {} : { active: pool.active }),
         targets: pool.targets,
         maxContainers: pool.maxContainers,
         refillMs: pool.refillMs,

@@ -3,9 +3,9 @@ import Docker from 'dockerode';
 import type { Config, WarmPoolConfig } from '../../config.js';
 import { ConfigError } from '../../config.js';
 import type { Database } from '../../db/database.js';
+import { FleetDriver } from '../../fleet/fleet-driver.js';
+import { ensureHost } from '../../repositories/hosts.js';
 import { type DockerCatalog, databaseCatalog } from './catalog.js';
-import { DockerDriver } from './docker-driver.js';
-import { DockerReconciler } from './reconciler.js';
 
 export type { CatalogSize } from '../../repositories/catalog.js';
 export type { DockerCatalog } from './catalog.js';
@@ -37,59 +37,45 @@ export function dockerClient(socketPath: string): Docker {
 }
 
 /**
- * The Docker driver and its reconciler for `SVC_DRIVER=docker`: checks the Engine answers on
- * `SVC_DOCKER_SOCKET` (a `ConfigError` naming the socket otherwise, so start-up stops with a clear
- * message) and reads the host's CPU count once, to cap sizes to it.
+ * The Docker driver for `SVC_DRIVER=docker`: a {@link FleetDriver} over the hosts of the `hosts` table
+ * (design §4.4). Unless `SVC_DOCKER_HOST_NAME` is empty, the Engine on `SVC_DOCKER_SOCKET` is first
+ * checked (a `ConfigError` naming the socket when it does not answer, so start-up stops with a clear
+ * message) and registered as the host of that name when none is, with `SVC_DOCKER_CAPACITY` (or what
+ * the Engine reports: 16 vCPUs per CPU, 4× its memory, 1000 computers). Computers, pooled containers
+ * and snapshots that have no host yet (made before the fleet) become that host's.
  *
  * @example
- * const { driver, reconciler } = await openDockerDriver(config, db);
- * reconciler.start();
+ * const driver = await openDockerDriver(config, db);
+ * await driver.start();
  */
 export async function openDockerDriver(
-  config: Pick<Config, 'docker'> & Partial<Pick<Config, 'files'>>,
+  config: Pick<Config, 'docker' | 'fleet'> & Partial<Pick<Config, 'files'>>,
   db: Database,
   log?: (message: string, fields?: Record<string, unknown>) => void,
-): Promise<{ driver: DockerDriver; reconciler: DockerReconciler }> {
-  const { socketPath, instance, pull, sweepMs, pool, execAgent } = config.docker;
-  // Kept-alive connections to the Engine: a command's create and inspect reuse one, not a new one each.
-  // docker-modem passes `agent` to every request; @types/dockerode does not list it.
-  const options: Docker.DockerOptions & { agent: Agent } = {
-    socketPath,
-    agent: new Agent({ keepAlive: true }),
-  };
-  const docker = new Docker(options);
+): Promise<FleetDriver> {
+  const { socketPath, pool, hostName, capacity } = config.docker;
   const catalog = databaseCatalog(db);
   await checkPoolMemory(pool, catalog);
-  let cpus: number;
-  try {
-    cpus = (await docker.info()).NCPU;
-  } catch (error) {
-    throw new ConfigError(
-      `SVC_DRIVER=docker, but the Docker Engine does not answer on SVC_DOCKER_SOCKET=${socketPath} (${(error as Error).message})`,
-    );
+  if (hostName !== '') {
+    let info: { NCPU: number; MemTotal: number };
+    try {
+      info = await dockerClient(socketPath).info();
+    } catch (error) {
+      throw new ConfigError(
+        `SVC_DRIVER=docker, but the Docker Engine does not answer on SVC_DOCKER_SOCKET=${socketPath} (${(error as Error).message})`,
+      );
+    }
+    await ensureHost(db, {
+      name: hostName,
+      engine: `unix://${socketPath}`,
+      capacity: {
+        vcpus: capacity.vcpus ?? info.NCPU * 16,
+        memory_mib: capacity.memory_mib ?? Math.floor(info.MemTotal / 1024 / 1024) * 4,
+        computers: capacity.computers ?? 1000,
+      },
+    });
   }
-  const driver = new DockerDriver({
-    docker,
-    catalog,
-    pool: { db, targets: pool.targets, maxContainers: pool.maxContainers, refillMs: pool.refillMs },
-    instance,
-    pull,
-    hostCpus: cpus,
-    ...(execAgent === false ? { execAgent } : {}),
-    ...(config.files
-      ? { filesQuotaBytes: config.files.quotaBytes, filesMaxArchiveEntries: config.files.maxEntries }
-      : {}),
-    ...(log ? { log } : {}),
-  });
-  const reconciler = new DockerReconciler({
-    docker,
-    db,
-    instance,
-    sweepMs,
-    owns: (info, computerId) => driver.pool?.owns(info, computerId) ?? Promise.resolve(false),
-    ...(log ? { log } : {}),
-  });
-  return { driver, reconciler };
+  return new FleetDriver({ db, catalog, config, ...(log ? { log } : {}) });
 }
 
 /**

@@ -14,6 +14,8 @@ export interface ReconcilerOptions {
   docker: Docker;
   db: Queryable;
   instance: string;
+  /** The host whose Engine `docker` is (design §4.4): only its computers are compared. Null: computers without a host. */
+  hostId?: string | null;
   /** How often every computer is compared with its container (`SVC_DOCKER_SWEEP_MS`). */
   sweepMs: number;
   /** Follow the Engine's event stream too (default true); the sweep alone still converges. */
@@ -25,6 +27,9 @@ export interface ReconcilerOptions {
    */
   owns?: (info: Docker.ContainerInspectInfo, computerId: string) => Promise<boolean>;
 }
+
+/** How long a sweep waits for the Engine's list of containers. */
+const LIST_TIMEOUT_MS = 10_000;
 
 /** Engine container states, as the resting computer state they mean. Absent: `failed`. */
 const OBSERVED: Record<string, ComputerState> = {
@@ -87,9 +92,14 @@ export class DockerReconciler {
   async sweep(): Promise<number> {
     const { db, docker, instance } = this.options;
     // The rows first, then the Engine: a change the Engine shows is never older than the row it fixes.
-    const rows = await restingComputers(db);
+    const rows = await restingComputers(db, this.options.hostId ?? null);
     if (rows.length === 0) return 0;
-    const containers = await docker.listContainers({ all: true, filters: { label: labelFilter(instance) } });
+    // Bounded: an Engine that stopped answering must not hold a sweep (the next one asks again).
+    const containers = await docker.listContainers({
+      all: true,
+      filters: { label: labelFilter(instance) },
+      abortSignal: AbortSignal.timeout(LIST_TIMEOUT_MS),
+    });
     const seen = new Map(containers.map((c) => [computerOf(instance, c.Labels, c.Names[0]), c.State]));
     let moved = 0;
     for (const row of rows) {
@@ -106,7 +116,9 @@ export class DockerReconciler {
     // Inspect, not list: it answers from the container itself, where a list can lag an event behind.
     let info: Docker.ContainerInspectInfo | undefined;
     try {
-      info = await docker.getContainer(containerName(instance, computerId)).inspect();
+      info = await docker
+        .getContainer(containerName(instance, computerId))
+        .inspect({ abortSignal: AbortSignal.timeout(LIST_TIMEOUT_MS) });
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     }

@@ -30,6 +30,13 @@ export interface WarmPoolOptions {
   db: Database;
   /** The `svc.instance` label value of this deployment. */
   instance: string;
+  /** The host this pool is on (design §4.4): its rows carry it; other hosts' pools are apart. */
+  hostId?: string | null;
+  /**
+   * Whether the pool may hold ready containers now; false (a cordoned host) removes the ready ones
+   * and makes none. Default: always.
+   */
+  active?: () => boolean;
   /** How many ready containers of which image and size (`SVC_POOL`). */
   targets: readonly WarmPoolTarget[];
   /** The most unclaimed containers in all (`SVC_POOL_MAX_CONTAINERS`). */
@@ -123,7 +130,7 @@ export class WarmPool {
     const { db, instance } = this.options;
     const claimed = await claimPoolContainer(
       db,
-      { instance, image: computer.image, size: computer.size },
+      { instance, hostId: this.options.hostId ?? null, image: computer.image, size: computer.size },
       computer.id,
     );
     if (!claimed) {
@@ -228,13 +235,31 @@ export class WarmPool {
   private async pass(): Promise<void> {
     await this.tidy();
     const { db, instance, targets, maxContainers } = this.options;
+    const hostId = this.options.hostId ?? null;
+    if (this.options.active && !this.options.active()) {
+      // A cordoned host: nothing may claim these, so they go.
+      for (const row of await unclaimedPoolRows(db, instance, hostId))
+        if (row.state === 'ready' && (await forgetPoolContainer(db, row.name)))
+          await this.options.docker
+            .getContainer(row.container_id ?? row.name)
+            .remove({ force: true, v: true })
+            .catch(() => {});
+      return;
+    }
     for (const target of targets) {
       if (this.stopping.signal.aborted) return;
       const kind = `${target.image}:${target.size}`;
       if ((this.failedKinds.get(kind) ?? 0) > Date.now()) continue;
       const names = await reservePoolPlaces(
         db,
-        { instance, image: target.image, size: target.size, target: target.count, maxTotal: maxContainers },
+        {
+          instance,
+          hostId,
+          image: target.image,
+          size: target.size,
+          target: target.count,
+          maxTotal: maxContainers,
+        },
         () => `svc-${instance}-pool-${randomBytes(8).toString('hex')}`,
       );
       for (const name of names) {
@@ -307,7 +332,7 @@ export class WarmPool {
         .remove({ force: true, v: true })
         .catch(() => {});
     };
-    for (const row of await unclaimedPoolRows(db, instance)) {
+    for (const row of await unclaimedPoolRows(db, instance, this.options.hostId ?? null)) {
       const container = byName.get(row.name);
       if (row.state === 'ready') {
         if (container?.Id !== row.container_id || container.State !== 'running') {

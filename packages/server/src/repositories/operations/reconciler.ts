@@ -16,15 +16,21 @@ export interface ComputerSnapshot {
 const VERSION = '(extract(epoch FROM updated_at) * 1000000)::bigint';
 
 /**
- * Every computer at rest.
+ * Every computer at rest on host `hostId` (null: computers without a host). `unknown` counts as at
+ * rest: a host that answers again has its computers compared with their containers.
  *
  * @example
- * const rows = await restingComputers(db);
+ * const rows = await restingComputers(db, host.id);
  */
-export async function restingComputers(db: Queryable): Promise<ComputerSnapshot[]> {
+export async function restingComputers(
+  db: Queryable,
+  hostId: string | null = null,
+): Promise<ComputerSnapshot[]> {
   const { rows } = await db.query<ComputerSnapshot>(
     `SELECT id, state, ${VERSION}::text AS version FROM computers
-      WHERE state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+      WHERE state IN ('running', 'stopped', 'unknown') AND current_operation_id IS NULL AND deleted_at IS NULL
+        AND host_id IS NOT DISTINCT FROM $1`,
+    [hostId],
   );
   return rows;
 }
@@ -41,7 +47,7 @@ export async function restingComputer(
 ): Promise<ComputerSnapshot | undefined> {
   const { rows } = await db.query<ComputerSnapshot>(
     `SELECT id, state, ${VERSION}::text AS version FROM computers
-      WHERE id = $1 AND state IN ('running', 'stopped') AND current_operation_id IS NULL AND deleted_at IS NULL`,
+      WHERE id = $1 AND state IN ('running', 'stopped', 'unknown') AND current_operation_id IS NULL AND deleted_at IS NULL`,
     [computerId],
   );
   return rows[0];
