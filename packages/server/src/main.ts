@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // svc-server: serves the v1 API (and /signin, /mcp) on HOST:PORT. `--sandbox`: in memory, with demo data.
 // `svc-server account set …`: creates or resets a local sign-in account in the configured database.
+// `svc-server hosts …`: the fleet of Docker Engines computers are placed on (an operator's command).
 import { parseArgs } from 'node:util';
 import type { App, ResponseValidation } from './app.js';
 import { createApp } from './app.js';
 import { bootstrap, bootstrapMessage } from './bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
+import { HOSTS_USAGE, runHostsCommand } from './commands/hosts.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './http/node-adapter.js';
 import { drainAndStop, Lifecycle, notYetServing } from './lifecycle.js';
@@ -21,7 +23,8 @@ const USAGE = `Usage: svc-server [--sandbox]
 Serves the API on HOST:PORT (default 127.0.0.1:8080). Database: DATABASE_URL, else PGlite under
 SVC_DATA_DIR (default .svc/data). --sandbox: in memory, with demo data and simulated computers.
 
-${ACCOUNT_USAGE}`;
+${ACCOUNT_USAGE}
+${HOSTS_USAGE}`;
 
 async function serve(sandbox: boolean): Promise<void> {
   const loaded = loadConfig(process.env, { sandbox });
@@ -128,6 +131,14 @@ async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'account') {
     process.exitCode = await runAccountCommand(argv.slice(1), {
       stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
+    return;
+  }
+  if (argv[0] === 'hosts') {
+    process.exitCode = await runHostsCommand(argv.slice(1), {
       stdout: process.stdout,
       stderr: process.stderr,
       env: process.env,

@@ -26,6 +26,7 @@ const COMPUTER_STATE_IS_TRANSIENT: Readonly<Record<ComputerState, boolean>> = {
   deleted: false,
   recovering: true,
   unknown: false,
+  moving: true,
 };
 const statesWhere = <State extends string>(table: Readonly<Record<State, boolean>>): ReadonlySet<State> =>
   new Set((Object.keys(table) as State[]).filter((state) => table[state]));

@@ -55,6 +55,17 @@ export interface DockerDriverOptions {
   execAgent?: boolean;
 }
 
+/**
+ * The id under which a drain writes the image that moves a computer between hosts (design §4.4): a
+ * snapshot of its workspace that no snapshot row names, `svc-snapshot/<workspace>:move-<computer id>`.
+ *
+ * @example
+ * snapshotReference({ id: moveImageId(computer.id), workspace_id: computer.workspace_id });
+ */
+export function moveImageId(computerId: string): string {
+  return `move-${computerId}`;
+}
+
 /** The computer's writable place: an anonymous volume, seeded from the image, removed with the container. */
 const HOME = '/home';
 
@@ -148,6 +159,11 @@ export class DockerDriver implements ComputerDriver {
     });
   }
 
+  /** The Engine this driver talks to (a drain streams images between two of them). */
+  get engine(): Docker {
+    return this.docker;
+  }
+
   /** The computer's container for its files (checked ours by its labels); undefined when there is none. */
   async filesContainer(computer: DriverComputer, signal: AbortSignal): Promise<FilesContainer | undefined> {
     const info = await this.inspect(computer, signal);
@@ -219,6 +235,8 @@ export class DockerDriver implements ComputerDriver {
           await this.remove(computer, signal);
           // What is left of a deleted snapshot it was created from goes with its last computer.
           if (computer.snapshot_id) await this.snapshots.sweep(computer.snapshot_id);
+          // And the image a drain moved it here with (design §4.4), untagged once its container was made.
+          await this.snapshots.sweep(moveImageId(computer.id));
           break;
         case 'recover':
           outcome = await this.recover(computer, signal);
