@@ -50,3 +50,14 @@ CREATE INDEX computers_host ON computers (host_id) WHERE deleted_at IS NULL;
 -- taken from, so a computer made from it is placed there.
 ALTER TABLE warm_containers ADD COLUMN host_id text COLLATE "C" REFERENCES hosts (id) ON DELETE CASCADE;
 ALTER TABLE snapshots ADD COLUMN host_id text COLLATE "C" REFERENCES hosts (id);
+
+-- `unknown`: the computer's host stopped answering (resting; settled when it answers again).
+-- `moving`: a drain is moving the computer's files to another host (no action meanwhile).
+ALTER TABLE computers DROP CONSTRAINT computers_state_check;
+ALTER TABLE computers ADD CONSTRAINT computers_state_check CHECK (state IN
+  ('creating', 'starting', 'running', 'stopping', 'stopped', 'restarting', 'deleting', 'deleted', 'failed',
+   'recovering', 'unknown', 'moving'));
+
+-- `drain`: a stop the operator's drain asked for, before the computer moves.
+ALTER TABLE operations DROP CONSTRAINT operations_trigger_check;
+ALTER TABLE operations ADD CONSTRAINT operations_trigger_check CHECK (trigger IN ('idle_timeout', 'expiry', 'drain'));
