@@ -111,7 +111,7 @@ export class DockerReconciler {
   /** Compares one computer with its container (what an event about it triggers). */
   async reconcile(computerId: string): Promise<boolean> {
     const { db, docker, instance } = this.options;
-    const row = await restingComputer(db, computerId);
+    const row = await restingComputer(db, computerId, this.options.hostId ?? null);
     if (!row) return false;
     // Inspect, not list: it answers from the container itself, where a list can lag an event behind.
     let info: Docker.ContainerInspectInfo | undefined;

@@ -36,19 +36,22 @@ export async function restingComputers(
 }
 
 /**
- * One computer, when it is at rest.
+ * One computer, when it is at rest on host `hostId` (null: without a host). A computer a drain moved
+ * to another host is not this host's any more: the removal of its old container must not touch it.
  *
  * @example
- * const row = await restingComputer(db, computerId); // undefined: gone, busy or deleted
+ * const row = await restingComputer(db, computerId, host.id); // undefined: gone, busy, deleted or elsewhere
  */
 export async function restingComputer(
   db: Queryable,
   computerId: string,
+  hostId: string | null = null,
 ): Promise<ComputerSnapshot | undefined> {
   const { rows } = await db.query<ComputerSnapshot>(
     `SELECT id, state, ${VERSION}::text AS version FROM computers
-      WHERE id = $1 AND state IN ('running', 'stopped', 'unknown') AND current_operation_id IS NULL AND deleted_at IS NULL`,
-    [computerId],
+      WHERE id = $1 AND state IN ('running', 'stopped', 'unknown') AND current_operation_id IS NULL AND deleted_at IS NULL
+        AND host_id IS NOT DISTINCT FROM $2`,
+    [computerId, hostId],
   );
   return rows[0];
 }
