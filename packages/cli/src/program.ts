@@ -209,5 +209,9 @@ export function describeError(error: unknown): string {
     e?.details as { field_violations?: { field: string; description: string }[] } | undefined
   )?.field_violations;
   for (const violation of violations ?? []) text += `  ${violation.field}: ${violation.description}\n`;
+  // A create that found no room says which resource the hosts were short of (retry, or a smaller size).
+  const { reason, resource } = (e?.details ?? {}) as { reason?: unknown; resource?: unknown };
+  if (typeof reason === 'string')
+    text += `  reason: ${reason}${typeof resource === 'string' ? ` (short of ${resource})` : ''}\n`;
   return text;
 }

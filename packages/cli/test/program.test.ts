@@ -46,6 +46,30 @@ describe('exit codes by class, and errors on stderr with code, message and reque
     expect(outcome.stderr).toContain('request id: req-123');
   });
 
+  test('a create that found no room says why, and which resource was short', async () => {
+    const api = fakeApi({
+      'POST /workspaces/dev/computers': () => ({
+        status: 503,
+        body: envelope(
+          'unavailable',
+          'no host has room for a computer of size large now; retry later',
+          'req-9',
+          {
+            reason: 'no_capacity',
+            resource: 'vcpus',
+          },
+        ),
+      }),
+    });
+    const outcome = await svc(
+      ['computers', 'create', 'dev', '--name', 'big', '--size', 'large', '--image', 'busybox'],
+      { env, fetch: api.fetch },
+    );
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('code: unavailable (HTTP 503)');
+    expect(outcome.stderr).toContain('reason: no_capacity (short of vcpus)');
+  });
+
   test.each<[string, { argv: string[]; exit: number }]>([
     ['unknown command', { argv: ['computers', 'explode'], exit: 2 }],
     ['missing positional', { argv: ['computers', 'get', 'dev'], exit: 2 }],
