@@ -95,3 +95,17 @@ function decode(text: string, where: string): Uint8Array {
     throw new SecretKeyError(`${where} must hold 32 random bytes in base64url`);
   return new Uint8Array(bytes);
 }
+
+/**
+ * The server's secret key as every part of one server sees it: `SVC_SECRET_KEY` or its key file for
+ * a database that outlives the process, the process's own key for one that does not (the sandbox).
+ *
+ * @example
+ * const box = new SecretBox(serverSecretKey(config));
+ */
+export function serverSecretKey(
+  config: SecretKeySource & { databaseUrl?: string | undefined; dataDir?: string | undefined },
+): Uint8Array {
+  const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
+  return persistent || config.secretKey ? loadSecretKey(config) : ephemeralSecretKey();
+}

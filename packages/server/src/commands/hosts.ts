@@ -1,8 +1,11 @@
+import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { serverSecretKey } from '../auth/secret-key.js';
 import { ConfigError, loadConfig, capacity as parseCapacity } from '../config.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { drainHost } from '../fleet/drain.js';
+import { newId } from '../ids.js';
 import {
   deleteHost,
   hostByName,
@@ -11,6 +14,7 @@ import {
   insertHost,
   setCordoned,
 } from '../repositories/hosts.js';
+import { HOST_KEYS, SecretBox } from '../webhooks/secrets.js';
 
 /** Where `svc-server hosts` reads and writes; `main.ts` passes the process's, tests their own. */
 export interface HostsCommandIo {
@@ -33,6 +37,11 @@ heartbeat (SVC_HOST_HEARTBEAT_MS); none restarts.
   hosts add <name> --engine unix:///path/to/docker.sock
             --capacity vcpus=<n>,memory_mib=<n>,computers=<n> [--label key=value]…
                                       registers a host; it takes computers after its first heartbeat
+  hosts add <name> --engine https://<address>:2376 --tls-ca ca.pem --tls-cert cert.pem
+            --tls-key key.pem --capacity …
+                                      a remote Engine, over mutual TLS only (its --tlsverify); the
+                                      client key file must be private (0600), and is stored sealed
+                                      with the server's secret key (SVC_SECRET_KEY or its file)
   hosts cordon <name>                 no new computers or pooled containers on it; the rest runs on
   hosts uncordon <name>               takes computers again
   hosts drain <name> [--stop-running] [--start-after]
@@ -44,6 +53,51 @@ heartbeat (SVC_HOST_HEARTBEAT_MS); none restarts.
 `;
 
 class UsageError extends Error {}
+
+/** The box that seals remote Engines' client keys, under the server's secret key. */
+function hostKeyBox(config: ReturnType<typeof loadConfig>): SecretBox {
+  return new SecretBox(serverSecretKey(config), HOST_KEYS);
+}
+
+/**
+ * A remote Engine's TLS material read from its files: the CA and certificate as they are, the key
+ * sealed for host `id`. A key file that others may read is refused (it must be 0600 or stricter).
+ */
+function sealedTls(
+  files: { ca: string; cert: string; key: string },
+  id: string,
+  config: ReturnType<typeof loadConfig>,
+): { caPem: string; certPem: string; keySealed: string } {
+  const read = (path: string, what: string) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new HostsError(
+        `cannot read the ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+      );
+    }
+  };
+  const mode = (() => {
+    try {
+      return statSync(files.key).mode;
+    } catch {
+      return 0;
+    }
+  })();
+  if ((mode & 0o077) !== 0)
+    throw new HostsError(`the client key ${files.key} may be read by others (chmod 600 it first)`);
+  const caPem = read(files.ca, 'CA certificate');
+  const certPem = read(files.cert, 'client certificate');
+  const key = read(files.key, 'client key');
+  for (const [what, pem, label] of [
+    ['--tls-ca', caPem, 'CERTIFICATE'],
+    ['--tls-cert', certPem, 'CERTIFICATE'],
+    ['--tls-key', key, 'PRIVATE KEY'],
+  ] as const)
+    if (!pem.includes(`-----BEGIN `) || !pem.includes(label))
+      throw new HostsError(`${what} is not a PEM ${label.toLowerCase()}`);
+  return { caPem, certPem, keySealed: hostKeyBox(config).seal(id, key).toString('base64') };
+}
 
 /**
  * `svc-server hosts …` against the configured database. Returns the exit code: 0 done, 1 refused (no
@@ -91,6 +145,7 @@ type Parsed =
       engine: string;
       capacity: { vcpus: number; memory_mib: number; computers: number };
       labels: Record<string, string>;
+      tls?: { ca: string; cert: string; key: string };
     }
   | { verb: 'cordon' | 'uncordon' | 'remove'; name: string }
   | { verb: 'drain'; name: string; stopRunning: boolean; startAfter: boolean };
@@ -100,6 +155,9 @@ function parse(argv: readonly string[]): Parsed {
     args: [...argv],
     options: {
       engine: { type: 'string' },
+      'tls-ca': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
       capacity: { type: 'string' },
       label: { type: 'string', multiple: true },
       json: { type: 'boolean' },
@@ -127,9 +185,21 @@ function parse(argv: readonly string[]): Parsed {
   if (verb === 'add') {
     const engine = values.engine;
     if (!engine) throw new UsageError('missing --engine unix:///path/to/docker.sock');
-    if (!/^unix:\/\/\/[^\0]+$/.test(engine))
+    const tlsFiles = [values['tls-ca'], values['tls-cert'], values['tls-key']];
+    let tls: { ca: string; cert: string; key: string } | undefined;
+    if (/^unix:\/\/\/[^\0]+$/.test(engine)) {
+      if (tlsFiles.some((file) => file !== undefined))
+        throw new UsageError('--tls-ca, --tls-cert and --tls-key are for an https:// Engine only');
+    } else if (/^https:\/\/[^/?#\s]+$/.test(engine) && URL.canParse(engine)) {
+      const [ca, cert, key] = tlsFiles;
+      if (!ca || !cert || !key)
+        throw new UsageError(
+          'a remote Engine needs --tls-ca, --tls-cert and --tls-key (mutual TLS; never plain TCP)',
+        );
+      tls = { ca, cert, key };
+    } else
       throw new UsageError(
-        `--engine must be unix:///path/to/docker.sock (a remote Engine over mutual TLS is not supported yet), got ${JSON.stringify(engine)}`,
+        `--engine must be unix:///path/to/docker.sock, or https://<address>:<port> with mutual TLS (never plain tcp:// or http://), got ${JSON.stringify(engine)}`,
       );
     let capacity: ReturnType<typeof parseCapacity>;
     try {
@@ -151,7 +221,14 @@ function parse(argv: readonly string[]): Parsed {
         );
       labels[match[1] as string] = match[2] as string;
     }
-    return { verb, name, engine, capacity: { vcpus, memory_mib, computers }, labels };
+    return {
+      verb,
+      name,
+      engine,
+      capacity: { vcpus, memory_mib, computers },
+      labels,
+      ...(tls ? { tls } : {}),
+    };
   }
   if (verb === 'drain')
     return {
@@ -221,11 +298,14 @@ async function run(
     case 'add': {
       const existing = await hostByName(db, parsed.name);
       if (existing) throw new HostsError(`a host named ${parsed.name} exists already (${existing.engine})`);
+      const id = newId();
       const host = await insertHost(db, {
+        id,
         name: parsed.name,
         engine: parsed.engine,
         capacity: parsed.capacity,
         labels: parsed.labels,
+        ...(parsed.tls ? { tls: sealedTls(parsed.tls, id, config) } : {}),
       });
       io.stdout.write(
         `Registered host ${host.name} (${host.engine}); it takes computers once a replica's heartbeat reaches its Engine.\n`,
@@ -262,6 +342,7 @@ async function run(
       const host = await hostByName(db, parsed.name);
       if (!host) throw new HostsError(`no host named ${parsed.name}`);
       const report = await drainHost(db, host, config, {
+        ...(host.tls_key_sealed ? { box: hostKeyBox(config) } : {}),
         stopRunning: parsed.stopRunning,
         startAfter: parsed.startAfter,
         progress: (line: string) => io.stdout.write(`${line}\n`),

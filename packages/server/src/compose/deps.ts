@@ -1,6 +1,6 @@
 import type { OpenApiDocument } from '@svc/contract';
 import { AccessTokens } from '../auth/access-token.js';
-import { ephemeralSecretKey, loadSecretKey } from '../auth/secret-key.js';
+import { serverSecretKey } from '../auth/secret-key.js';
 import { ServerKeys } from '../auth/signing-keys.js';
 import { ComputerChanges, WaitSlots } from '../computer-waits.js';
 import type { Config } from '../config.js';
@@ -46,9 +46,9 @@ export async function createDeps(options: {
   webhooks?: { now?: (() => number) | undefined; resolve?: Resolve | undefined } | undefined;
 }): Promise<{ deps: AppDeps; counters: CounterStore; unlisten: () => Promise<void> }> {
   const { config, db } = options;
-  const persistent = config.databaseUrl !== undefined || config.dataDir !== undefined;
-  // One secret key seals the signing keys and (through a derived key) the webhook endpoints' secrets.
-  const secretKey = persistent || config.secretKey ? loadSecretKey(config) : ephemeralSecretKey();
+  // One secret key seals the signing keys and (through derived keys) the webhook endpoints' secrets
+  // and the fleet's Engine client keys.
+  const secretKey = serverSecretKey(config);
   const serverKeys = new ServerKeys(db, secretKey);
   // Created (or loaded) now: exchanging a token inside a transaction must not need the database for it.
   await serverKeys.signingKey();

@@ -15,6 +15,7 @@ import {
   setCordoned,
 } from '../repositories/hosts.js';
 import { forgetPoolClaim } from '../repositories/warm-pool.js';
+import type { SecretBox } from '../webhooks/secrets.js';
 import { engineClient } from './fleet-driver.js';
 import { placeComputer, shortOf } from './placement.js';
 
@@ -34,6 +35,8 @@ export interface DrainOptions {
   stopTimeoutMs?: number;
   /** A line per step, for the operator. */
   progress?: (line: string) => void;
+  /** Opens the client keys of remote Engines (see `engineClient`). */
+  box?: SecretBox;
 }
 
 /**
@@ -64,11 +67,11 @@ export async function drainHost(
   const report: DrainReport = { moved: [], refused: [], left: 0 };
   const catalog = databaseCatalog(db);
   const drivers = new Map<string, DockerDriver>();
-  const driverOf = (row: Pick<HostRow, 'id' | 'engine' | 'name'>) => {
+  const driverOf = (row: HostRow) => {
     let driver = drivers.get(row.id);
     if (!driver) {
       driver = new DockerDriver({
-        docker: engineClient(row),
+        docker: engineClient(row, options.box),
         catalog,
         instance: config.docker.instance,
         execAgent: false,
@@ -164,7 +167,7 @@ async function moveComputer(
   computer: ComputerRow,
   from: HostRow,
   config: Pick<Config, 'docker' | 'fleet'>,
-  driverOf: (row: Pick<HostRow, 'id' | 'engine' | 'name'>) => DockerDriver,
+  driverOf: (row: HostRow) => DockerDriver,
   say: (line: string) => void,
 ): Promise<{ id: string; name: string }> {
   // `moving` first, so no action starts meanwhile; a computer changed since it was read is left.

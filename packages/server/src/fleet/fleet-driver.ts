@@ -1,4 +1,5 @@
 import { Agent } from 'node:http';
+import { Agent as TlsAgent } from 'node:https';
 import Docker from 'dockerode';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -24,6 +25,7 @@ import {
   markUnreachableComputers,
   recordHeartbeat,
 } from '../repositories/hosts.js';
+import { HOST_KEYS, SecretBox } from '../webhooks/secrets.js';
 
 /** How long a heartbeat waits for a host's Engine to answer. */
 const PING_TIMEOUT_MS = 2000;
@@ -34,6 +36,8 @@ export interface FleetDriverOptions {
   db: Database;
   catalog: DockerCatalog;
   config: Pick<Config, 'docker' | 'fleet'> & Partial<Pick<Config, 'files'>>;
+  /** The server's secret key: it opens the client keys of remote Engines (`hosts.tls_key_sealed`). */
+  secretKey?: Uint8Array;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -80,9 +84,11 @@ export class FleetDriver implements ComputerDriver {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private started = false;
+  private readonly box: SecretBox | undefined;
 
   constructor(options: FleetDriverOptions) {
     this.options = options;
+    this.box = options.secretKey && new SecretBox(options.secretKey, HOST_KEYS);
     this.log = options.log ?? (() => {});
     this.files = this.routedFiles();
     this.snapshots = {
@@ -239,7 +245,7 @@ export class FleetDriver implements ComputerDriver {
 
   private async makeRuntime(row: HostRow): Promise<HostRuntime> {
     const { db, catalog, config } = this.options;
-    const docker = engineClient(row);
+    const docker = engineClient(row, this.box);
     let hostCpus: number | undefined;
     try {
       hostCpus = (await engineInfo(docker, INFO_TIMEOUT_MS)).NCPU;
@@ -327,20 +333,45 @@ function engineInfo(
 
 /**
  * A client of a host's Engine, its connections kept alive (a command's create and inspect reuse one;
- * docker-modem passes `agent` to every request, which @types/dockerode does not list). A local
- * socket only: a remote Engine (`https://…`, mutual TLS) is refused until its client is built.
+ * docker-modem passes `agent` to every request, which @types/dockerode does not list): a local socket
+ * (`unix:///path`), or a remote Engine over mutual TLS (`https://host:port`: the Engine's certificate
+ * checked against the host's CA, this side's client certificate and key, the key opened from its seal
+ * by `box`). Anything else is refused.
  *
  * @example
- * const docker = engineClient(host); // host.engine = 'unix:///var/run/docker.sock'
+ * const docker = engineClient(host, box); // host.engine = 'unix:///var/run/docker.sock'
  */
-export function engineClient(host: Pick<HostRow, 'engine' | 'name'>): Docker {
-  if (!host.engine.startsWith('unix://'))
-    throw new DriverError('unavailable', `host ${host.name}: only local Engine sockets are supported`, {
-      driver: 'docker',
-    });
-  const options: Docker.DockerOptions & { agent: Agent } = {
-    socketPath: host.engine.slice('unix://'.length),
-    agent: new Agent({ keepAlive: true }),
+export function engineClient(
+  host: Pick<HostRow, 'id' | 'engine' | 'name' | 'tls_ca_pem' | 'tls_cert_pem' | 'tls_key_sealed'>,
+  box?: SecretBox,
+): Docker {
+  if (host.engine.startsWith('unix://')) {
+    const options: Docker.DockerOptions & { agent: Agent } = {
+      socketPath: host.engine.slice('unix://'.length),
+      agent: new Agent({ keepAlive: true }),
+    };
+    return new Docker(options);
+  }
+  const url = URL.canParse(host.engine) ? new URL(host.engine) : undefined;
+  if (url?.protocol !== 'https:' || !host.tls_ca_pem || !host.tls_cert_pem || !host.tls_key_sealed || !box)
+    throw new DriverError(
+      'unavailable',
+      `host ${host.name}: its Engine address or TLS material is not usable`,
+      {
+        driver: 'docker',
+      },
+    );
+  const tls = {
+    ca: host.tls_ca_pem,
+    cert: host.tls_cert_pem,
+    key: box.open(host.id, Buffer.from(host.tls_key_sealed, 'base64')),
+  };
+  const options: Docker.DockerOptions & { agent: TlsAgent } = {
+    protocol: 'https',
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(url.port || 2376),
+    ...tls,
+    agent: new TlsAgent({ keepAlive: true, ...tls }),
   };
   return new Docker(options);
 }

@@ -32,6 +32,8 @@ export interface HostStatus extends HostRow {
 
 /** What an operator gives to register a host (`svc-server hosts add`). */
 export interface NewHost {
+  /** Given when something is bound to it before the insert (a sealed key's associated data). */
+  id?: string;
   name: string;
   engine: string;
   labels?: Record<string, string>;
@@ -57,7 +59,7 @@ export async function insertHost(db: Queryable, host: NewHost): Promise<HostRow>
      VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
      RETURNING *, NULL::timestamptz AS seen_at, NULL::text AS engine_id`,
     [
-      newId(),
+      host.id ?? newId(),
       host.name,
       host.engine,
       host.labels ?? {},

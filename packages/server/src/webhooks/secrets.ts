@@ -6,6 +6,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 // does not open.
 
 const INFO = 'svc webhook endpoint secrets v1';
+/** The purpose of the box that seals the client keys of remote Docker Engines (design §4.4), bound to the host's id. */
+export const HOST_KEYS = 'svc fleet host engine client keys v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -30,8 +32,12 @@ export function newWebhookSecret(): string {
 export class SecretBox {
   readonly #key: Buffer;
 
-  constructor(serverSecretKey: Uint8Array) {
-    this.#key = Buffer.from(hkdfSync('sha256', serverSecretKey, Buffer.alloc(0), INFO, 32));
+  /**
+   * `purpose` keeps the boxes of different secrets apart (another key is derived for each): endpoint
+   * secrets by default, a fleet host's Engine client key with {@link HOST_KEYS}.
+   */
+  constructor(serverSecretKey: Uint8Array, purpose: string = INFO) {
+    this.#key = Buffer.from(hkdfSync('sha256', serverSecretKey, Buffer.alloc(0), purpose, 32));
   }
 
   /** `iv ‖ tag ‖ ciphertext` of `secret`, bound to `endpointId`. */

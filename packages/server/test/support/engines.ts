@@ -84,6 +84,11 @@ export interface EnginesOptions {
   readyTimeoutMs?: number;
   /** How long `stop()` waits after SIGTERM before SIGKILL; default 20 s. */
   stopTimeoutMs?: number;
+  /**
+   * More `dockerd` flags for an engine, given its directory (e.g. a TLS listener on 127.0.0.1 with
+   * certificates written there first); default none.
+   */
+  extraArgs?: (engine: { name: string; root: string }) => string[];
 }
 
 const OVERLAYFS_MAGIC = 0x794c7630;
@@ -150,7 +155,8 @@ class Engine implements TestEngine {
   constructor(
     readonly name: string,
     private readonly root: string,
-    private readonly options: Required<Omit<EnginesOptions, 'images' | 'mainSocketPath'>>,
+    private readonly options: Required<Omit<EnginesOptions, 'images' | 'mainSocketPath' | 'extraArgs'>>,
+    private readonly extraArgs: string[] = [],
   ) {
     this.socketPath = join(root, 'sock');
     this.docker = new Docker({ socketPath: this.socketPath });
@@ -196,6 +202,7 @@ class Engine implements TestEngine {
         join(r, 'daemon.json'),
         '-H',
         `unix://${this.socketPath}`,
+        ...this.extraArgs,
       ],
       { stdio: ['ignore', log, log] },
     );
@@ -370,7 +377,8 @@ export async function startEngines(count: number, options: EnginesOptions = {}):
       join(root, 'daemon.json'),
       `${JSON.stringify({ 'deprecated-key-path': join(root, 'key.json') })}\n`,
     );
-    list.push(new Engine(`engine-${i}`, root, timing));
+    const name = `engine-${i}`;
+    list.push(new Engine(name, root, timing, options.extraArgs?.({ name, root }) ?? []));
   }
   let closed = false;
   const close = async () => {

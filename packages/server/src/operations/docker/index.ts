@@ -1,5 +1,6 @@
 import { Agent } from 'node:http';
 import Docker from 'dockerode';
+import { serverSecretKey } from '../../auth/secret-key.js';
 import type { Config, WarmPoolConfig } from '../../config.js';
 import { ConfigError } from '../../config.js';
 import type { Database } from '../../db/database.js';
@@ -49,7 +50,8 @@ export function dockerClient(socketPath: string): Docker {
  * await driver.start();
  */
 export async function openDockerDriver(
-  config: Pick<Config, 'docker' | 'fleet'> & Partial<Pick<Config, 'files'>>,
+  config: Pick<Config, 'docker' | 'fleet'> &
+    Partial<Pick<Config, 'files' | 'secretKey' | 'secretKeyFile' | 'databaseUrl' | 'dataDir'>>,
   db: Database,
   log?: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<FleetDriver> {
@@ -75,7 +77,18 @@ export async function openDockerDriver(
       },
     });
   }
-  return new FleetDriver({ db, catalog, config, ...(log ? { log } : {}) });
+  // The server's secret key opens remote Engines' client keys (sealed by `svc-server hosts add`).
+  const secretKey =
+    config.secretKeyFile === undefined
+      ? undefined
+      : serverSecretKey({ ...config, secretKey: config.secretKey, secretKeyFile: config.secretKeyFile });
+  return new FleetDriver({
+    db,
+    catalog,
+    config,
+    ...(secretKey ? { secretKey } : {}),
+    ...(log ? { log } : {}),
+  });
 }
 
 /**
