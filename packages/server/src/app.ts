@@ -170,6 +170,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
   metrics?.watchStreams(deps.streams);
+  if (docker) metrics?.watchFleet(opened, config.fleet.unhealthyAfterMs);
   const validator = compileValidator(document, config.bodyLimitBytes, {
     maxByteBodyBytes: config.files.maxBytes,
   });

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { type HostStatus, hostStatuses } from '../repositories/hosts.js';
 import { type OperationQueue, operationQueue } from '../repositories/operations.js';
 
 /** Latency buckets in seconds: a cached read takes ~1 ms, a long-poll up to 60 s. */
@@ -180,6 +181,53 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(worker.inFlight);
+      },
+    });
+  }
+
+  /**
+   * The fleet's gauges (design §4.4), read from the database at scrape time, so every replica reports
+   * the same hosts: how many are in each state, and each host's used share of each resource (labels:
+   * the operator's host names, as many as the fleet has).
+   */
+  watchFleet(db: Database, unhealthyAfterMs: number): void {
+    let running: Promise<HostStatus[] | undefined> | undefined;
+    const read = () => {
+      running ??= hostStatuses(db, unhealthyAfterMs)
+        .catch(() => undefined)
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    };
+    new Gauge({
+      name: 'svc_fleet_hosts',
+      help: 'Hosts of the fleet by state: healthy, unhealthy (no heartbeat), cordoned',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        const hosts = await read();
+        if (!hosts) return;
+        for (const state of ['healthy', 'unhealthy', 'cordoned'] as const)
+          this.set({ state }, hosts.filter((host) => host.state === state).length);
+      },
+    });
+    new Gauge({
+      name: 'svc_fleet_host_used_ratio',
+      help: "A host's used share of a resource (vcpus, memory_mib, computers): what its computers hold over its capacity",
+      labelNames: ['host', 'resource'],
+      registers: [this.registry],
+      async collect() {
+        const hosts = await read();
+        if (!hosts) return;
+        this.reset();
+        for (const host of hosts)
+          for (const [resource, capacity] of [
+            ['vcpus', host.capacity_vcpus],
+            ['memory_mib', host.capacity_memory_mib],
+            ['computers', host.capacity_computers],
+          ] as const)
+            this.set({ host: host.name, resource }, capacity > 0 ? host.used[resource] / capacity : 1);
       },
     });
   }

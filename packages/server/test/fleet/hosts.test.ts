@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runHostsCommand } from '../../src/commands/hosts.js';
+import { Metrics } from '../../src/observe/metrics.js';
 import { hostByName, markUnreachableComputers, recordHeartbeat } from '../../src/repositories/hosts.js';
 import { errorOf, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
@@ -221,6 +222,17 @@ describeEngines('fleet: hosts and placement (simulated driver)', (engine) => {
     });
     expect(await hosts('remove', 'h3')).toMatchObject({ code: 0, out: 'Removed host h3.\n' });
     expect(await hostByName(t.db, 'h3')).toBeUndefined();
+  });
+
+  test('metrics: hosts by state, and each host\'s used share of each resource', async () => {
+    const metrics = new Metrics();
+    metrics.watchFleet(t.db, 30_000);
+    const { body } = await metrics.render();
+    expect(body).toContain('svc_fleet_hosts{state="healthy"} 1');
+    expect(body).toContain('svc_fleet_hosts{state="unhealthy"} 1');
+    expect(body).toContain('svc_fleet_hosts{state="cordoned"} 0');
+    expect(body).toContain('svc_fleet_host_used_ratio{host="h1",resource="computers"} 1');
+    expect(body).toContain('svc_fleet_host_used_ratio{host="h1",resource="vcpus"} 0.75');
   });
 });
 
