@@ -224,7 +224,7 @@ describeEngines('fleet: hosts and placement (simulated driver)', (engine) => {
     expect(await hostByName(t.db, 'h3')).toBeUndefined();
   });
 
-  test('metrics: hosts by state, and each host\'s used share of each resource', async () => {
+  test("metrics: hosts by state, and each host's used share of each resource", async () => {
     const metrics = new Metrics();
     metrics.watchFleet(t.db, 30_000);
     const { body } = await metrics.render();
