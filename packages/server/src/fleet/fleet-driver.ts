@@ -127,7 +127,8 @@ export class FleetDriver implements ComputerDriver {
 
   /** Whether some host that answers has the image (GET /images shows `available`). */
   async imageAvailable(image: string): Promise<boolean> {
-    await this.refresh();
+    // The heartbeat keeps the hosts current; only a replica that has none yet reads them here.
+    if (this.hosts.size === 0) await this.refresh();
     const answering = [...this.hosts.values()].filter((host) => host.answering || !this.started);
     const answers = await Promise.all(answering.map((host) => host.driver.imageAvailable(image)));
     return answers.some(Boolean);
