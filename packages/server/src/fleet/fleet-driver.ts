@@ -232,8 +232,19 @@ export class FleetDriver implements ComputerDriver {
         known.cordoned = row.cordoned;
         continue;
       }
-      if (known) await this.stopHost(known);
-      const runtime = await this.makeRuntime(row);
+      if (known) {
+        this.hosts.delete(row.id);
+        await this.stopHost(known);
+      }
+      let runtime: HostRuntime;
+      try {
+        runtime = await this.makeRuntime(row);
+      } catch (error) {
+        // One host that cannot be reached as written (its TLS key does not open) is that host's
+        // problem alone: it stays without a runtime, unhealthy, and the rest of the fleet goes on.
+        this.log('fleet: a host cannot be used as registered', { host: row.name, error: String(error) });
+        continue;
+      }
       this.hosts.set(row.id, runtime);
       if (this.started) this.startHost(runtime);
     }

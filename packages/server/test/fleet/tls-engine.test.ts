@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runHostsCommand } from '../../src/commands/hosts.js';
 import type { FleetDriver } from '../../src/fleet/fleet-driver.js';
+import { newId } from '../../src/ids.js';
 import { LABEL } from '../../src/operations/docker/labels.js';
 import { hostByName } from '../../src/repositories/hosts.js';
 import { openTestApp, type Team, type TestApp, unique } from '../support/app.js';
@@ -234,6 +235,23 @@ describeEngines(
         });
         expect(refused.status).toBe(503);
         expect(refused.body.error.details).toMatchObject({ reason: 'no_capacity' });
+      });
+
+      test('a host whose sealed key does not open (copied from another row) is left out; the rest of the fleet goes on', async () => {
+        await t.db.query(
+          `INSERT INTO hosts (id, name, engine, tls_ca_pem, tls_cert_pem, tls_key_sealed,
+                              capacity_vcpus, capacity_memory_mib, capacity_computers)
+           SELECT $1, 'tampered', engine, tls_ca_pem, tls_cert_pem, tls_key_sealed, 8, 16384, 4
+             FROM hosts WHERE name = 'remote'`,
+          [newId()],
+        );
+        expect(await hosts('uncordon', 'remote')).toMatchObject({ code: 0 });
+        // Longer than SVC_HOST_UNHEALTHY_MS, heartbeats going on: the good host must keep answering.
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        await fleet().heartbeat();
+        const list = (await hosts('list')).out;
+        expect(list).toMatch(/remote\s+healthy/);
+        expect(list).toMatch(/tampered\s+unhealthy/);
       });
     });
   },
