@@ -476,7 +476,7 @@ describeEngines('fleet: computers on several Docker Engines', 4, (engines) => {
         const wrote = await f.t.call('POST', `${path}/exec`, {
           token: token(),
           body: {
-            argv: ['sh', '-c', 'mkdir -p /home/svc/work && echo kept-by-drain > /home/svc/work/kept.txt'],
+            argv: ['sh', '-c', 'mkdir -p /home/svc/data && echo kept-by-drain > /home/svc/data/kept.txt'],
           },
         });
         expect(wrote.body.execution).toMatchObject({ exit_code: 0 });
@@ -507,7 +507,7 @@ describeEngines('fleet: computers on several Docker Engines', 4, (engines) => {
         const [container] = await containersOn(engine(to as 'e2'), f.instance, stopped.id);
         expect(container?.State).toBe('running');
         const read = await f.t.app.fetch(
-          new Request(`${ORIGIN}${path}/files${query({ path: '/home/svc/work/kept.txt' })}`, {
+          new Request(`${ORIGIN}${path}/files${query({ path: '/home/svc/data/kept.txt' })}`, {
             headers: { authorization: `Bearer ${token()}` },
           }),
         );
