@@ -72,7 +72,8 @@ describe('lists in code match the spec', () => {
   });
 
   test('the transient computer states are exactly the states actions hold while they run', () => {
-    const during = Object.values(COMPUTER_ACTIONS).map((rule) => rule.during);
+    // And `moving`, which a drain holds while it moves a computer to another host (design §4.4).
+    const during = [...Object.values(COMPUTER_ACTIONS).map((rule) => rule.during), 'moving'];
     expect(drift('transient ComputerState', TRANSIENT_COMPUTER_STATES, during)).toEqual([]);
     const used = Object.values(COMPUTER_ACTIONS).flatMap((rule) => [...rule.from, rule.during, rule.to]);
     for (const state of used) expect(specEnum('ComputerState')).toContain(state);
@@ -176,6 +177,10 @@ const INTERNAL: Readonly<Record<string, string>> = {
   'idempotency_keys.state': 'the state of an idempotency record (design §10)',
   'warm_containers.state':
     "a pooled container's place in the Docker driver's warm pool (design §4.3), never shown",
+  'hosts.capacity_vcpus': 'a host of the fleet (design §4.4): an operator sets it with svc-server hosts',
+  'hosts.capacity_memory_mib': 'a host of the fleet (design §4.4): an operator sets it with svc-server hosts',
+  'hosts.capacity_computers': 'a host of the fleet (design §4.4): an operator sets it with svc-server hosts',
+  'hosts.engine': "a host's Engine address (a local socket, or https with mutual TLS), never shown",
 };
 
 /** The problems of the live schema's constraints against the spec: unclassified ones, value drift, range drift. */

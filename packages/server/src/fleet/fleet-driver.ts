@@ -50,6 +50,8 @@ interface HostRuntime {
   /** What this replica's last heartbeat of the host found. */
   answering: boolean;
   cordoned: boolean;
+  /** Its ping in flight: one at a time per host. */
+  pinging?: Promise<void> | undefined;
 }
 
 /**
@@ -141,7 +143,8 @@ export class FleetDriver implements ComputerDriver {
     for (const host of this.hosts.values()) this.startHost(host);
     await this.heartbeat();
     this.timer = setInterval(() => {
-      this.beating ??= this.heartbeat().finally(() => {
+      // A host that hangs holds this beat back one period at most, not the next beats of the others.
+      this.beating ??= this.heartbeat({ pingWaitMs: this.options.config.fleet.heartbeatMs }).finally(() => {
         this.beating = undefined;
       });
     }, this.options.config.fleet.heartbeatMs);
@@ -153,27 +156,51 @@ export class FleetDriver implements ComputerDriver {
     this.started = false;
     clearInterval(this.timer);
     await this.beating;
+    await Promise.all([...this.hosts.values()].map((host) => host.pinging));
     await Promise.all([...this.hosts.values()].map((host) => this.stopHost(host)));
   }
 
   /**
    * One heartbeat: the hosts read again (new ones run, removed ones stop), each pinged (bounded) and
-   * its answer recorded, then the computers of hosts that stopped answering marked `unknown`.
+   * its answer recorded, then the computers of hosts that stopped answering marked `unknown`. With
+   * `pingWaitMs` (the timer's beats) a ping is waited for that long at most and goes on meanwhile:
+   * an Engine that hangs (its ping bounded by 2 s) must not keep the heartbeats of the others from
+   * being recorded for longer than `SVC_HOST_UNHEALTHY_MS`, or their computers would go `unknown` too.
    *
    * @example
-   * await driver.heartbeat(); // tests call it instead of waiting for the timer
+   * await driver.heartbeat(); // tests call it instead of waiting for the timer: every ping awaited
    */
-  async heartbeat(): Promise<void> {
+  async heartbeat(options: { pingWaitMs?: number } = {}): Promise<void> {
     const { db, config } = this.options;
     try {
       await this.refresh();
-      await Promise.all([...this.hosts.values()].map((host) => this.ping(host)));
+      await Promise.all([...this.hosts.values()].map((host) => this.pingOf(host, options.pingWaitMs)));
       const moved = await markUnreachableComputers(db, config.fleet.unhealthyAfterMs);
       if (moved > 0)
         this.log('fleet: computers of hosts that stopped answering are unknown', { computers: moved });
     } catch (error) {
       this.log('fleet: heartbeat failed', { error: String(error) });
     }
+  }
+
+  /** The host's ping in flight, or a new one; waited for at most `waitMs` when given. Never rejects. */
+  private pingOf(host: HostRuntime, waitMs?: number): Promise<void> {
+    host.pinging ??= this.ping(host)
+      .catch((error: unknown) =>
+        this.log('fleet: heartbeat failed', { host: host.row.name, error: String(error) }),
+      )
+      .finally(() => {
+        host.pinging = undefined;
+      });
+    const pinging = host.pinging;
+    if (waitMs === undefined) return pinging;
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      void pinging.finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private async ping(host: HostRuntime): Promise<void> {

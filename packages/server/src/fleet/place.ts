@@ -71,13 +71,19 @@ export async function placeNewComputer(
     // Where the fleet is short stays internal: how many hosts there are, and their names.
     if (!placed.placed) throw noCapacity(placed.resource ?? 'computers', computer.size);
     for (const hostId of placed.candidates) {
+      // Each try under a savepoint: a host found full (or gone) is let go at once, its row lock
+      // released, so a create holds at most the host it is placed on. Two creates that read the fleet
+      // at different moments try hosts in different orders; holding every host they tried, they
+      // would deadlock (40P01, a 503 that is not no_capacity).
+      await tx.query('SAVEPOINT placement');
       const held = await lockHostForPlacement(tx, hostId, options.unhealthyAfterMs);
-      if (!held) continue;
-      const lacking = shortOf({ id: hostId, labels: {}, state: 'healthy', ...held }, request);
-      if (lacking.length > 0) {
-        short = lacking[0] as Resource;
+      const lacking = held ? shortOf({ id: hostId, labels: {}, state: 'healthy', ...held }, request) : [];
+      if (!held || lacking.length > 0) {
+        await tx.query('ROLLBACK TO SAVEPOINT placement');
+        if (lacking.length > 0) short = lacking[0] as Resource;
         continue;
       }
+      await tx.query('RELEASE SAVEPOINT placement');
       await setComputerHost(tx, computer.id, hostId);
       return hostId;
     }
