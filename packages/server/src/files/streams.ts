@@ -1,25 +1,18 @@
 import { Readable } from 'node:stream';
-import { nodeBackedStream, takeNodeStream } from '../node-bytes.js';
 import { tooLarge } from './driver.js';
 
 /**
  * A Node stream of a web stream's bytes, for the libraries that speak Node streams (tar-stream,
- * dockerode, the Engine's request). Backpressure carries through. A node-backed stream (an upload's
- * body, see `nodeBackedStream`) gives its Node stream itself, past the web-stream layer.
+ * dockerode). Backpressure carries through.
  */
 export function nodeReadable(body: ReadableStream<Uint8Array>): Readable {
-  return (
-    takeNodeStream(body) ?? Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>)
-  );
+  return Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
 }
 
-/**
- * A web stream of a Node stream's (or async iterable's) bytes, for the HTTP side: node-backed (see
- * `nodeBackedStream`), so the Node adapter writes the Node stream straight into the response.
- */
+/** A web stream of a Node stream's (or async iterable's) bytes, for the HTTP side. */
 export function webReadable(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
   const readable = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
-  return nodeBackedStream(() => readable);
+  return Readable.toWeb(readable) as unknown as ReadableStream<Uint8Array>;
 }
 
 /** The error an aborted files operation fails with: the signal's reason, as `fetch` does. */

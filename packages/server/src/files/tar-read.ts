@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import { nodeBackedStream } from '../node-bytes.js';
+import type { Readable } from 'node:stream';
 import { FileError } from './driver.js';
 
 const BLOCK = 512;
@@ -39,107 +38,39 @@ function paxSize(records: Buffer): number | undefined {
 
 /**
  * A web stream of the body of the first entry of a tar, which must be a regular file (the Engine's
- * archive of one file: maybe pax or GNU long-name headers, then the file): a {@link nodeBackedStream}
- * over {@link FirstFileReadable}, so that a Node consumer (the adapter writing the download) takes the
- * Node stream and the bytes never enter a web stream. Nothing of `source` is read before the first
- * read; `close` runs once, when the body ends, fails or is cancelled (the caller drops the Engine's
- * connection there).
+ * archive of one file: maybe pax or GNU long-name headers, then the file), read from `source`'s
+ * `data` events: the headers are parsed as they arrive, then the body goes on as slices of the
+ * source's own chunks (no copy, no join, one step per chunk), read ahead of the client up to
+ * {@link DOWNLOAD_BUFFER_BYTES}; the rest of the tar is not read. Fails with `unavailable` on a tar
+ * that is cut short, malformed, or whose first entry is not a file. `close` runs once, when the body
+ * ends, fails or is cancelled (the caller drops the Engine's connection there).
  *
  * @example
  * const body = firstFileStream(response, () => response.destroy());
  */
 export function firstFileStream(source: Readable, close: () => void): ReadableStream<Uint8Array> {
-  return nodeBackedStream(() => new FirstFileReadable(source, close));
-}
-
-/**
- * The body of the first entry of a tar (see {@link firstFileStream}) as a Node stream, read from
- * `source`'s `data` events: the headers are parsed as they arrive, then the body goes on as slices
- * of the source's own chunks (no copy, no join, one step per chunk), read ahead of its reader up to
- * {@link DOWNLOAD_BUFFER_BYTES}; the rest of the tar is not read. Fails with `unavailable` on a tar
- * that is cut short, malformed, or whose first entry is not a file. `close` runs once, when the body
- * ends, fails or the stream is destroyed.
- *
- * @example
- * await pipeline(new FirstFileReadable(response, () => response.destroy()), response_);
- */
-export class FirstFileReadable extends Readable {
-  readonly #source: Readable;
-  readonly #close: () => void;
   /** Header bytes not parsed yet; undefined once the file's body has begun. */
-  #head: Buffer | undefined = Buffer.alloc(0);
-  #extendedSize: number | undefined;
-  #left = 0;
-  #finished = false;
-  #listening = false;
-
-  constructor(source: Readable, close: () => void) {
-    super({ highWaterMark: DOWNLOAD_BUFFER_BYTES });
-    this.#source = source;
-    this.#close = close;
-  }
-
-  override _read(): void {
-    if (this.#finished) return;
-    if (!this.#listening) {
-      this.#listening = true;
-      this.#source.on('data', this.#onData);
-      this.#source.once('end', this.#onEnd);
-      this.#source.once('close', this.#onEnd);
-      this.#source.once('error', this.#onError);
-    }
-    this.#source.resume();
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#finish();
-    callback(error);
-  }
-
-  /** Stops listening and closes the source; true the first time. */
-  #finish(): boolean {
-    if (this.#finished) return false;
-    this.#finished = true;
-    this.#source.off('data', this.#onData);
-    this.#source.off('end', this.#onEnd);
-    this.#source.off('close', this.#onEnd);
-    this.#source.off('error', this.#onError);
-    this.#close();
-    return true;
-  }
-
-  readonly #onData = (chunk: Buffer): void => {
-    if (this.#finished) return;
-    try {
-      let body: Buffer | undefined = chunk;
-      if (this.#head !== undefined)
-        body = this.#headers(this.#head.length === 0 ? chunk : Buffer.concat([this.#head, chunk]));
-      if (body === undefined) return;
-      const piece = body.length <= this.#left ? body : body.subarray(0, this.#left);
-      this.#left -= piece.length;
-      const more = piece.length > 0 ? this.push(piece) : true;
-      if (this.#left === 0) {
-        if (this.#finish()) this.push(null);
-      } else if (!more) this.#source.pause();
-    } catch (error) {
-      this.destroy(error as Error);
-    }
+  let head: Buffer | undefined = Buffer.alloc(0);
+  let extendedSize: number | undefined;
+  let left = 0;
+  let finished = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const finish = (error?: unknown) => {
+    if (finished) return;
+    finished = true;
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('close', onEnd);
+    source.off('error', finish);
+    close();
+    if (error === undefined) controller.close();
+    else controller.error(error);
   };
-
-  readonly #onEnd = (): void => {
-    if (this.#finished) return;
-    this.destroy(broken(this.#head === undefined ? 'ended inside its file' : 'ended before its file'));
-  };
-
-  readonly #onError = (error: Error): void => {
-    this.destroy(error);
-  };
-
-  /** Parses the headers in `bytes`; answers the bytes after the file's header, or undefined for more. */
-  #headers(bytes: Buffer): Buffer | undefined {
+  /** Parses the headers in `head`; answers the bytes after the file's header, or undefined for more. */
+  const headers = (bytes: Buffer): Buffer | undefined => {
     for (;;) {
       if (bytes.length < BLOCK) {
-        this.#head = bytes;
+        head = bytes;
         return undefined;
       }
       const header = bytes.subarray(0, BLOCK);
@@ -150,18 +81,56 @@ export class FirstFileReadable extends Readable {
         // Records about the next entry (pax, GNU long names): small, read whole and skipped.
         const padded = Math.ceil(size / BLOCK) * BLOCK;
         if (bytes.length < BLOCK + padded) {
-          this.#head = bytes;
+          head = bytes;
           return undefined;
         }
-        if (type === 'x')
-          this.#extendedSize = paxSize(bytes.subarray(BLOCK, BLOCK + size)) ?? this.#extendedSize;
+        if (type === 'x') extendedSize = paxSize(bytes.subarray(BLOCK, BLOCK + size)) ?? extendedSize;
         bytes = bytes.subarray(BLOCK + padded);
         continue;
       }
       if (type !== '0' && type !== '\0' && type !== '7') throw broken('does not start with a file');
-      this.#left = this.#extendedSize ?? size;
-      this.#head = undefined;
+      left = extendedSize ?? size;
+      head = undefined;
       return bytes.subarray(BLOCK);
     }
+  };
+  function onData(chunk: Buffer): void {
+    if (finished) return;
+    try {
+      let body: Buffer | undefined = chunk;
+      if (head !== undefined) body = headers(head.length === 0 ? chunk : Buffer.concat([head, chunk]));
+      if (body === undefined) return;
+      const piece = body.length <= left ? body : body.subarray(0, left);
+      left -= piece.length;
+      if (piece.length > 0) controller.enqueue(piece);
+      if (left === 0) finish();
+      else if ((controller.desiredSize ?? 0) <= 0) source.pause();
+    } catch (error) {
+      finish(error);
+    }
   }
+  function onEnd(): void {
+    finish(broken(head === undefined ? 'ended inside its file' : 'ended before its file'));
+  }
+  return new ReadableStream<Uint8Array>(
+    {
+      start(made) {
+        controller = made;
+        source.on('data', onData);
+        source.once('end', onEnd);
+        source.once('close', onEnd);
+        source.once('error', finish);
+      },
+      pull() {
+        if (!finished) source.resume();
+      },
+      cancel() {
+        if (finished) return;
+        finished = true;
+        source.off('data', onData);
+        close();
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: DOWNLOAD_BUFFER_BYTES }),
+  );
 }

@@ -3,7 +3,6 @@ import { ApiError } from '../errors.js';
 import type { ComputerFiles } from '../files/driver.js';
 import { normalizeComputerPath } from '../files/paths.js';
 import type { IncomingBytes } from '../http/byte-body.js';
-import { hasNodeStream, nodeBackedStream, takeNodeStream } from '../node-bytes.js';
 import type { DriverComputer } from '../operations/driver.js';
 import { assertRunning } from '../operations/transitions.js';
 import { computerIn } from '../repositories/computers.js';
@@ -127,9 +126,7 @@ export function auditTransfer<K extends OperationId>(
 
 /**
  * A download's stream, passed through as the client reads it: counts the bytes, writes the audit
- * line when it ends (or breaks off), and cancels the driver's stream when the client goes away. When
- * the driver's stream is node-backed (see `nodeBackedStream`), so is this one: the Node adapter then
- * writes the driver's Node stream straight into the response, counted on its way.
+ * line when it ends (or breaks off), and cancels the driver's stream when the client goes away.
  *
  * @example
  * const stream = auditedDownload(body, (bytes, completed) => auditTransfer(ctx, reached, { … }));
@@ -138,6 +135,7 @@ export function auditedDownload(
   source: ReadableStream<Uint8Array>,
   done: (bytes: number, completed: boolean) => void,
 ): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
   let bytes = 0;
   let finished = false;
   const finish = (completed: boolean) => {
@@ -145,22 +143,6 @@ export function auditedDownload(
     finished = true;
     done(bytes, completed);
   };
-  if (hasNodeStream(source))
-    return nodeBackedStream(() => {
-      const node = takeNodeStream(source);
-      if (!node) throw new Error('the download was read already');
-      let ended = false;
-      node.on('data', (chunk: Uint8Array) => {
-        bytes += chunk.byteLength;
-      });
-      node.once('end', () => {
-        ended = true;
-        finish(true);
-      });
-      node.once('close', () => finish(ended));
-      return node;
-    });
-  const reader = source.getReader();
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

@@ -1,6 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { nodeBackedStream, takeNodeStream } from '../node-bytes.js';
 
 /** How many bytes of a request body are read ahead of the handler, at most (plus one socket read). */
 export const INCOMING_BUFFER_BYTES = 1024 * 1024;
@@ -85,16 +84,54 @@ export class IncomingBytes {
   }
 
   #fromNode(source: Readable): ReadableStream<Uint8Array> {
-    return nodeBackedStream(
-      () =>
-        new CountedIncoming(
-          source,
-          this.limitBytes,
-          (chunk) => this.#count_(chunk),
-          () => {
+    let settled = false;
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          source.on('data', (chunk: Buffer) => {
+            if (settled) return;
+            if (!this.#count_(chunk)) {
+              settled = true;
+              source.pause();
+              controller.error(new BodyTooLargeError(this.limitBytes));
+              return;
+            }
+            controller.enqueue(chunk);
+            const desired = controller.desiredSize ?? 0;
+            if (desired <= 0) source.pause();
+            // Someone else resumed the request (the adapter drains an unread body after the answer):
+            // this stream, read by nobody, stops taking its bytes.
+            if (desired < -INCOMING_BUFFER_BYTES) {
+              settled = true;
+              controller.error(new Error('the request body was left unread'));
+            }
+          });
+          source.once('end', () => {
+            if (settled) return;
+            settled = true;
             this.#ended = true;
-          },
-        ),
+            controller.close();
+          });
+          source.once('error', (error) => {
+            if (settled) return;
+            settled = true;
+            controller.error(error);
+          });
+          source.once('close', () => {
+            if (settled) return;
+            settled = true;
+            controller.error(new Error('the request body was cut short'));
+          });
+        },
+        pull: () => {
+          if (!settled) source.resume();
+        },
+        cancel: (reason) => {
+          settled = true;
+          source.destroy(reason instanceof Error ? reason : undefined);
+        },
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: INCOMING_BUFFER_BYTES }),
     );
   }
 
@@ -189,117 +226,4 @@ export function outgoingBytes(
   length?: number,
 ): OutgoingBytes {
   return { kind: 'bytes', stream, mediaType, ...(length === undefined ? {} : { length }) };
-}
-
-/** The body of each response made by {@link bytesResponse}, for the Node adapter. */
-const bytesOfResponses = new WeakMap<Response, ReadableStream<Uint8Array>>();
-
-/**
- * The response of a handler's bytes: `body.stream` with `init`'s status and headers, remembered so
- * that the Node adapter can take the Node stream under it ({@link nodeBodyOf}).
- *
- * @example
- * return bytesResponse(outgoingBytes(stream, 'application/octet-stream', 5), { status: 200, headers });
- */
-export function bytesResponse(body: OutgoingBytes, init: ResponseInit): Response {
-  const response = new Response(body.stream, init);
-  bytesOfResponses.set(response, body.stream);
-  return response;
-}
-
-/**
- * The Node stream under a response of {@link bytesResponse} whose body is node-backed and unread
- * (taken: the response's own body must not be read then); undefined for any other response.
- *
- * @example
- * const node = nodeBodyOf(response);
- * if (node) pipeline(node, outgoing, () => {});
- */
-export function nodeBodyOf(response: Response): Readable | undefined {
-  const stream = bytesOfResponses.get(response);
-  return stream && takeNodeStream(stream);
-}
-
-/**
- * The Node request's bytes as a Node stream of their own, counted (and hashed) by `count` as they
- * pass, read ahead up to {@link INCOMING_BUFFER_BYTES}. Past the limit (`count` is false) it fails with
- * {@link BodyTooLargeError} and leaves the request paused, unread, so that the 413 can still be
- * answered on its connection; destroyed by its reader otherwise, it destroys the request.
- */
-class CountedIncoming extends Readable {
-  readonly #source: Readable;
-  readonly #limitBytes: number;
-  readonly #count: (chunk: Buffer) => boolean;
-  readonly #onEnded: () => void;
-  #settled = false;
-  #listening = false;
-
-  constructor(source: Readable, limitBytes: number, count: (chunk: Buffer) => boolean, onEnded: () => void) {
-    super({ highWaterMark: INCOMING_BUFFER_BYTES });
-    this.#source = source;
-    this.#limitBytes = limitBytes;
-    this.#count = count;
-    this.#onEnded = onEnded;
-  }
-
-  override _read(): void {
-    if (this.#settled) return;
-    if (!this.#listening) {
-      this.#listening = true;
-      this.#source.on('data', this.#onData);
-      this.#source.once('end', this.#onEnd);
-      this.#source.once('error', this.#onError);
-      this.#source.once('close', this.#onClose);
-    }
-    this.#source.resume();
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (this.#settle()) this.#source.destroy(error ?? undefined);
-    callback(error);
-  }
-
-  /** Stops listening (the request paused); true the first time. */
-  #settle(): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    this.#source.off('data', this.#onData);
-    this.#source.off('end', this.#onEnd);
-    this.#source.off('error', this.#onError);
-    this.#source.off('close', this.#onClose);
-    return true;
-  }
-
-  readonly #onData = (chunk: Buffer): void => {
-    if (this.#settled) return;
-    if (!this.#count(chunk)) {
-      this.#settle();
-      this.#source.pause();
-      this.destroy(new BodyTooLargeError(this.#limitBytes));
-      return;
-    }
-    if (!this.push(chunk)) this.#source.pause();
-    // Someone else resumed the request (the adapter drains an unread body after the answer): this
-    // stream, read by nobody, stops taking its bytes.
-    if (this.readableLength > 2 * INCOMING_BUFFER_BYTES) {
-      this.#settle();
-      this.destroy(new Error('the request body was left unread'));
-    }
-  };
-
-  readonly #onEnd = (): void => {
-    if (!this.#settle()) return;
-    this.#onEnded();
-    this.push(null);
-  };
-
-  readonly #onError = (error: Error): void => {
-    if (!this.#settle()) return;
-    this.destroy(error);
-  };
-
-  readonly #onClose = (): void => {
-    if (!this.#settle()) return;
-    this.destroy(new Error('the request body was cut short'));
-  };
 }

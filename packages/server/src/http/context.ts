@@ -2,7 +2,7 @@ import type { OperationId } from '@svc/contract';
 import type { Principal } from '../auth/authenticate.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import type { RateLimitState } from '../ratelimit.js';
-import { bytesResponse, type OutgoingBytes } from './byte-body.js';
+import type { OutgoingBytes } from './byte-body.js';
 import { apiPath, pathOf } from './path.js';
 import { newRequestId } from './request-id.js';
 import { type EventStreamBody, eventStreamResponse } from './sse.js';
@@ -149,11 +149,10 @@ export class RequestContext {
   /**
    * A response of bytes (a file, an archive) streamed from `body.stream`, with the headers of
    * {@link json}, `Content-Type` and, when known, `Content-Length`. The stream is cancelled when the
-   * client goes away (the adapter cancels the body), which ends what feeds it. A node-backed stream
-   * (`nodeBackedStream`) the Node adapter writes straight into the response instead (see `listen`).
+   * client goes away (the adapter cancels the body), which ends what feeds it.
    */
   bytes(status: number, body: OutgoingBytes, headers?: Record<string, string>): Response {
-    return bytesResponse(body, {
+    return new Response(body.stream, {
       status,
       headers: {
         ...this.cors,

@@ -1,10 +1,7 @@
-import { type Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pipeline } from 'node:stream';
 import type { ServerType } from '@hono/node-server';
 import { createAdaptorServer } from '@hono/node-server';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { nodeBodyOf } from './byte-body.js';
 import { Drain } from './drain.js';
 import type { FetchHandler } from './pipeline.js';
 
@@ -54,7 +51,7 @@ export function listen(
 ): Promise<RunningServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   const drain = new Drain(core);
-  const server = createAdaptorServer({ fetch: direct(drain.fetch), hostname });
+  const server = createAdaptorServer({ fetch: drain.fetch, hostname });
   // createAdaptorServer makes a node:http server unless told to make another kind.
   const http = server as Server;
   // How long a whole request (headers and body) may take to arrive (node:http answers 408 past it;
@@ -79,29 +76,4 @@ export function listen(
       });
     });
   });
-}
-
-/**
- * `fetch`, with a response of bytes whose body is node-backed (a file or an archive from the Engine,
- * see `bytesResponse`) written here, straight into the Node response: its status and headers, then its
- * Node stream piped into the socket, so that no byte goes through a web stream (a promise and a queue
- * step per chunk, and the garbage they make, for every chunk of a gigabyte). When the client goes away
- * the Node stream is destroyed (which ends what feeds it, e.g. the Engine's connection); when the
- * stream fails the connection is dropped, so the client sees a body shorter than its `Content-Length`.
- * The adapter is then told the response was sent (`RESPONSE_ALREADY_SENT`). Any other response goes on
- * to the adapter as it is.
- */
-function direct(fetch: FetchHandler): FetchHandler {
-  return async (request, env) => {
-    const response = await fetch(request, env);
-    const outgoing = (env as { outgoing?: unknown } | undefined)?.outgoing;
-    if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) return response;
-    const body = nodeBodyOf(response);
-    if (!body) return response;
-    const headers: Record<string, string> = {};
-    for (const [name, value] of response.headers) headers[name] = value;
-    outgoing.writeHead(response.status, headers);
-    pipeline(body, outgoing, () => {});
-    return RESPONSE_ALREADY_SENT;
-  };
 }

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { expect, test } from 'vitest';
 import { BodyTooLargeError, INCOMING_BUFFER_BYTES, IncomingBytes } from '../../src/http/byte-body.js';
-import { takeNodeStream } from '../../src/node-bytes.js';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const webOf = (bytes: Uint8Array) => new Response(Buffer.from(bytes)).body;
@@ -49,41 +48,5 @@ test('over a Node stream, reading ahead stops at the buffer size (the body is ne
   await new Promise((resolve) => setTimeout(resolve, 50));
   expect(produced).toBeLessThan(INCOMING_BUFFER_BYTES + 4 * source.readableHighWaterMark + 2 * piece.length);
   await reader.cancel();
-  expect(source.destroyed).toBe(true);
-});
-
-test('over a Node stream, a Node consumer takes a Node stream of the bytes: counted, hashed, no web stream', async () => {
-  const bytes = new TextEncoder().encode('hello, computer');
-  const body = new IncomingBytes(nodeOf(bytes), 1024);
-  body.hashBytes();
-  const node = takeNodeStream(body.stream);
-  expect(node).toBeInstanceOf(Readable);
-  const chunks: Buffer[] = [];
-  for await (const chunk of node as Readable) chunks.push(chunk as Buffer);
-  expect(new Uint8Array(Buffer.concat(chunks))).toEqual(bytes);
-  expect([body.ended, body.bytesRead, body.sha256()]).toEqual([true, bytes.length, sha256(bytes)]);
-  // Taken once: the web stream is not to be read after.
-  expect(takeNodeStream(body.stream)).toBeUndefined();
-});
-
-test('over a Node stream, past the limit the Node stream fails and the request is left paused, not destroyed', async () => {
-  // A request whose body goes on (it has not ended when the limit is passed).
-  const source = new Readable({ read() {} });
-  source.push(Buffer.alloc(11));
-  const body = new IncomingBytes(source, 10);
-  const node = takeNodeStream(body.stream) as Readable;
-  const failure = await new Promise((resolve) => node.once('error', resolve).resume());
-  expect(failure).toBeInstanceOf(BodyTooLargeError);
-  expect(body.overLimit).toBe(true);
-  expect(source.destroyed).toBe(false);
-});
-
-test('over a Node stream, its reader destroying the Node stream destroys the request', async () => {
-  const source = nodeOf(new Uint8Array(8));
-  const body = new IncomingBytes(source, 1024);
-  source.on('error', () => {});
-  const node = takeNodeStream(body.stream) as Readable;
-  node.on('error', () => {});
-  node.destroy(new Error('the Engine refused'));
   expect(source.destroyed).toBe(true);
 });

@@ -1,12 +1,9 @@
 import { connect } from 'node:net';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
-import { outgoingBytes } from '../../src/http/byte-body.js';
 import type { RunningServer } from '../../src/http/node-adapter.js';
 import { listen } from '../../src/http/node-adapter.js';
 import { createHttpCore } from '../../src/http/pipeline.js';
-import { nodeBackedStream } from '../../src/node-bytes.js';
 import { document } from './fixtures.js';
 
 let running: RunningServer;
@@ -126,112 +123,5 @@ describe('the request timeout (SVC_REQUEST_TIMEOUT_MS)', () => {
       await slow.close();
       await plain.close();
     }
-  });
-});
-
-describe('a node-backed byte body is written straight into the Node response', () => {
-  let direct: RunningServer;
-  /** Per path asked for: the body's web stream and its Node stream, once made. */
-  const made = new Map<string, { web: ReadableStream<Uint8Array>; node?: Readable }>();
-  const PIECE = 64 * 1024;
-  const sources: Record<string, () => Readable> = {
-    '/home/svc/ok.txt': () => Readable.from([Buffer.from('hello'), Buffer.from(' world')]),
-    // Endless, slow: only the client going away ends it.
-    '/home/svc/slow.bin': () =>
-      new Readable({
-        read() {
-          setTimeout(() => this.push(Buffer.alloc(PIECE, 1)), 5);
-        },
-      }),
-    // A piece, then (a little later) a failure.
-    '/home/svc/broken.bin': () => {
-      let sent = false;
-      return new Readable({
-        read() {
-          if (sent) setTimeout(() => this.destroy(new Error('the Engine went away')), 30);
-          else {
-            sent = true;
-            this.push(Buffer.alloc(PIECE, 2));
-          }
-        },
-      });
-    },
-  };
-  const lengths: Record<string, number> = {
-    '/home/svc/ok.txt': 11,
-    '/home/svc/slow.bin': 1 << 30,
-    '/home/svc/broken.bin': 4 * PIECE,
-  };
-
-  beforeAll(async () => {
-    const core = createHttpCore({
-      document,
-      handle: async (ctx) => {
-        if (ctx.operationId !== 'downloadComputerFile') return ctx.error('not_found', 'no such route');
-        const path = String(ctx.input.query.path);
-        const open = sources[path];
-        if (!open) return ctx.error('not_found', `${path} does not exist`, { path });
-        const entry: { web: ReadableStream<Uint8Array>; node?: Readable } = {
-          web: nodeBackedStream(() => {
-            entry.node = open();
-            return entry.node;
-          }),
-        };
-        made.set(path, entry);
-        return ctx.bytes(200, outgoingBytes(entry.web, 'application/octet-stream', lengths[path]), {
-          etag: 'W/"11-1"',
-        });
-      },
-    });
-    direct = await listen(core, { port: 0 });
-  });
-  afterAll(() => direct.close());
-
-  const url = (path: string) =>
-    `${direct.url}/v1/workspaces/acme/computers/web-1/files?path=${encodeURIComponent(path)}`;
-
-  it('keeps the status and headers (Content-Length, ETag, Request-Id, Content-Type); the web stream is never read', async () => {
-    const response = await fetch(url('/home/svc/ok.txt'));
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-length')).toBe('11');
-    expect(response.headers.get('etag')).toBe('W/"11-1"');
-    expect(response.headers.get('content-type')).toBe('application/octet-stream');
-    expect(response.headers.get('request-id')).toBeTruthy();
-    expect(await response.text()).toBe('hello world');
-    const entry = made.get('/home/svc/ok.txt');
-    expect(entry?.node?.readableEnded).toBe(true);
-    expect(entry?.web.locked).toBe(false);
-  });
-
-  it('answers an error before any byte in the published shape', async () => {
-    const response = await fetch(url('/home/svc/missing.txt'));
-    expect(response.status).toBe(404);
-    expect(await response.json()).toMatchObject({
-      error: { code: 'not_found', details: { path: '/home/svc/missing.txt' } },
-    });
-  });
-
-  it('destroys the Node stream when the client goes away', async () => {
-    const client = new AbortController();
-    const response = await fetch(url('/home/svc/slow.bin'), { signal: client.signal });
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    expect((await reader.read()).done).toBe(false);
-    client.abort();
-    await reader.read().catch(() => {});
-    await expect.poll(() => made.get('/home/svc/slow.bin')?.node?.destroyed).toBe(true);
-  });
-
-  it('drops the connection when the Node stream fails, so the client sees a body cut short', async () => {
-    const response = await fetch(url('/home/svc/broken.bin'));
-    expect(response.status).toBe(200);
-    await expect(response.arrayBuffer()).rejects.toThrow();
-  });
-
-  it('HEAD: the headers alone, and the Node stream is released', async () => {
-    const response = await fetch(url('/home/svc/ok.txt'), { method: 'HEAD' });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('etag')).toBe('W/"11-1"');
-    expect(await response.text()).toBe('');
-    await expect.poll(() => made.get('/home/svc/ok.txt')?.node?.destroyed).toBe(true);
   });
 });
