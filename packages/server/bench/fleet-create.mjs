@@ -1,6 +1,6 @@
 // What placement costs a create (design §4.4): the same creates through the API of the built server,
-// rate limits as shipped, on a fresh PostgreSQL database each, first with no hosts (the simulated
-// driver places nothing) and then with a fleet of hosts registered by `svc-server hosts add`.
+// rate limits as shipped, on a fresh PostgreSQL database each, first without a fleet (the simulated
+// driver places nothing) and then with `SVC_SIM_FLEET=on` and hosts registered by `svc-server hosts add`.
 //
 // SIMULATED hosts: no Docker Engine stands behind them. They are rows with a heartbeat this bench
 // writes, and the simulated driver runs the computers; what is measured is placement's statements in
@@ -60,6 +60,8 @@ async function measure(hosts) {
       SVC_SECRET_KEY_FILE: join(dir, 'secret-key'),
       SVC_BOOTSTRAP_KEY_FILE: join(dir, 'key.json'),
       SVC_SIM_STEP_MS: '0',
+      // A SIMULATED fleet places creates on the hosts table; off, nothing is placed (the baseline).
+      SVC_SIM_FLEET: hosts > 0 ? 'on' : 'off',
       SVC_QUOTA_WORKSPACES_PER_PRINCIPAL: String(Math.ceil(CREATES / PER_WORKSPACE) + 1),
       LOG_LEVEL: 'error',
     };
@@ -132,7 +134,7 @@ console.log(
 );
 console.log('| placement | p50 | p99 |');
 console.log('|---|---|---|');
-console.log(row('no hosts (nothing placed)', none));
+console.log(row('no fleet (nothing placed)', none));
 console.log(row(`${HOSTS} SIMULATED hosts (placed)`, fleet));
 console.log(
   `ratio (placed / not placed): p50 ×${(quantile(fleet, 0.5) / quantile(none, 0.5)).toFixed(2)}, p99 ×${(quantile(fleet, 0.99) / quantile(none, 0.99)).toFixed(2)}`,

@@ -109,6 +109,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     docker ??
     new SimulatedDriver({
       stepMs: config.simStepMs,
+      fleet: config.simFleet,
       filesQuotaBytes: config.files.quotaBytes,
       filesMaxArchiveEntries: config.files.maxEntries,
     });

@@ -111,6 +111,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Time one step of a simulated computer transition takes. */
   simStepMs: number;
+  /** `SVC_SIM_FLEET=on`: the simulated driver places creates on the hosts table (SIMULATED fleet; design §4.4). */
+  simFleet: boolean;
   /** What runs computers (`SVC_DRIVER`): `simulated` (the default) or `docker`. */
   driver: DriverName;
   /** The Docker driver's settings; read only when `driver` is `docker`. */
@@ -368,6 +370,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
     requestTimeoutMs: int(env, 'SVC_REQUEST_TIMEOUT_MS', 300_000, 10_000, 24 * 3_600_000),
     simStepMs: int(env, 'SVC_SIM_STEP_MS', 500, 0, 600_000),
+    simFleet: oneOf(env, 'SVC_SIM_FLEET', ['off', 'on'] as const) === 'on',
     lifetimeCheckMs: int(env, 'SVC_LIFETIME_CHECK_MS', 5000, 10, 600_000),
     driver: oneOf(env, 'SVC_DRIVER', DRIVER_NAMES),
     docker: Object.freeze({

@@ -132,16 +132,19 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
   );
   // On a host with room (design §4.4), under that host's row lock until the commit; a computer made
   // from a snapshot goes where the snapshot's image is. No room: 503, and nothing is created.
-  const hostId = await placeNewComputer(
-    ctx.db,
-    { ...computer, host_id: snapshot?.host_id ?? null },
-    {
-      policy: ctx.deps.config.fleet.policy,
-      unhealthyAfterMs: ctx.deps.config.fleet.unhealthyAfterMs,
-      required: ctx.deps.driver.fleet === true,
-    },
-  );
-  if (hostId) computer.host_id = hostId;
+  // Only a driver that runs computers on hosts places them: without one, a create costs no statement more.
+  if (ctx.deps.driver.fleet) {
+    const hostId = await placeNewComputer(
+      ctx.db,
+      { ...computer, host_id: snapshot?.host_id ?? null },
+      {
+        policy: ctx.deps.config.fleet.policy,
+        unhealthyAfterMs: ctx.deps.config.fleet.unhealthyAfterMs,
+        required: true,
+      },
+    );
+    if (hostId) computer.host_id = hostId;
+  }
   const limit = ctx.deps.config.quotas.computersPerWorkspace;
   await takeComputerPlace(ctx.db, workspace.id, limit, () =>
     quotaExceeded(

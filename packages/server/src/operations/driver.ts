@@ -152,8 +152,9 @@ export interface ComputerDriver {
    */
   readonly snapshots?: ComputerSnapshots;
   /**
-   * Whether every computer must be placed on a host of the fleet when it is created (design §4.4):
-   * true for the Docker driver. Otherwise a create is placed only when hosts are registered.
+   * Whether every computer is placed on a host of the fleet when it is created (design §4.4): true
+   * for the Docker driver, and for the simulated one with `SVC_SIM_FLEET=on`. Otherwise nothing is
+   * placed, and a create costs no statement for it.
    */
   readonly fleet?: boolean;
 }

@@ -34,6 +34,12 @@ export interface SimulatedDriverOptions {
   filesQuotaBytes?: number;
   /** Most entries of one uploaded archive (default 10,000; `SVC_FILES_MAX_ENTRIES`). */
   filesMaxArchiveEntries?: number;
+  /**
+   * SIMULATED fleet (`SVC_SIM_FLEET=on`): creates are placed on the hosts of the `hosts` table as under
+   * the Docker driver (design §4.4), so placement can be tested and measured without Engines. No Engine
+   * is asked; nothing writes the hosts' heartbeats but the operator (a test, a bench).
+   */
+  fleet?: boolean;
 }
 
 /**
@@ -53,6 +59,8 @@ export interface SimulatedDriverOptions {
  */
 export class SimulatedDriver implements ComputerDriver {
   readonly name = 'simulated';
+  /** Whether creates are placed on hosts (`SVC_SIM_FLEET`; see {@link SimulatedDriverOptions.fleet}). */
+  readonly fleet: boolean;
   private readonly stepMs: number;
   private readonly steps: number;
   private readonly shouldFail: SimulatedDriverOptions['shouldFail'];
@@ -63,6 +71,7 @@ export class SimulatedDriver implements ComputerDriver {
   private readonly kept = new Map<string, { home: SimDirectory; bytes: number }>();
 
   constructor(options: SimulatedDriverOptions) {
+    this.fleet = options.fleet === true;
     this.files = new SimulatedFiles({
       ...(options.filesQuotaBytes === undefined ? {} : { quotaBytes: options.filesQuotaBytes }),
       ...(options.filesMaxArchiveEntries === undefined

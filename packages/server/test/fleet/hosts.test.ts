@@ -13,7 +13,7 @@ describeEngines('fleet: hosts and placement (simulated driver)', (engine) => {
   let t: TestApp;
   let team: Team;
   beforeAll(async () => {
-    t = await openTestApp(engine, { env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '50' } });
+    t = await openTestApp(engine, { env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '50', SVC_SIM_FLEET: 'on' } });
     team = await t.team();
   });
   afterAll(() => t.close());
@@ -49,10 +49,11 @@ describeEngines('fleet: hosts and placement (simulated driver)', (engine) => {
     return rows[0]?.host_id ?? null;
   }
 
-  test('without hosts the simulated driver places nothing: computers live nowhere in particular', async () => {
+  test('a fleet without hosts has no room: 503 no_capacity, nothing created', async () => {
     const answer = await create();
-    expect(answer.status).toBe(202);
-    expect(await hostOf(answer.body.computer.id)).toBeNull();
+    expect(answer.status).toBe(503);
+    expect(errorOf(answer)).toMatchObject({ code: 'unavailable', details: { reason: 'no_capacity' } });
+    expect((await t.db.query('SELECT count(*)::int AS n FROM computers')).rows).toEqual([{ n: 0 }]);
   });
 
   test('usage errors exit 2 with the reason; an unknown host exits 1', async () => {
@@ -240,7 +241,7 @@ describeEngines('fleet: placement under concurrency (simulated driver)', (engine
   let t: TestApp;
   let team: Team;
   beforeAll(async () => {
-    t = await openTestApp(engine, { env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '100' } });
+    t = await openTestApp(engine, { env: { SVC_QUOTA_COMPUTERS_PER_WORKSPACE: '100', SVC_SIM_FLEET: 'on' } });
     team = await t.team();
   });
   afterAll(() => t.close());
