@@ -39,6 +39,9 @@ import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from './tar-entry
 import { firstFileStream } from './tar-read.js';
 
 /** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
+/** When a cut-short upload's temporary part is removed a second time (see `putRenamed`). */
+const CLEAN_UP_AGAIN_MS = 2000;
+
 export interface FilesContainer {
   container: Docker.Container;
   running: boolean;
@@ -427,7 +430,12 @@ export class DockerFiles implements ComputerFiles {
       return this.exec(target, argv, within, '0');
     };
     const cleanUp = () => {
-      void asOwner(['rm', '-f', '--', at(temporary)], AbortSignal.timeout(10_000)).catch(() => {});
+      const remove = () =>
+        void asOwner(['rm', '-f', '--', at(temporary)], AbortSignal.timeout(10_000)).catch(() => {});
+      remove();
+      // The Engine may still be extracting what a failure cut short when the first removal runs (its
+      // side of the connection settles later): the temporary part is removed once more after that.
+      setTimeout(remove, CLEAN_UP_AGAIN_MS).unref();
     };
     try {
       await putOneFile(

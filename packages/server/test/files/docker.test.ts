@@ -115,10 +115,13 @@ describeDocker('files: the Docker driver', (engine) => {
       // removes; the file itself is never touched.
       await expectFileError(driver.files.stat(boxes[0], path, signal), 'not_found');
       await expect
-        .poll(async () =>
-          (await driver.files.list(boxes[0], '/home/svc', signal))
-            .map((entry) => entry.name)
-            .filter((name) => name.startsWith('.svc-upload-')),
+        .poll(
+          async () =>
+            (await driver.files.list(boxes[0], '/home/svc', signal))
+              .map((entry) => entry.name)
+              .filter((name) => name.startsWith('.svc-upload-')),
+          // A list takes a second on a loaded machine, and the second removal comes 2 s after a failure.
+          { timeout: 10_000, interval: 250 },
         )
         .toEqual([]);
       // The next write of the same path is whole.
@@ -164,10 +167,12 @@ describeDocker('files: the Docker driver', (engine) => {
     const back = await driver.files.read(boxes[0], path, signal);
     expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(before))).toBe(true);
     await expect
-      .poll(async () =>
-        (await driver.files.list(boxes[0], '/home/svc', signal))
-          .map((entry) => entry.name)
-          .filter((name) => name.startsWith('.svc-upload-')),
+      .poll(
+        async () =>
+          (await driver.files.list(boxes[0], '/home/svc', signal))
+            .map((entry) => entry.name)
+            .filter((name) => name.startsWith('.svc-upload-')),
+        { timeout: 10_000, interval: 250 },
       )
       .toEqual([]);
   });
