@@ -12,6 +12,7 @@ import {
   hostContents,
   hostStatuses,
   insertHost,
+  lockHost,
   setCordoned,
 } from '../repositories/hosts.js';
 import { HOST_KEYS, SecretBox } from '../webhooks/secrets.js';
@@ -327,7 +328,7 @@ async function run(
       const host = await hostByName(db, parsed.name);
       if (!host) throw new HostsError(`no host named ${parsed.name}`);
       return db.transaction(async (tx) => {
-        await tx.query('SELECT id FROM hosts WHERE id = $1 FOR UPDATE', [host.id]);
+        await lockHost(tx, host.id);
         const held = await hostContents(tx, host.id);
         if (held.computers + held.pooled + held.snapshots > 0)
           throw new HostsError(

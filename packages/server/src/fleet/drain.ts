@@ -7,17 +7,23 @@ import type { DriverComputer } from '../operations/driver.js';
 import { requestComputerAction } from '../operations/records.js';
 import type { ComputerRow } from '../repositories/computers.js';
 import {
+  abandonMove,
+  computerRow,
+  finishMove,
   type HostRow,
   type HostStatus,
   hostStatuses,
-  lockHostForPlacement,
+  liveComputersOn,
   placementHost,
   setCordoned,
+  sizeResources,
+  startMove,
+  tryHostForPlacement,
 } from '../repositories/hosts.js';
 import { forgetPoolClaim } from '../repositories/warm-pool.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 import { engineClient } from './fleet-driver.js';
-import { placeComputer, shortOf } from './placement.js';
+import { placeComputer } from './placement.js';
 
 /** What a drain did. `left`: live computers still on the host when it ended. */
 export interface DrainReport {
@@ -81,7 +87,7 @@ export async function drainHost(
     return driver;
   };
   try {
-    for (const computer of await liveComputers(db, host.id)) {
+    for (const computer of await liveComputersOn(db, host.id)) {
       let current = computer;
       if (current.state === 'running' && options.stopRunning) {
         say(`stopping ${current.name} (running)`);
@@ -112,7 +118,7 @@ export async function drainHost(
         report.refused.push({ id: current.id, name: current.name, reason: (error as Error).message });
       }
     }
-    report.left = (await liveComputers(db, host.id)).length;
+    report.left = (await liveComputersOn(db, host.id)).length;
     return report;
   } finally {
     for (const driver of drivers.values()) driver.close();
@@ -127,14 +133,6 @@ function refusal(computer: ComputerRow): string | undefined {
   if (computer.state === 'failed') return 'it is failed: recover or delete it first';
   if (computer.state === 'unknown') return 'its host does not answer';
   return `it is ${computer.state}: an operation is in progress on it`;
-}
-
-async function liveComputers(db: Database, hostId: string): Promise<ComputerRow[]> {
-  const { rows } = await db.query<ComputerRow>(
-    'SELECT * FROM computers WHERE host_id = $1 AND deleted_at IS NULL ORDER BY id',
-    [hostId],
-  );
-  return rows;
 }
 
 /** Asks for an ordinary stop (`trigger: drain`) and waits for the replicas' workers to finish it. */
@@ -152,8 +150,7 @@ async function stopForDrain(
   }
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const { rows } = await db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [computer.id]);
-    const row = rows[0];
+    const row = await computerRow(db, computer.id);
     if (!row || row.state === 'deleted' || row.state === 'failed') return undefined;
     if (row.state === 'stopped' && !row.current_operation_id) return row;
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -171,25 +168,16 @@ async function moveComputer(
   say: (line: string) => void,
 ): Promise<{ id: string; name: string }> {
   // `moving` first, so no action starts meanwhile; a computer changed since it was read is left.
-  if (computer.state !== 'moving') {
-    const { rowCount } = await db.query(
-      `UPDATE computers SET state = 'moving', updated_at = now()
-        WHERE id = $1 AND state = 'stopped' AND current_operation_id IS NULL AND host_id = $2`,
-      [computer.id, from.id],
-    );
-    if (rowCount !== 1) throw new Error('it changed while the drain read it; run the drain again');
-  }
-  const size = await db.query<{ vcpus: number; memory_mib: number }>(
-    'SELECT vcpus, memory_mib FROM sizes WHERE name = $1',
-    [computer.size],
-  );
-  const request = { vcpus: size.rows[0]?.vcpus ?? 0, memory_mib: size.rows[0]?.memory_mib ?? 0 };
+  if (computer.state !== 'moving' && !(await startMove(db, computer.id, from.id)))
+    throw new Error('it changed while the drain read it; run the drain again');
+  const size = await sizeResources(db, computer.size);
+  const request = { vcpus: size?.vcpus ?? 0, memory_mib: size?.memory_mib ?? 0, computers: 1 };
   const others = (await hostStatuses(db, config.fleet.unhealthyAfterMs)).filter(
     (host) => host.id !== from.id,
   );
   const placed = placeComputer(others.map(placementHost), request, { policy: config.fleet.policy });
   if (!placed.placed) {
-    await backToStopped(db, computer.id);
+    await abandonMove(db, computer.id);
     throw new Error(`no other host has room (${placed.message})`);
   }
   const target = others.find((host) => host.id === placed.host.id) as HostStatus;
@@ -215,13 +203,8 @@ async function moveComputer(
     .remove({ force: true, noprune: true })
     .catch(() => {});
   const switched = await db.transaction(async (tx) => {
-    const held = await lockHostForPlacement(tx, target.id, config.fleet.unhealthyAfterMs);
-    if (!held || shortOf({ ...placementHost(target), ...held }, request).length > 0) return false;
-    const { rowCount } = await tx.query(
-      `UPDATE computers SET host_id = $2, state = 'stopped', updated_at = now() WHERE id = $1 AND state = 'moving'`,
-      [computer.id, target.id],
-    );
-    return rowCount === 1;
+    const tried = await tryHostForPlacement(tx, target.id, config.fleet.unhealthyAfterMs, request);
+    return tried.room && (await finishMove(tx, computer.id, target.id));
   });
   if (!switched) {
     // The target filled up meanwhile: its new container goes; the drain run again picks another host.
@@ -233,13 +216,6 @@ async function moveComputer(
   await forgetPoolClaim(db, computer.id);
   await source.snapshots.remove(image).catch(() => {});
   return { id: target.id, name: target.name };
-}
-
-async function backToStopped(db: Database, computerId: string): Promise<void> {
-  await db.query(
-    `UPDATE computers SET state = 'stopped', updated_at = now() WHERE id = $1 AND state = 'moving'`,
-    [computerId],
-  );
 }
 
 async function imageExists(driver: DockerDriver, reference: string): Promise<boolean> {

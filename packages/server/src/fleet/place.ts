@@ -2,12 +2,13 @@ import type { Queryable } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import {
   hostStatuses,
-  lockHostForPlacement,
   placementHost,
   setComputerHost,
+  sizeResources,
+  tryHostForPlacement,
   workspaceZones,
 } from '../repositories/hosts.js';
-import { type PlacementPolicy, placeComputer, type Resource, type Resources, shortOf } from './placement.js';
+import { type PlacementPolicy, placeComputer, type Resource, type Resources } from './placement.js';
 
 /** How creates are placed on hosts (`SVC_FLEET_*`; design §4.4). */
 export interface FleetPlacement {
@@ -71,19 +72,13 @@ export async function placeNewComputer(
     // Where the fleet is short stays internal: how many hosts there are, and their names.
     if (!placed.placed) throw noCapacity(placed.resource ?? 'computers', computer.size);
     for (const hostId of placed.candidates) {
-      // Each try under a savepoint: a host found full (or gone) is let go at once, its row lock
-      // released, so a create holds at most the host it is placed on. Two creates that read the fleet
-      // at different moments try hosts in different orders; holding every host they tried, they
-      // would deadlock (40P01, a 503 that is not no_capacity).
-      await tx.query('SAVEPOINT placement');
-      const held = await lockHostForPlacement(tx, hostId, options.unhealthyAfterMs);
-      const lacking = held ? shortOf({ id: hostId, labels: {}, state: 'healthy', ...held }, request) : [];
-      if (!held || lacking.length > 0) {
-        await tx.query('ROLLBACK TO SAVEPOINT placement');
-        if (lacking.length > 0) short = lacking[0] as Resource;
+      // Each try under a savepoint: a host found full (or gone) is let go at once, so a create holds at
+      // most the host it is placed on, and two creates trying hosts in different orders cannot deadlock.
+      const tried = await tryHostForPlacement(tx, hostId, options.unhealthyAfterMs, request);
+      if (!tried.room) {
+        if (tried.short) short = tried.short;
         continue;
       }
-      await tx.query('RELEASE SAVEPOINT placement');
       await setComputerHost(tx, computer.id, hostId);
       return hostId;
     }
@@ -92,12 +87,9 @@ export async function placeNewComputer(
 }
 
 async function sizeOf(tx: Queryable, name: string): Promise<Pick<Resources, 'vcpus' | 'memory_mib'>> {
-  const { rows } = await tx.query<{ vcpus: number; memory_mib: number }>(
-    'SELECT vcpus, memory_mib FROM sizes WHERE name = $1',
-    [name],
-  );
-  if (!rows[0]) throw new Error(`the size ${name} vanished from the catalogue during a create`);
-  return rows[0];
+  const size = await sizeResources(tx, name);
+  if (!size) throw new Error(`the size ${name} vanished from the catalogue during a create`);
+  return size;
 }
 
 /** 503 `unavailable`, `details.reason: no_capacity`: no host has room (host names stay internal). */

@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/database.js';
-import type { HostState, PlacementHost, Resources } from '../fleet/placement.js';
+import type { HostState, PlacementHost, Resource, Resources } from '../fleet/placement.js';
+import { shortOf } from '../fleet/placement.js';
 import { newId } from '../ids.js';
+import type { ComputerRow } from './computers.js';
 
 // The statements of the fleet (design §4.4, migration 019): hosts, their heartbeats, what each holds,
 // and where each computer lives.
@@ -318,4 +320,127 @@ export async function deleteHost(tx: Queryable, hostId: string): Promise<void> {
     hostId,
   ]);
   await tx.query('DELETE FROM hosts WHERE id = $1', [hostId]);
+}
+
+/**
+ * The vCPUs and memory of a catalogue size; undefined when the catalogue lacks it.
+ *
+ * @example
+ * const size = await sizeResources(tx, 'small'); // { vcpus: 2, memory_mib: 4096 }
+ */
+export async function sizeResources(
+  db: Queryable,
+  name: string,
+): Promise<{ vcpus: number; memory_mib: number } | undefined> {
+  const { rows } = await db.query<{ vcpus: number; memory_mib: number }>(
+    'SELECT vcpus, memory_mib FROM sizes WHERE name = $1',
+    [name],
+  );
+  return rows[0];
+}
+
+/**
+ * Tries one host for a computer of `request`, under a savepoint: with room, its row stays locked
+ * until the caller's transaction ends and `{ room: true }` comes back; full (`short` names the first
+ * resource it lacks), cordoned, gone or silent, the savepoint is rolled back, which lets go of the
+ * row's lock at once. So a transaction holds at most the host it is placed on, and two that try hosts
+ * in different orders cannot deadlock.
+ *
+ * @example
+ * const tried = await tryHostForPlacement(tx, host.id, 30_000, { vcpus: 2, memory_mib: 4096, computers: 1 });
+ */
+export async function tryHostForPlacement(
+  tx: Queryable,
+  hostId: string,
+  unhealthyAfterMs: number,
+  request: Resources,
+): Promise<{ room: true } | { room: false; short?: Resource }> {
+  await tx.query('SAVEPOINT placement');
+  const held = await lockHostForPlacement(tx, hostId, unhealthyAfterMs);
+  const lacking = held ? shortOf({ id: hostId, labels: {}, state: 'healthy', ...held }, request) : [];
+  if (!held || lacking.length > 0) {
+    await tx.query('ROLLBACK TO SAVEPOINT placement');
+    return lacking[0] ? { room: false, short: lacking[0] } : { room: false };
+  }
+  await tx.query('RELEASE SAVEPOINT placement');
+  return { room: true };
+}
+
+/**
+ * Locks a host's row until the caller's transaction ends (a removal checks what it holds under it).
+ *
+ * @example
+ * await lockHost(tx, host.id);
+ */
+export async function lockHost(tx: Queryable, hostId: string): Promise<void> {
+  await tx.query('SELECT id FROM hosts WHERE id = $1 FOR UPDATE', [hostId]);
+}
+
+/**
+ * The live computers on a host, in id order (a drain goes through them).
+ *
+ * @example
+ * const computers = await liveComputersOn(db, host.id);
+ */
+export async function liveComputersOn(db: Queryable, hostId: string): Promise<ComputerRow[]> {
+  const { rows } = await db.query<ComputerRow>(
+    'SELECT * FROM computers WHERE host_id = $1 AND deleted_at IS NULL ORDER BY id',
+    [hostId],
+  );
+  return rows;
+}
+
+/**
+ * One computer's row by id, whatever its state.
+ *
+ * @example
+ * const row = await computerRow(db, computer.id);
+ */
+export async function computerRow(db: Queryable, computerId: string): Promise<ComputerRow | undefined> {
+  const { rows } = await db.query<ComputerRow>('SELECT * FROM computers WHERE id = $1', [computerId]);
+  return rows[0];
+}
+
+/**
+ * A drain's move begins: a stopped computer at rest on `hostId` becomes `moving` (no action is allowed
+ * meanwhile); false when it changed since it was read.
+ *
+ * @example
+ * if (!(await startMove(db, computer.id, host.id))) return;
+ */
+export async function startMove(db: Queryable, computerId: string, hostId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE computers SET state = 'moving', updated_at = now()
+      WHERE id = $1 AND state = 'stopped' AND current_operation_id IS NULL AND host_id = $2`,
+    [computerId, hostId],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * A move ends on `hostId`, in the caller's transaction (which holds the host's row with room): the
+ * computer lives there now, `stopped` again; false when it was not `moving`.
+ *
+ * @example
+ * await finishMove(tx, computer.id, target.id);
+ */
+export async function finishMove(tx: Queryable, computerId: string, hostId: string): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE computers SET host_id = $2, state = 'stopped', updated_at = now() WHERE id = $1 AND state = 'moving'`,
+    [computerId, hostId],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * A move given up before it switched hosts: the computer is `stopped` on its host again.
+ *
+ * @example
+ * await abandonMove(db, computer.id);
+ */
+export async function abandonMove(db: Queryable, computerId: string): Promise<void> {
+  await db.query(
+    `UPDATE computers SET state = 'stopped', updated_at = now() WHERE id = $1 AND state = 'moving'`,
+    [computerId],
+  );
 }
