@@ -110,7 +110,7 @@ export interface ArgvResult {
 }
 
 /** Bytes kept of each output of an argv exec (`du` prints one line, `rm` a few). */
-const ARGV_OUTPUT_BYTES = 4096;
+export const ARGV_OUTPUT_BYTES = 4096;
 
 /**
  * Runs `argv` in a running container as its user (or `user`) with the Engine's exec API: the program itself, no

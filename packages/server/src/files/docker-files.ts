@@ -6,9 +6,17 @@ import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import type { DriverComputer } from '../operations/computer.js';
+import type { ExecRequest, ExecResult } from '../operations/driver.js';
 import { checkArchive } from './archive-check.js';
 import type { ArgvResult, EngineStat } from './docker-engine.js';
-import { engineFailure, engineStat, execArgv, fileStatOf, typeOfMode } from './docker-engine.js';
+import {
+  ARGV_OUTPUT_BYTES,
+  engineFailure,
+  engineStat,
+  execArgv,
+  fileStatOf,
+  typeOfMode,
+} from './docker-engine.js';
 import { containerOwner, linkText, resolveInContainer, statsOf, writableDirectory } from './docker-paths.js';
 import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
@@ -38,10 +46,19 @@ import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
 import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from './tar-entry.js';
 import { firstFileStream } from './tar-read.js';
 
-/** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 /** When a cut-short upload's temporary part is removed a second time (see `putRenamed`). */
 const CLEAN_UP_AGAIN_MS = 2000;
 
+/** How long a command of the files (`mv`, `rm`, `du`) may run. */
+const ARGV_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs a command through a runner already in the container, quicker than an Engine exec (the driver's
+ * exec agent); `undefined`, having run nothing, when the runner cannot take it now.
+ */
+export type QuickRunner = (request: ExecRequest) => Promise<ExecResult | undefined>;
+
+/** The computer's container as the files need it: the Engine's handle, whether it runs, and its user. */
 export interface FilesContainer {
   container: Docker.Container;
   running: boolean;
@@ -59,13 +76,19 @@ export interface DockerFilesOptions {
   maxArchiveEntries?: number;
   /** Where a body of unknown length is spooled (a fresh 0700 directory in it per write; default the OS temp dir). */
   spoolDir?: string;
+  /**
+   * The container's idle runner of commands as its own user, if any (the driver's exec agent): the
+   * files' `mv`, `rm` and `du` go to it first, and to an Engine exec when it cannot take them.
+   */
+  quickRunner?: (containerId: string) => QuickRunner | undefined;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
 /**
  * Files on a Docker computer, ONLY through the Engine API socket: stat is `HEAD …/archive`, reads and
  * listings are `GET …/archive` (a tar, read as it streams), writes are `PUT …/archive` (a tar made
- * here), removal and the quota's measure are Engine execs with an argv (`rm`, `rmdir`, `du`). Paths
+ * here), removal and the quota's measure are commands with an argv (`rm`, `rmdir`, `du`: the exec
+ * agent's, else an Engine exec, see {@link DockerFiles.exec}). Paths
  * resolve inside the container's root (the Engine's own resolution), so no symlink reaches the host.
  * The root is read-only and `/home` is the container's own volume: the only writable place (the
  * Engine's archive endpoints do not see the tmpfs `/tmp`, moby#22020). Before a write, the target's
@@ -406,9 +429,10 @@ export class DockerFiles implements ComputerFiles {
 
   /**
    * A large file, streamed to the Engine under a temporary name beside its own (`.svc-upload-…`,
-   * with the file's owner and mode), then renamed over it (`mv -f -T`, one exec as the computer's
-   * user; as root when the user may not, e.g. in /home itself): a transfer cut short (an abort, a body shorter or longer than declared,
-   * the Engine failing) leaves the file as it was, and its temporary part is removed.
+   * with the file's owner and mode), then renamed over it (`mv -f -T`, one command as the computer's
+   * user; as root when the user may not, e.g. in /home itself): a transfer cut short (an abort, a body
+   * shorter or longer than declared, the Engine failing) leaves the file as it was, and its temporary
+   * part is removed.
    */
   private async putRenamed(
     target: FilesContainer,
@@ -473,6 +497,11 @@ export class DockerFiles implements ComputerFiles {
     throw new FileError('unavailable', 'the file was written but could not be put in place', {});
   }
 
+  /**
+   * Runs `argv` in the container: through its exec agent when one is idle and the command is the
+   * container's user's (about a millisecond), else through an Engine exec (create, start, inspect:
+   * 40–150 ms), as `user` when given.
+   */
   private async exec(
     target: FilesContainer,
     argv: string[],
@@ -481,7 +510,18 @@ export class DockerFiles implements ComputerFiles {
   ): Promise<ArgvResult> {
     if (!target.running)
       throw new FileError('unavailable', 'the computer is not running', { reason: 'not_running' });
-    return execArgv(this.options.docker, target.container, argv, signal, undefined, user);
+    const runner = user === undefined ? this.options.quickRunner?.(target.container.id) : undefined;
+    const quick = await runner?.({
+      argv,
+      timeoutMs: ARGV_TIMEOUT_MS,
+      maxOutputBytes: ARGV_OUTPUT_BYTES,
+      signal,
+    });
+    if (quick) {
+      const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
+      return { exitCode: quick.exitCode, stdout: text(quick.stdout), stderr: text(quick.stderr) };
+    }
+    return execArgv(this.options.docker, target.container, argv, signal, ARGV_TIMEOUT_MS, user);
   }
 
   /**

@@ -151,6 +151,39 @@ describeDocker('files: the Docker driver', (engine) => {
     },
   );
 
+  test.each([
+    ['takes them', true, ['du', 'mv']],
+    ['cannot take them', false, ['du', 'mv']],
+  ] as const)(
+    "the files' commands go to the container's quick runner first; when it %s, the file is whole",
+    async (_, takes, asked) => {
+      const seen: string[] = [];
+      const files = new DockerFiles({
+        docker: engine.docker,
+        container: (box, signal) => driver.filesContainer(box, signal),
+        quickRunner: (containerId) => async (request) => {
+          const found = await driver.filesContainer(boxes[0], request.signal);
+          expect(containerId).toBe(found?.container.id);
+          seen.push(request.argv[0] ?? '');
+          // Taken: run by the driver (its exec agent); not taken: the files fall back to an Engine exec.
+          return takes ? driver.exec(boxes[0], request) : undefined;
+        },
+      });
+      const signal = new AbortController().signal;
+      const path = `/home/svc/quick-${takes}.bin`;
+      const bytes = new Uint8Array(WHOLE_BYTES + 512).map((_, at) => at % 251);
+      const options = { mode: 0o600, parents: false, size: bytes.length, maxBytes: 1 << 24, signal };
+      expect(await files.write(boxes[0], path, streamOf(bytes), options)).toMatchObject({
+        size: bytes.length,
+      });
+      expect(seen).toEqual(asked);
+      const back = await files.read(boxes[0], path, signal);
+      expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
+      const names = (await files.list(boxes[0], '/home/svc', signal)).map((entry) => entry.name);
+      expect(names.filter((name) => name.startsWith('.svc-upload-'))).toEqual([]);
+    },
+  );
+
   test('a large write cut short leaves the file it replaces as it was, and no temporary file', async () => {
     const signal = new AbortController().signal;
     const path = '/home/svc/kept-on-failure.bin';

@@ -135,6 +135,21 @@ export class DockerDriver implements ComputerDriver {
       ...(options.filesMaxArchiveEntries === undefined
         ? {}
         : { maxArchiveEntries: options.filesMaxArchiveEntries }),
+      quickRunner: (containerId) => {
+        // The container's idle agent (the first ask starts one, for the next commands).
+        const agent = this.agents?.take(containerId);
+        return (
+          agent &&
+          (async (request) => {
+            try {
+              return await agent.run(request);
+            } catch (error) {
+              if (error instanceof AgentUnavailable) return undefined;
+              throw error;
+            }
+          })
+        );
+      },
       log: this.log,
     });
     const pool = options.pool;
