@@ -1,9 +1,12 @@
 // The transfers of `svc computers cp` and of the byte operations' own commands: a file or a directory
 // (as tar) between this machine, or svc's stdin and stdout, and a running computer, streamed both ways
 // through `@svc/client/files`, with progress on a terminal.
-import { openAsBlob } from 'node:fs';
+
+import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
 import type { SvcClient } from '@svc/client';
 import type { Download } from '@svc/client/files';
 import type { Schema } from '@svc/contract';
@@ -85,6 +88,9 @@ async function drain(
   }
   return bytes;
 }
+
+/** The pieces a local file is read in for an upload. */
+const UPLOAD_PIECE_BYTES = 1024 * 1024;
 
 /**
  * Sends svc's stdin to the computer: as a file's content, or as a tar archive extracted into the
@@ -223,8 +229,11 @@ export async function uploadLocal(
       remote.workspace,
       remote.computer,
       target,
-      await openAsBlob(local),
+      // Read in 1 MiB pieces: each piece costs the upload's web stream a few promises, so 64 KiB ones
+      // (a file Blob's) took the client twice the CPU for the same bytes.
+      createReadStream(local, { highWaterMark: UPLOAD_PIECE_BYTES }),
       {
+        size: stats.size,
         mode: flags.mode ?? (stats.mode & 0o7777).toString(8).padStart(4, '0'),
         parents: flags.parents,
         idempotencyKey: flags.idempotencyKey,
@@ -288,11 +297,17 @@ export async function downloadLocal(
       throw new CliError('usage', 'local_not_written', `${target}: ${error.message}`);
     },
   );
+  // Written through a write stream: the next chunk is read while the last is written, not after it.
+  const out = handle.createWriteStream();
+  out.on('error', () => {}); // kept by the stream, and thrown by the write's wait or `finished`
   try {
     await drain(context, download, info.name, async (chunk) => {
-      await handle.write(chunk);
+      if (!out.write(chunk)) await once(out, 'drain');
     });
+    out.end();
+    await finished(out);
   } finally {
-    await handle.close();
+    out.destroy();
+    await handle.close().catch(() => {});
   }
 }
