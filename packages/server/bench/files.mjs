@@ -12,10 +12,15 @@
 // `pnpm images:build`.
 //
 //   node packages/server/bench/files.mjs [--mb 100] [--rounds 3] [--socket /var/run/docker.sock]
-//        [--cpu-prof <dir>] [--client fetch|curl]
+//        [--cpu-prof <dir>] [--client fetch|curl|svc] [--server-node-flags="<flags>"]
 //
 // `--client curl` moves the API's bytes with curl (`-T`, `-o`) instead of Node's fetch (the default):
 // a client as light as the docker CLI, so that the ratio is the server's and not the client's.
+// `--client svc` runs `svc computers cp` (the built CLI, a Node process per copy, as `docker cp` is a
+// process per copy): the command a person types against the one they would type for Docker.
+//
+// `--server-node-flags=<flags>` starts the server's Node with these flags (space-separated), e.g.
+// `--max-semi-space-size=2`: a setting an operator may choose (BENCHMARKS.md), not the shipped one.
 //
 // `--cpu-prof` runs the server under `node --cpu-prof` (server-files.cpuprofile in <dir>; summarise it
 // with bench/profile-summary.mjs).
@@ -36,6 +41,7 @@ import { dockerClient } from '../dist/operations/docker/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MAIN = join(here, '..', 'dist', 'main.js');
+const CLI = join(here, '..', '..', 'cli', 'dist', 'main.js');
 const { values } = parseArgs({
   options: {
     mb: { type: 'string', default: '100' },
@@ -43,6 +49,7 @@ const { values } = parseArgs({
     socket: { type: 'string', default: process.env.SVC_DOCKER_SOCKET || '/var/run/docker.sock' },
     'cpu-prof': { type: 'string' },
     client: { type: 'string', default: 'fetch' },
+    'server-node-flags': { type: 'string', default: '' },
   },
 });
 const BYTES = Math.round(Number(values.mb) * 1024 * 1024);
@@ -51,7 +58,9 @@ const SOCKET = values.socket;
 const INSTANCE = `bench-files-${process.pid}`;
 const PROFILE_DIR = values['cpu-prof'];
 const CLIENT = values.client;
-if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client: fetch or curl, not ${CLIENT}`);
+const SERVER_NODE_FLAGS = values['server-node-flags'].split(' ').filter(Boolean);
+if (!['fetch', 'curl', 'svc'].includes(CLIENT))
+  throw new Error(`--client: fetch, curl or svc, not ${CLIENT}`);
 
 /** Runs a command to its end; answers its stdout, rejects with its stderr when it fails. */
 function run(command, args, env = {}) {
@@ -121,7 +130,7 @@ async function startServer(env) {
         join(here, 'exit-on-signal.mjs'),
       ]
     : [];
-  const child = spawn(process.execPath, [...profile, MAIN], {
+  const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, MAIN], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -202,12 +211,22 @@ async function main() {
     const container = `svc-${INSTANCE}-${computerId}`;
     const filesPath = `${wsPath}/computers/${computerId}/files`;
     const dockerEnv = { DOCKER_HOST: `unix://${SOCKET}` };
+    const svcEnv = {
+      SVC_BASE_URL: `${base}/v1`,
+      SVC_ACCESS_TOKEN: token,
+      SVC_CONFIG_DIR: join(dir, 'svc-config'),
+    };
+    const remote = (round) => `${ws.body.workspace.id}/${computerId}:/home/svc/api-${round}.bin`;
 
     const ways = {
       cpIn: async (round) => {
         await run('docker', ['cp', source, `${container}:/home/svc/cp-${round}.bin`], dockerEnv);
       },
       apiIn: async (round) => {
+        if (CLIENT === 'svc') {
+          await run(process.execPath, [CLI, 'computers', 'cp', source, remote(round)], svcEnv);
+          return;
+        }
         if (CLIENT === 'curl') {
           const out = await run('curl', [
             '-sS',
@@ -233,7 +252,8 @@ async function main() {
             'content-type': 'application/octet-stream',
             'content-length': String(statSync(source).size),
           },
-          body: Readable.toWeb(createReadStream(source)),
+          // 1 MiB pieces, as `svc computers cp` reads a file: a web stream's cost is per piece.
+          body: Readable.toWeb(createReadStream(source, { highWaterMark: 1 << 20 })),
           duplex: 'half',
         });
         const body = await res.json();
@@ -247,6 +267,10 @@ async function main() {
       },
       apiOut: async (round) => {
         const out = join(dir, `api-${round}.out`);
+        if (CLIENT === 'svc') {
+          await run(process.execPath, [CLI, 'computers', 'cp', remote(round), out], svcEnv);
+          return out;
+        }
         if (CLIENT === 'curl') {
           await run('curl', [
             '-sS',
@@ -306,7 +330,8 @@ async function main() {
       );
     };
     process.stdout.write(
-      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}\n`,
+      `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}` +
+        `${SERVER_NODE_FLAGS.length ? `; server started with node ${SERVER_NODE_FLAGS.join(' ')}` : ''}\n`,
     );
     line('docker cp in', 'cpIn');
     line('PUT …/files through the server', 'apiIn', 'cpIn');

@@ -19,6 +19,8 @@
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
 //        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>] [--rate-limits <mode>]…
 // LOG_LEVEL and SVC_DB_POOL_SIZE in the environment pass to the servers (unset: the shipped default).
+// `--server-node-flags="<flags>"` starts the measured servers' Node with these flags (space-separated),
+// e.g. `--max-semi-space-size=2`, a setting an operator may choose (BENCHMARKS.md), not the shipped one.
 // `--rate-limits` chooses the tables, in order (the first is the main one; default `on` then `off`):
 // `on`, `off`, or any other SVC_RATE_LIMITS value, e.g. `--rate-limits off` for the off table alone,
 // `--rate-limits on` for the main table alone. `--json` writes every table (its rows and targets).
@@ -56,6 +58,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     // Repeatable: one table per value, the first is the main one (see LIMIT_MODES below).
     'rate-limits': { type: 'string', multiple: true, default: ['on', 'off'] },
+    'server-node-flags': { type: 'string', default: '' },
   },
 });
 const DURATION = Number(values.duration);
@@ -65,6 +68,7 @@ const BIG = Number(values.rows);
 const SMALL = 1000;
 const ONLY = values.only ? new RegExp(values.only) : undefined;
 const PROFILE_DIR = values['cpu-prof'];
+const SERVER_NODE_FLAGS = values['server-node-flags'].split(' ').filter(Boolean);
 /** `on`: budgets so large that nothing is ever refused, so what is measured is the counting itself. */
 const UNREFUSING_RATE_LIMITS = 'principal=1000000000/60,workspace_mutations=1000000000/60';
 /**
@@ -81,7 +85,8 @@ if (new Set(LIMIT_MODES.map((mode) => mode.key)).size !== LIMIT_MODES.length)
 
 /** Starts a child that prints its URL; answers { url, stop } (stop: SIGTERM by pid, SIGKILL after 3 s). */
 async function startChild(name, args, env, pattern) {
-  const child = spawn(process.execPath, args, {
+  const flags = args.includes(MAIN) ? SERVER_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, ...args], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -340,7 +345,8 @@ async function main() {
   process.stdout.write(
     `bench: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}; ${DURATION} s per endpoint after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`,
+      .join(' ')}; ${DURATION} s per endpoint after ${WARMUP} s warm-up, ${CONNECTIONS} connections` +
+      `${SERVER_NODE_FLAGS.length ? `; servers started with node ${SERVER_NODE_FLAGS.join(' ')}` : ''}\n`,
   );
   const rows = [];
   const bare = await startChild('bare', [join(here, 'bare.mjs')], {}, /listening on (http:\/\/\S+)/);
