@@ -20,7 +20,8 @@
 // process per copy): the command a person types against the one they would type for Docker.
 //
 // `--server-node-flags=<flags>` starts the server's Node with these flags (space-separated), e.g.
-// `--max-semi-space-size=2`: a setting an operator may choose (BENCHMARKS.md), not the shipped one.
+// `--server-node-flags=--max-semi-space-size=2`: an operator's choice (decision 0017), not the shipped
+// settings, and said so in the first line printed.
 //
 // `--cpu-prof` runs the server under `node --cpu-prof` (server-files.cpuprofile in <dir>; summarise it
 // with bench/profile-summary.mjs).
@@ -331,7 +332,7 @@ async function main() {
     };
     process.stdout.write(
       `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}` +
-        `${SERVER_NODE_FLAGS.length ? `; server started with node ${SERVER_NODE_FLAGS.join(' ')}` : ''}\n`,
+        `${SERVER_NODE_FLAGS.length ? `; server started with node ${SERVER_NODE_FLAGS.join(' ')} (NOT as shipped)` : ''}\n`,
     );
     line('docker cp in', 'cpIn');
     line('PUT …/files through the server', 'apiIn', 'cpIn');

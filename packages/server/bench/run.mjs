@@ -19,8 +19,9 @@
 // Usage: node bench/run.mjs [--duration 5] [--connections 20] [--rows 100000] [--json out.json]
 //        [--engines pglite,postgres] [--only <label regex>] [--cpu-prof <dir>] [--rate-limits <mode>]…
 // LOG_LEVEL and SVC_DB_POOL_SIZE in the environment pass to the servers (unset: the shipped default).
-// `--server-node-flags="<flags>"` starts the measured servers' Node with these flags (space-separated),
-// e.g. `--max-semi-space-size=2`, a setting an operator may choose (BENCHMARKS.md), not the shipped one.
+// `--server-node-flags=<flags>` starts the measured servers' Node with these flags (space-separated),
+// e.g. `--server-node-flags=--max-semi-space-size=2`: an operator's choice (decision 0017), not the
+// shipped settings, and said so in the first line printed.
 // `--rate-limits` chooses the tables, in order (the first is the main one; default `on` then `off`):
 // `on`, `off`, or any other SVC_RATE_LIMITS value, e.g. `--rate-limits off` for the off table alone,
 // `--rate-limits on` for the main table alone. `--json` writes every table (its rows and targets).
@@ -346,7 +347,7 @@ async function main() {
     `bench: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ${DURATION} s per endpoint after ${WARMUP} s warm-up, ${CONNECTIONS} connections` +
-      `${SERVER_NODE_FLAGS.length ? `; servers started with node ${SERVER_NODE_FLAGS.join(' ')}` : ''}\n`,
+      `${SERVER_NODE_FLAGS.length ? `; servers started with node ${SERVER_NODE_FLAGS.join(' ')} (NOT as shipped)` : ''}\n`,
   );
   const rows = [];
   const bare = await startChild('bare', [join(here, 'bare.mjs')], {}, /listening on (http:\/\/\S+)/);
