@@ -6,7 +6,6 @@
 // answering from the last good bundle.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,22 +13,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { launchChromium } from '../browser.mjs';
+import { freePort } from '../spec-mock.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const SPEC_DEV = join(repo, 'tools', 'spec-dev.mjs');
 const LIMIT_MS = 2_000;
-
-/** A port that was free a moment ago (the OS picks it; the loop binds it right after). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 let work: string;
 let specDir: string;

@@ -8,6 +8,7 @@ import {
   responseFor,
 } from '@svc/contract';
 import { type ConnectionBounds, DEFAULT_CONNECTION_BOUNDS } from './db/postgres.js';
+import { RESOURCES, type Resource, type Resources } from './fleet/placement.js';
 import type { LogLevel } from './observe/logger.js';
 import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
@@ -207,7 +208,7 @@ export interface DockerConfig {
    * `vcpus=16,memory_mib=65536,computers=200`); a resource left out is read from the Engine: 16 vCPUs
    * per CPU, 4× its memory, 1000 computers (what a host allows, not what it has; design §4.4).
    */
-  capacity: Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>>;
+  capacity: Partial<Resources>;
 }
 
 /** The fleet of hosts (`SVC_FLEET_POLICY`, `SVC_HOST_*`; design §4.4). */
@@ -516,26 +517,26 @@ function hostName(raw: string | undefined): string {
   return raw;
 }
 
+/** One `resource=<n>` of a capacity. */
+const CAPACITY_ENTRY = new RegExp(`^(${RESOURCES.join('|')})=(\\d{1,9})$`);
+
 /**
  * A host capacity written `vcpus=16,memory_mib=65536,computers=200` (any of the three).
  *
  * @example
  * capacity('vcpus=8,computers=50'); // { vcpus: 8, computers: 50 }
  */
-export function capacity(
-  raw: string | undefined,
-  name = 'SVC_DOCKER_CAPACITY',
-): Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>> {
-  const result: Partial<Record<'vcpus' | 'memory_mib' | 'computers', number>> = {};
+export function capacity(raw: string | undefined, name = 'SVC_DOCKER_CAPACITY'): Partial<Resources> {
+  const result: Partial<Resources> = {};
   for (const part of (raw ?? '').split(',')) {
     const entry = part.trim();
     if (entry === '') continue;
-    const match = /^(vcpus|memory_mib|computers)=(\d{1,9})$/.exec(entry);
+    const match = CAPACITY_ENTRY.exec(entry);
     if (!match)
       throw new ConfigError(
-        `${name} must be a comma-separated list of vcpus=<n>, memory_mib=<n>, computers=<n>, got ${JSON.stringify(entry)}`,
+        `${name} must be a comma-separated list of ${RESOURCES.map((r) => `${r}=<n>`).join(', ')}, got ${JSON.stringify(entry)}`,
       );
-    const key = match[1] as 'vcpus' | 'memory_mib' | 'computers';
+    const key = match[1] as Resource;
     if (result[key] !== undefined) throw new ConfigError(`${name} names ${key} twice`);
     result[key] = Number(match[2]);
   }

@@ -9,6 +9,7 @@ import { newId } from '../ids.js';
 import {
   deleteHost,
   hostByName,
+  hostCapacity,
   hostContents,
   hostStatuses,
   insertHost,
@@ -258,11 +259,7 @@ async function run(
               engine: host.engine,
               state: host.state,
               labels: host.labels,
-              capacity: {
-                vcpus: host.capacity_vcpus,
-                memory_mib: host.capacity_memory_mib,
-                computers: host.capacity_computers,
-              },
+              capacity: hostCapacity(host),
               used: host.used,
               seen_at: host.seen_at?.toISOString() ?? null,
             })),

@@ -1,3 +1,4 @@
+import type { Schema } from '@svc/contract';
 /**
  * Where a new computer goes in a fleet of Docker Engines (issue #32; docs/decisions/0015). Pure: it
  * reads the hosts it is handed and answers an ordered list of hosts to try. Taking the capacity is the
@@ -12,17 +13,22 @@
  */
 
 /** What a host has room for, and what its computers hold of it. */
-export interface Resources {
-  vcpus: number;
-  memory_mib: number;
-  computers: number;
-}
+/**
+ * A resource a host may be short of: the known values of the spec's `ErrorDetails.resource` (an open
+ * enum, whose generated type also admits any string).
+ */
+export type Resource = Known<Exclude<Schema<'ErrorDetails'>['resource'], undefined>>;
 
-/** The resources, in the order a tie between them is named (`NoCapacity.resource`). */
-export const RESOURCES = ['vcpus', 'memory_mib', 'computers'] as const satisfies readonly (keyof Resources)[];
+/** The literal members of an open enum's type, without its `string & {}`. */
+type Known<T> = T extends string ? (string extends T ? never : T) : never;
 
-/** A resource a host may be short of. */
-export type Resource = (typeof RESOURCES)[number];
+export type Resources = Record<Resource, number>;
+
+/** The resources, in the order a tie between them is named (`NoCapacity.resource`): every one of them. */
+export const RESOURCES = ['vcpus', 'memory_mib', 'computers'] as const satisfies readonly Resource[];
+// A resource added to the spec and not listed above fails to compile here.
+const everyResource: Record<Exclude<Resource, (typeof RESOURCES)[number]>, never> = {};
+void everyResource;
 
 /** `healthy` takes new computers; `unhealthy` (no heartbeat) and `cordoned` (an operator's word) never do. */
 export type HostState = 'healthy' | 'unhealthy' | 'cordoned';

@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
-import { type HostStatus, hostStatuses } from '../repositories/hosts.js';
+import { RESOURCES } from '../fleet/placement.js';
+import { type HostStatus, hostCapacity, hostStatuses } from '../repositories/hosts.js';
 import { type OperationQueue, operationQueue } from '../repositories/operations.js';
 
 /** Latency buckets in seconds: a cached read takes ~1 ms, a long-poll up to 60 s. */
@@ -221,13 +222,14 @@ export class Metrics {
         const hosts = await read();
         if (!hosts) return;
         this.reset();
-        for (const host of hosts)
-          for (const [resource, capacity] of [
-            ['vcpus', host.capacity_vcpus],
-            ['memory_mib', host.capacity_memory_mib],
-            ['computers', host.capacity_computers],
-          ] as const)
-            this.set({ host: host.name, resource }, capacity > 0 ? host.used[resource] / capacity : 1);
+        for (const host of hosts) {
+          const capacity = hostCapacity(host);
+          for (const resource of RESOURCES)
+            this.set(
+              { host: host.name, resource },
+              capacity[resource] > 0 ? host.used[resource] / capacity[resource] : 1,
+            );
+        }
       },
     });
   }

@@ -55,10 +55,16 @@ const HOST_COLUMNS = `h.id, h.name, h.engine, h.tls_ca_pem, h.tls_cert_pem, h.tl
  * await insertHost(db, { name: 'dock-a', engine: 'unix:///var/run/docker.sock', capacity: { vcpus: 64, memory_mib: 262144, computers: 500 } });
  */
 export async function insertHost(db: Queryable, host: NewHost): Promise<HostRow> {
+  return (await insertHostRow(db, host, false)) as HostRow;
+}
+
+/** The host's row inserted; with `ifAbsent`, nothing (undefined) when one of its name exists. */
+async function insertHostRow(db: Queryable, host: NewHost, ifAbsent: boolean): Promise<HostRow | undefined> {
   const { rows } = await db.query<HostRow>(
     `INSERT INTO hosts (id, name, engine, labels, capacity_vcpus, capacity_memory_mib, capacity_computers,
                         tls_ca_pem, tls_cert_pem, tls_key_sealed)
      VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
+     ${ifAbsent ? 'ON CONFLICT (name) DO NOTHING' : ''}
      RETURNING *, NULL::timestamptz AS seen_at, NULL::text AS engine_id`,
     [
       host.id ?? newId(),
@@ -73,7 +79,7 @@ export async function insertHost(db: Queryable, host: NewHost): Promise<HostRow>
       host.tls?.keySealed ?? null,
     ],
   );
-  return rows[0] as HostRow;
+  return rows[0];
 }
 
 /**
@@ -85,19 +91,7 @@ export async function insertHost(db: Queryable, host: NewHost): Promise<HostRow>
  * const local = await ensureHost(db, { name: 'local', engine: 'unix:///var/run/docker.sock', capacity });
  */
 export async function ensureHost(db: Queryable, host: NewHost): Promise<HostRow> {
-  await db.query(
-    `INSERT INTO hosts (id, name, engine, labels, capacity_vcpus, capacity_memory_mib, capacity_computers)
-     VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) ON CONFLICT (name) DO NOTHING`,
-    [
-      newId(),
-      host.name,
-      host.engine,
-      host.labels ?? {},
-      host.capacity.vcpus,
-      host.capacity.memory_mib,
-      host.capacity.computers,
-    ],
-  );
+  await insertHostRow(db, host, true);
   const found = await hostByName(db, host.name);
   if (!found) throw new Error(`host ${host.name} vanished while it was registered`);
   await db.query('UPDATE computers SET host_id = $1 WHERE host_id IS NULL AND deleted_at IS NULL', [
@@ -157,6 +151,20 @@ const USED_BY_HOST = (hostId: string) =>
     WHERE c.host_id = ${hostId} AND c.deleted_at IS NULL`;
 
 /**
+ * What a host's row says it can hold, by resource.
+ *
+ * @example
+ * const { vcpus } = hostCapacity(await hostByName(db, 'dock-a'));
+ */
+export function hostCapacity(host: HostRow): Resources {
+  return {
+    vcpus: host.capacity_vcpus,
+    memory_mib: host.capacity_memory_mib,
+    computers: host.capacity_computers,
+  };
+}
+
+/**
  * A host as placement sees it.
  *
  * @example
@@ -166,11 +174,7 @@ export function placementHost(host: HostStatus): PlacementHost {
   return {
     id: host.id,
     labels: host.labels,
-    capacity: {
-      vcpus: host.capacity_vcpus,
-      memory_mib: host.capacity_memory_mib,
-      computers: host.capacity_computers,
-    },
+    capacity: hostCapacity(host),
     used: host.used,
     state: host.state,
   };

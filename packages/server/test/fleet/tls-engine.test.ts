@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@svc/tools/spec-mock';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runHostsCommand } from '../../src/commands/hosts.js';
 import type { FleetDriver } from '../../src/fleet/fleet-driver.js';
@@ -18,18 +18,6 @@ import { describeEngines } from '../support/engines.js';
 // here with --tlsverify on 127.0.0.1 (loopback only), certificates made here by openssl. The control
 // plane's client key is stored sealed; a client certificate the Engine's CA did not sign is refused
 // by the Engine, so that host never turns healthy.
-
-/** A free port on 127.0.0.1, for the Engine's TLS listener. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 const port = await freePort();
 const pki = mkdtempSync(join(tmpdir(), 'svc-tls-'));
