@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { DockerFiles, WHOLE_BYTES } from '../../src/files/docker-files.js';
+import type { ComputerFiles } from '../../src/files/driver.js';
 import { newId } from '../../src/ids.js';
 import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
 import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
@@ -31,6 +32,26 @@ const computer = (): DriverComputer => ({
   image: 'busybox',
   labels: {},
 });
+
+/**
+ * No upload's temporary part (`.svc-upload-…`) is left in `dir`: at once after a write that succeeded;
+ * with `settle`, within 10 s after one that failed (a list takes a second on a loaded machine, and the
+ * second removal comes 2 s after a failure).
+ */
+async function expectNoTemporaryFiles(
+  files: ComputerFiles,
+  box: DriverComputer,
+  dir: string,
+  { settle = false } = {},
+): Promise<void> {
+  const signal = new AbortController().signal;
+  const temporary = async () =>
+    (await files.list(box, dir, signal))
+      .map((entry) => entry.name)
+      .filter((name) => name.startsWith('.svc-upload-'));
+  if (settle) await expect.poll(temporary, { timeout: 10_000, interval: 250 }).toEqual([]);
+  else expect(await temporary()).toEqual([]);
+}
 
 describeDocker('files: the Docker driver', (engine) => {
   const options = { docker: engine.docker, catalog, instance: engine.instance, hostCpus: 1 };
@@ -114,16 +135,7 @@ describeDocker('files: the Docker driver', (engine) => {
       // Small: read whole before anything is sent. Large: sent to a temporary name, which the failure
       // removes; the file itself is never touched.
       await expectFileError(driver.files.stat(boxes[0], path, signal), 'not_found');
-      await expect
-        .poll(
-          async () =>
-            (await driver.files.list(boxes[0], '/home/svc', signal))
-              .map((entry) => entry.name)
-              .filter((name) => name.startsWith('.svc-upload-')),
-          // A list takes a second on a loaded machine, and the second removal comes 2 s after a failure.
-          { timeout: 10_000, interval: 250 },
-        )
-        .toEqual([]);
+      await expectNoTemporaryFiles(driver.files, boxes[0], '/home/svc', { settle: true });
       // The next write of the same path is whole.
       const bytes = new Uint8Array(declared).fill(9);
       await driver.files.write(boxes[0], path, streamOf(bytes), options);
@@ -146,8 +158,7 @@ describeDocker('files: the Docker driver', (engine) => {
       expect(stat).toMatchObject({ size: bytes.length, mode: 0o640, type: 'file' });
       const back = await driver.files.read(boxes[0], path, signal);
       expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
-      const names = (await driver.files.list(boxes[0], parent, signal)).map((entry) => entry.name);
-      expect(names.filter((name) => name.startsWith('.svc-upload-'))).toEqual([]);
+      await expectNoTemporaryFiles(driver.files, boxes[0], parent);
     },
   );
 
@@ -179,8 +190,7 @@ describeDocker('files: the Docker driver', (engine) => {
       expect(seen).toEqual(asked);
       const back = await files.read(boxes[0], path, signal);
       expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(bytes))).toBe(true);
-      const names = (await files.list(boxes[0], '/home/svc', signal)).map((entry) => entry.name);
-      expect(names.filter((name) => name.startsWith('.svc-upload-'))).toEqual([]);
+      await expectNoTemporaryFiles(files, boxes[0], '/home/svc');
     },
   );
 
@@ -199,15 +209,7 @@ describeDocker('files: the Docker driver', (engine) => {
     );
     const back = await driver.files.read(boxes[0], path, signal);
     expect(Buffer.from(await bytesOf(back.body)).equals(Buffer.from(before))).toBe(true);
-    await expect
-      .poll(
-        async () =>
-          (await driver.files.list(boxes[0], '/home/svc', signal))
-            .map((entry) => entry.name)
-            .filter((name) => name.startsWith('.svc-upload-')),
-        { timeout: 10_000, interval: 250 },
-      )
-      .toEqual([]);
+    await expectNoTemporaryFiles(driver.files, boxes[0], '/home/svc', { settle: true });
   });
 
   test("a computer's /home is a volume of its own, removed with its container", async () => {
