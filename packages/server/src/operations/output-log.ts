@@ -176,7 +176,11 @@ export class OutputLog {
       });
   }
 
-  /** Cuts what was written into chunks; unless `final`, an unfinished character waits in `carry`. */
+  /**
+   * Cuts what was written into chunks. An unfinished character waits in `carry`, to be joined by its
+   * stream's next write (also a later one in this same cut: writes of the two streams may alternate
+   * inside a character); with `final`, what is still unfinished at the end is emitted as it is.
+   */
   private cut(final: boolean): OutputEvent[] {
     const events: OutputEvent[] = [];
     const emit = (stream: OutputStream, bytes: Uint8Array) => {
@@ -193,7 +197,7 @@ export class OutputLog {
     };
     for (const { stream, bytes } of this.written) {
       let all = concat(this.carry[stream], bytes);
-      const tail = final ? 0 : incompleteTail(all);
+      const tail = incompleteTail(all);
       this.carry[stream] = all.slice(all.length - tail);
       all = all.subarray(0, all.length - tail);
       emit(stream, all);

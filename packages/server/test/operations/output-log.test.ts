@@ -90,6 +90,27 @@ describe('OutputLog', () => {
         expect(event.data.encoding).toBe('utf-8');
   });
 
+  test('a character split across writes that alternate with the other stream, then finished at once, stays whole', async () => {
+    const { log, all } = recorded();
+    const text = bytesOf('😀€');
+    // No flush in between: every write is still waiting when the log is finished.
+    for (const byte of text) {
+      log.write('stdout', new Uint8Array([byte]));
+      log.write('stderr', bytesOf('.'));
+    }
+    log.write('stdout', new Uint8Array([0xe2])); // a character the command never finished
+    const events = await all();
+    expect(joined(events, 'stdout')).toEqual(Buffer.concat([Buffer.from(text), Buffer.from([0xe2])]));
+    const stdout = events.flatMap((event) =>
+      event.event === 'output' && event.data.stream === 'stdout' ? [event.data] : [],
+    );
+    expect(stdout.map((chunk) => chunk.encoding)).toEqual([
+      ...stdout.slice(0, -1).map(() => 'utf-8'),
+      'base64',
+    ]);
+    expect(decode(stdout.at(-1) as { encoding: string; data: string })).toEqual(Buffer.from([0xe2]));
+  });
+
   test('binary output is base64, a large one cut into chunks of at most 64 KiB, text never mid-character', async () => {
     const binary = new Uint8Array(200_000).map((_, i) => (i * 7) % 256);
     const text = bytesOf('€'.repeat(50_000)); // 150,000 bytes: 65,536 is no multiple of 3
