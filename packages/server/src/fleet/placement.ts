@@ -1,18 +1,16 @@
-import type { Schema } from '@svc/contract';
 /**
  * Where a new computer goes in a fleet of Docker Engines (issue #32; docs/decisions/0015). Pure: it
- * reads the hosts it is handed and answers an ordered list of hosts to try. Taking the capacity is the
- * caller's one conditional update of the host's row (decision 0015, "Placement"): it adds the size to
- * the host's `used_*` columns only where the host is still healthy and each sum stays within its
- * `capacity_*`, and returns the row. That statement, not this function, keeps two replicas placing at
- * once from overfilling a host: under READ COMMITTED its condition is evaluated again on the row as a
- * concurrent writer committed it. No row back: another replica took that room first, so the caller
- * tries the next of `candidates`; when every one is refused it reads the hosts once more and places
- * again, a bounded number of times, then answers no capacity. The hosts read here may be stale; the
- * row is the truth. A repository module will hold that statement (SQL lives in `src/repositories/`).
+ * reads the hosts it is handed and answers an ordered list of hosts to try. Taking the room is the
+ * caller's (`src/fleet/place.ts`), in the create's transaction: it locks a candidate's row and counts
+ * that host's live computers again under the lock (`tryHostForPlacement` in
+ * `src/repositories/hosts.ts`, under a savepoint), so two replicas placing at once never overfill a
+ * host. A candidate full by then is let go and the next one tried; when every one is refused, the
+ * caller reads the hosts once more and places again, a bounded number of times, then answers no
+ * capacity. The hosts read here may be stale; the locked count is the truth.
  */
 
-/** What a host has room for, and what its computers hold of it. */
+import type { Schema } from '@svc/contract';
+
 /**
  * A resource a host may be short of: the known values of the spec's `ErrorDetails.resource` (an open
  * enum, whose generated type also admits any string).
@@ -22,6 +20,7 @@ export type Resource = Known<Exclude<Schema<'ErrorDetails'>['resource'], undefin
 /** The literal members of an open enum's type, without its `string & {}`. */
 type Known<T> = T extends string ? (string extends T ? never : T) : never;
 
+/** What a host has room for, and what its computers hold of it. */
 export type Resources = Record<Resource, number>;
 
 /** The resources, in the order a tie between them is named (`NoCapacity.resource`): every one of them. */
