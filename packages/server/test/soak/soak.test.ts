@@ -23,20 +23,22 @@ const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 8);
 const STUCK_AFTER_MS = 30_000;
 /**
  * Memory bound: the end RSS of each server may exceed its warm baseline (sampled once half the run
- * has passed) by at most 50% and at most 96 MiB. Half, not a quarter: at 2,000 requests a second one
- * replica's heap grows from about 180 to about 330 MiB between the 7th and the 20th second and then
- * holds (a 45 s run: warm at 11 s 296 MiB, end 338 MiB; the same on the code of the previous release),
- * which is V8 sizing its old space to the load, not a leak; a leak keeps growing with the requests, and
- * the second half of a 30 s run (some 30,000 requests) shows one of more than about 3 KiB a request.
+ * has passed) by at most 100% and at most 160 MiB. V8 sizes its old space to the load, and when it
+ * does depends on the machine:
+ * - at 2,000 requests a second, one replica's heap grew from about 180 to about 330 MiB between the
+ *   7th and the 20th second and then held (a 45 s run: warm at 11 s 296 MiB, end 338 MiB);
+ * - at 460–560 requests a second (CI on 2 shared cores), the step comes in the second half, after the
+ *   warm sample: 183 to 278 MiB from the 17th second to the 30th, while the other replica went from
+ *   182 to 237 MiB and held.
+ * This bound is for a leak that grows with the requests, not for a step. It catches a leak of more
+ * than about 12 KiB a request over a 30 s run (14,000 requests); a smaller one needs a longer soak
+ * (`SOAK_SECONDS`).
  */
-const RSS_GROWTH_RATIO = 1.5;
-const RSS_GROWTH_BYTES = 96 * 1024 * 1024;
+const RSS_GROWTH_RATIO = 2;
+const RSS_GROWTH_BYTES = 160 * 1024 * 1024;
 /**
  * Past the bound, a replica still passes when its RSS has stopped growing: its last
- * {@link SETTLED_SAMPLES} samples (the run's last 4 s) lie within {@link SETTLED_BYTES}. V8 sizing its
- * old space to the load comes late on a slow machine (at 557 req/s, from the 17th second to the 26th,
- * then flat), after the warm sample; a leak of 3 KiB a request still grows 6 MiB or more in those
- * 4 s at that rate, and is not settled.
+ * {@link SETTLED_SAMPLES} samples (the run's last 4 s) lie within {@link SETTLED_BYTES}.
  */
 const SETTLED_SAMPLES = 5;
 const SETTLED_BYTES = 4 * 1024 * 1024;
