@@ -224,6 +224,13 @@ export async function uploadLocal(
       );
     const target =
       existing?.type === 'directory' ? posix.join(remote.path, name) : intoRemote(remote.path, name);
+    if (!existing && !flags.parents && !(await statRemote(client, where(posix.dirname(target)))))
+      // Refused before any byte is sent: a server that refuses a body early may be cut off mid-send.
+      throw new CliError(
+        'not_found',
+        'not_found',
+        `${posix.dirname(target)}: no such directory in the computer (--parents creates it).`,
+      );
     return await files.uploadFile(
       client,
       remote.workspace,
