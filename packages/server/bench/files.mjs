@@ -12,7 +12,7 @@
 // `pnpm images:build`.
 //
 //   node packages/server/bench/files.mjs [--mb 100] [--rounds 3] [--socket /var/run/docker.sock]
-//        [--cpu-prof <dir>] [--client fetch|curl|svc] [--server-node-flags="<flags>"]
+//        [--cpu-prof <dir>] [--client fetch|curl|svc] [--server-node-flags="<flags>"] [--heap-tuning on|off]
 //
 // `--client curl` moves the API's bytes with curl (`-T`, `-o`) instead of Node's fetch (the default):
 // a client as light as the docker CLI, so that the ratio is the server's and not the client's.
@@ -22,6 +22,10 @@
 // `--server-node-flags=<flags>` starts the server's Node with these flags (space-separated), e.g.
 // `--server-node-flags=--max-semi-space-size=2`: an operator's choice (decision 0017), not the shipped
 // settings, and said so in the first line printed.
+//
+// `--heap-tuning off` starts the server with `SVC_FILES_HEAP_TUNING=off`: V8's heap as Node leaves it,
+// without the young collections during transfers and the larger growing factor (decision 0018), to
+// measure what they bring; also not the shipped settings, and said so.
 //
 // `--cpu-prof` runs the server under `node --cpu-prof` (server-files.cpuprofile in <dir>; summarise it
 // with bench/profile-summary.mjs).
@@ -51,6 +55,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     client: { type: 'string', default: 'fetch' },
     'server-node-flags': { type: 'string', default: '' },
+    'heap-tuning': { type: 'string', default: 'on' },
   },
 });
 const BYTES = Math.round(Number(values.mb) * 1024 * 1024);
@@ -60,6 +65,8 @@ const INSTANCE = `bench-files-${process.pid}`;
 const PROFILE_DIR = values['cpu-prof'];
 const CLIENT = values.client;
 const SERVER_NODE_FLAGS = values['server-node-flags'].split(' ').filter(Boolean);
+const HEAP_TUNING = values['heap-tuning'];
+if (HEAP_TUNING !== 'on' && HEAP_TUNING !== 'off') throw new Error('--heap-tuning is on or off');
 if (!['fetch', 'curl', 'svc'].includes(CLIENT))
   throw new Error(`--client: fetch, curl or svc, not ${CLIENT}`);
 
@@ -186,6 +193,7 @@ async function main() {
       SVC_DOCKER_SOCKET: SOCKET,
       SVC_DOCKER_INSTANCE: INSTANCE,
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+      SVC_FILES_HEAP_TUNING: HEAP_TUNING,
     });
     const base = server.url;
     const key = JSON.parse(readFileSync(keyFile, 'utf8'));
@@ -332,7 +340,8 @@ async function main() {
     };
     process.stdout.write(
       `${values.mb} MiB each way, ${ROUNDS} rounds, interleaved; medians; bytes checked (SHA-256); API client ${CLIENT}` +
-        `${SERVER_NODE_FLAGS.length ? `; server started with node ${SERVER_NODE_FLAGS.join(' ')} (NOT as shipped)` : ''}\n`,
+        `${SERVER_NODE_FLAGS.length ? `; server started with node ${SERVER_NODE_FLAGS.join(' ')} (NOT as shipped)` : ''}` +
+        `${HEAP_TUNING === 'off' ? '; SVC_FILES_HEAP_TUNING=off (NOT as shipped)' : ''}\n`,
     );
     line('docker cp in', 'cpIn');
     line('PUT …/files through the server', 'apiIn', 'cpIn');

@@ -9,6 +9,7 @@ import { bootstrap, bootstrapMessage } from './bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
 import { HOSTS_USAGE, runHostsCommand } from './commands/hosts.js';
 import { ConfigError, loadConfig } from './config.js';
+import { tuneHeapForFiles } from './files/heap.js';
 import { listen } from './http/node-adapter.js';
 import { drainAndStop, Lifecycle, notYetServing } from './lifecycle.js';
 import { createLogger } from './observe/logger.js';
@@ -29,6 +30,8 @@ ${HOSTS_USAGE}`;
 async function serve(sandbox: boolean): Promise<void> {
   const loaded = loadConfig(process.env, { sandbox });
   const logger = await createLogger({ level: loaded.logLevel, pretty: process.stdout.isTTY === true });
+  // V8's heap as file traffic needs it (decision 0018); before any request is served.
+  if (loaded.files.heapTuning) logger.debug(tuneHeapForFiles(), 'heap tuned for file traffic');
   const metrics = loaded.metrics ? new Metrics() : undefined;
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the OpenTelemetry packages load (dynamically).
   const tracing = await startTracing({ env: process.env });

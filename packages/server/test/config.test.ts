@@ -87,12 +87,17 @@ describe('loadConfig', () => {
     [
       "the files settings, by default the spec's bounds",
       {},
-      { files: { maxBytes: 1024 ** 3, quotaBytes: 10 * 1024 ** 3, maxEntries: 10_000 } },
+      { files: { maxBytes: 1024 ** 3, quotaBytes: 10 * 1024 ** 3, maxEntries: 10_000, heapTuning: true } },
     ],
     [
       'the files settings',
-      { SVC_FILES_MAX_BYTES: '1048576', SVC_FILES_QUOTA_BYTES: '5', SVC_FILES_MAX_ENTRIES: '7' },
-      { files: { maxBytes: 1048576, quotaBytes: 5, maxEntries: 7 } },
+      {
+        SVC_FILES_MAX_BYTES: '1048576',
+        SVC_FILES_QUOTA_BYTES: '5',
+        SVC_FILES_MAX_ENTRIES: '7',
+        SVC_FILES_HEAP_TUNING: 'off',
+      },
+      { files: { maxBytes: 1048576, quotaBytes: 5, maxEntries: 7, heapTuning: false } },
     ],
     [
       'DATABASE_URL',

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { FileError, quotaExceeded, tooLarge } from './driver.js';
+import { fileBytesMoved } from './heap.js';
 import { abortReason } from './streams.js';
 
 /** The rules `checkArchive` enforces, as reported in `details.rule` of a `bad_archive` failure. */
@@ -111,6 +112,7 @@ export function checkArchive(
     for await (const chunk of input) {
       if (failure) return;
       raw += chunk.length;
+      fileBytesMoved(chunk.length);
       if (raw > options.maxBytes) throw tooLarge(options.maxBytes);
       let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
       if (head) {

@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { FileError } from './driver.js';
+import { fileBytesMoved } from './heap.js';
 import { abortReason } from './streams.js';
 import { END_OF_TAR, ENGINE_BUFFER_BYTES, padding, type TarEntryHeader, tarHeader } from './tar-entry.js';
 
@@ -103,6 +104,7 @@ export function putOneFile(
     }
     function onData(chunk: Buffer): void {
       total += chunk.length;
+      fileBytesMoved(chunk.length);
       if (total > size) {
         fail(new FileError('too_large', 'the body is longer than its declared size', { size }));
         return;

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { tooLarge } from './driver.js';
+import { fileBytesMoved } from './heap.js';
 
 /**
  * A Node stream of a web stream's bytes, for the libraries that speak Node streams (tar-stream,
@@ -12,7 +13,10 @@ export function nodeReadable(body: ReadableStream<Uint8Array>): Readable {
 /** A web stream of a Node stream's (or async iterable's) bytes, for the HTTP side. */
 export function webReadable(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
   const readable = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
-  return Readable.toWeb(readable) as unknown as ReadableStream<Uint8Array>;
+  const web = Readable.toWeb(readable) as unknown as ReadableStream<Uint8Array>;
+  // Beside toWeb's own listener, which pauses and resumes the source: this one only counts.
+  readable.on('data', (chunk: Uint8Array) => fileBytesMoved(chunk.length));
+  return web;
 }
 
 /** The error an aborted files operation fails with: the signal's reason, as `fetch` does. */
@@ -40,6 +44,7 @@ export async function* counted(
   for await (const chunk of source) {
     throwIfAborted(options.signal);
     total += chunk.length;
+    fileBytesMoved(chunk.length);
     if (total > options.maxBytes) throw tooLarge(options.maxBytes);
     options.onBytes?.(total);
     yield chunk;

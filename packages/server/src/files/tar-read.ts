@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { FileError } from './driver.js';
+import { fileBytesMoved } from './heap.js';
 
 const BLOCK = 512;
 /** How far a download reads ahead of its client, at most (plus one chunk of the Engine's). */
@@ -96,6 +97,7 @@ export function firstFileStream(source: Readable, close: () => void): ReadableSt
   };
   function onData(chunk: Buffer): void {
     if (finished) return;
+    fileBytesMoved(chunk.length);
     try {
       let body: Buffer | undefined = chunk;
       if (head !== undefined) body = headers(head.length === 0 ? chunk : Buffer.concat([head, chunk]));
