@@ -405,6 +405,54 @@ describeEngines('handlers: files on computers', (engine) => {
     });
   });
 
+  test('through a socket, a refusal sent before the body is read reaches a client still sending it, every time', async () => {
+    // The server answers without reading the body (a missing directory, a declared size over the
+    // limit or the quota) while the client is still sending: the client must get that answer, in the
+    // published shape, and not a connection reset.
+    const running = await listen(f.t.app.fetch, { port: 0 });
+    /** A body that goes on for `bytes` in 64 KiB pieces, as fast as the connection takes them. */
+    const endless = (bytes: number) => {
+      let left = bytes;
+      const piece = new Uint8Array(64 * 1024);
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (left <= 0) return controller.close();
+          const next = piece.subarray(0, Math.min(piece.length, left));
+          left -= next.length;
+          controller.enqueue(next);
+        },
+      });
+    };
+    const send = (path: string, declared: number, parents: boolean) =>
+      fetch(`${running.url}${f.files()}${query({ path, parents })}`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${f.team.editor.token}`,
+          'content-type': OCTET,
+          'content-length': String(declared),
+        },
+        body: endless(declared),
+        duplex: 'half',
+      } as RequestInit);
+    try {
+      const cases: Array<[string, () => Promise<Response>, number, string]> = [
+        ['a missing directory', () => send(`${fresh()}/missing/a.bin`, LIMIT, false), 404, 'not_found'],
+        ['over the limit', () => send(`${fresh()}/a.bin`, LIMIT + 1, true), 413, 'payload_too_large'],
+      ];
+      for (const [name, attempt, status, code] of cases)
+        for (let round = 0; round < 8; round++) {
+          // fetch's Response is not the global one here (the Node adapter replaces it): told by its status.
+          const answer = await attempt().catch((error: unknown) => error as Error);
+          const got = 'status' in answer ? answer.status : `${answer} (${(answer as Error).cause})`;
+          expect(got, `${name}, round ${round}`).toBe(status);
+          const body = (await (answer as Response).json()) as { error: { code: string } };
+          expect(body.error.code).toBe(code);
+        }
+    } finally {
+      await running.close();
+    }
+  });
+
   test('a download the client abandons is cancelled: its audit line says completed: false', async () => {
     const path = `${fresh()}/large.bin`;
     expect((await put(path, new Uint8Array(5 * 1024 * 1024))).status).toBe(200);
