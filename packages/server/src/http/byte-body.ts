@@ -126,9 +126,12 @@ export class IncomingBytes {
         pull: () => {
           if (!settled) source.resume();
         },
-        cancel: (reason) => {
+        cancel: () => {
+          // Not destroyed: a destroyed request takes its socket, and the answer with it (the client,
+          // still sending, would get a reset instead of the refusal). What it still sends is read and
+          // dropped until the answer is out; the pipeline closes the connection after the answer.
           settled = true;
-          source.destroy(reason instanceof Error ? reason : undefined);
+          source.resume();
         },
       },
       new ByteLengthQueuingStrategy({ highWaterMark: INCOMING_BUFFER_BYTES }),

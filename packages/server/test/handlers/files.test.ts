@@ -407,13 +407,14 @@ describeEngines('handlers: files on computers', (engine) => {
 
   test('through a socket, a refusal sent before the body is read reaches a client still sending it, every time', async () => {
     // The server answers without reading the body (a missing directory, a declared size over the
-    // limit or the quota) while the client is still sending: the client must get that answer, in the
-    // published shape, and not a connection reset.
+    // limit), or stops reading it (a compressed archive), while the client is still sending: the
+    // client must get that answer, in the published shape, and not a connection reset.
     const running = await listen(f.t.app.fetch, { port: 0 });
-    /** A body that goes on for `bytes` in 64 KiB pieces, as fast as the connection takes them. */
-    const endless = (bytes: number) => {
+    /** A body of `bytes` in 64 KiB pieces (starting with `head`), as fast as the connection takes them. */
+    const endless = (bytes: number, head?: Uint8Array) => {
       let left = bytes;
       const piece = new Uint8Array(64 * 1024);
+      if (head) piece.set(head);
       return new ReadableStream<Uint8Array>({
         pull(controller) {
           if (left <= 0) return controller.close();
@@ -423,21 +424,23 @@ describeEngines('handlers: files on computers', (engine) => {
         },
       });
     };
-    const send = (path: string, declared: number, parents: boolean) =>
-      fetch(`${running.url}${f.files()}${query({ path, parents })}`, {
+    const send = (path: string, declared: number, parents: boolean, archive = false) =>
+      fetch(`${running.url}${f.files()}${archive ? '/archive' : ''}${query({ path, parents })}`, {
         method: 'PUT',
         headers: {
           authorization: `Bearer ${f.team.editor.token}`,
-          'content-type': OCTET,
+          'content-type': archive ? TAR : OCTET,
           'content-length': String(declared),
         },
-        body: endless(declared),
+        body: endless(declared, archive ? gzipSync(new Uint8Array(1024)) : undefined),
         duplex: 'half',
       } as RequestInit);
     try {
       const cases: Array<[string, () => Promise<Response>, number, string]> = [
         ['a missing directory', () => send(`${fresh()}/missing/a.bin`, LIMIT, false), 404, 'not_found'],
         ['over the limit', () => send(`${fresh()}/a.bin`, LIMIT + 1, true), 413, 'payload_too_large'],
+        // Refused on its first bytes: the handler stops reading, and the answer must still go out.
+        ['a compressed archive', () => send(fresh(), LIMIT, true, true), 400, 'invalid_argument'],
       ];
       for (const [name, attempt, status, code] of cases)
         for (let round = 0; round < 8; round++) {
