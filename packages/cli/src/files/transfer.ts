@@ -225,7 +225,7 @@ export async function uploadLocal(
     const target =
       existing?.type === 'directory' ? posix.join(remote.path, name) : intoRemote(remote.path, name);
     if (!existing && !flags.parents && !(await statRemote(client, where(posix.dirname(target)))))
-      // Refused before any byte is sent: a server that refuses a body early may be cut off mid-send.
+      // Refused here, with the command's own message and before any byte is sent.
       throw new CliError(
         'not_found',
         'not_found',
