@@ -7,7 +7,7 @@
 //
 // `tuneHeapForFiles` (called by `svc-server`, not by the library) changes two things:
 // - every FILE_STEP_BYTES of file bytes moved, {@link fileBytesMoved} asks for a young collection,
-//   which frees the dead buffers for about a millisecond;
+//   which frees the dead buffers in about a millisecond;
 // - V8's heap grows by its own largest factor (4×) after a full collection, so that the room left
 //   under the limit is more than the young generation, and a full collection is not started again
 //   at once.
@@ -32,7 +32,8 @@ let pending = 0;
  * nodeGiven('--heap-growing-percent', ['--heap-growing-percent=50'], ''); // true
  */
 export function nodeGiven(option: string, execArgv: readonly string[], nodeOptions: string): boolean {
-  const named = (arg: string) => arg === option || arg.startsWith(`${option}=`);
+  // V8 takes `_` for `-` in its options' names.
+  const named = (arg: string) => arg.split('=')[0]?.replaceAll('_', '-') === option;
   return execArgv.some(named) || nodeOptions.split(/\s+/).some(named);
 }
 

@@ -26,6 +26,7 @@ describe('the heap tuned for file traffic', () => {
     expect(
       nodeGiven('--heap-growing-percent', [], '--max-old-space-size=512 --heap-growing-percent=50'),
     ).toBe(true);
+    expect(nodeGiven('--heap-growing-percent', ['--heap_growing_percent=50'], '')).toBe(true);
     expect(nodeGiven('--heap-growing-percent', ['--heap-growing-percentage=5'], '')).toBe(false);
     expect(nodeGiven('--heap-growing-percent', [], '')).toBe(false);
   });

@@ -178,6 +178,11 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
         body: { argv: ['cat', '/home/svc/kept.txt'] },
       });
       expect(ran.body.execution.stdout).toBe('kept\n');
+      // The snapshot's image is not left in the Engine after the test.
+      const removed = await t.call('DELETE', `${ws()}/snapshots/${made.body.snapshot.id}`, {
+        token: team.owner.token,
+      });
+      expect(removed.status).toBe(204);
     });
   });
 });
