@@ -8,9 +8,9 @@
 // `tuneHeapForFiles` (called by `svc-server`, not by the library) changes two things:
 // - every FILE_STEP_BYTES of file bytes moved, {@link fileBytesMoved} asks for a young collection,
 //   which frees the dead buffers in about a millisecond;
-// - V8's heap grows by its own largest factor (4×) after a full collection, so that the room left
-//   under the limit is more than the young generation, and a full collection is not started again
-//   at once.
+// - V8's heap may grow to 4× what a full collection kept before the next one (about what V8 chose
+//   itself when it did not fall into that loop), so that the room left under the limit is more than
+//   the young generation, and a full collection is not started again at once.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -19,7 +19,7 @@ export const FILE_STEP_BYTES = 8 * 1024 * 1024;
 /** `--heap-growing-percent`: the old generation's limit becomes 4× what a full collection kept. */
 export const HEAP_GROWING_PERCENT = 300;
 
-type Collect = (options: { type: 'minor' | 'major' }) => void;
+type Collect = (options: { type: 'minor' }) => void;
 
 let collect: Collect | undefined;
 let pending = 0;
