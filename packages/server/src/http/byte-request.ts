@@ -56,7 +56,7 @@ export function checkByteRequest(
   const declaredLength = length === null || !/^\d+$/.test(length) ? undefined : Number(length);
   if (declaredLength !== undefined && declaredLength > limit) {
     // Nothing of the body is read: the answer goes out at once, and the connection is closed after it
-    // (see node-adapter.ts) instead of draining up to a gigabyte nobody wants.
+    // (lingering a bounded while, see linger.ts) instead of draining up to a gigabyte nobody wants.
     void request.body?.cancel().catch(() => {});
     return {
       ok: false,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ServerType } from '@hono/node-server';
 import { createAdaptorServer } from '@hono/node-server';
 import { Drain } from './drain.js';
+import { LINGER, type LingerBounds, lingerOnClose } from './linger.js';
 import type { FetchHandler } from './pipeline.js';
 
 /** A listening server and how to stop it. */
@@ -34,7 +35,8 @@ export interface RunningServer {
  * (docs/framework.md): it builds the `Request` lazily and writes plain-header `Response`s without
  * materialising undici objects, which a naive own adapter cannot match (0.59× vs 0.14× bare node:http).
  * It streams bodies both ways, sends several `Set-Cookie` headers as separate lines, aborts
- * `request.signal` when the client disconnects, and drains unread request bodies.
+ * `request.signal` when the client disconnects, and drains unread request bodies (for half a second;
+ * a connection it then closes lingers, {@link lingerOnClose}).
  *
  * Note: it replaces the global `Request`/`Response` with lightweight subclasses (its fast path);
  * they behave as the standard ones.
@@ -47,7 +49,7 @@ export interface RunningServer {
  */
 export function listen(
   core: FetchHandler,
-  options: { port?: number; hostname?: string; requestTimeoutMs?: number } = {},
+  options: { port?: number; hostname?: string; requestTimeoutMs?: number; linger?: LingerBounds } = {},
 ): Promise<RunningServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   const drain = new Drain(core);
@@ -57,6 +59,9 @@ export function listen(
   // How long a whole request (headers and body) may take to arrive (node:http answers 408 past it;
   // its default is 5 minutes): the bound on a slow upload, `SVC_REQUEST_TIMEOUT_MS`.
   if (options.requestTimeoutMs !== undefined) http.requestTimeout = options.requestTimeoutMs;
+  // A connection closed under a client still sending the body its answer refused ends without a
+  // reset, so the client reads that answer (see linger.ts).
+  lingerOnClose(http, options.linger ?? LINGER);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, hostname, () => {

@@ -69,10 +69,13 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
     await receiver.waitFor('/killed', 1, 30_000).catch((error: Error) => {
       throw new Error(`${error.message}\n${first.output()}`);
     });
-    const second = await startReplica('second', { databaseUrl: db.url, keyFile, env });
-    replicas.push(second);
+    // The held request stays held; the next one is answered. The kill comes before the second replica
+    // starts: started first, it could take the expired lease (2 s) while the receiver still held every
+    // request, and that attempt would hang past the deadline below (CI saw it under load).
     receiver.answer('/killed', 204);
     await stopReplica(first, 'SIGKILL');
+    const second = await startReplica('second', { databaseUrl: db.url, keyFile, env });
+    replicas.push(second);
     const [, retried] = await receiver.waitFor('/killed', 2, 30_000).catch((error: Error) => {
       throw new Error(`${error.message}\n${second.output()}`);
     });
