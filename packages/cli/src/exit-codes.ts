@@ -17,6 +17,11 @@ export const EXIT_CODES = [
     name: 'interrupted',
     meaning: 'interrupted (Ctrl-C) while following a stream; a command followed goes on running',
   },
+  {
+    code: 141,
+    name: 'closed_pipe',
+    meaning: 'standard output closed by its reader (svc … | head -1), as a tool ended by SIGPIPE',
+  },
 ] as const;
 
 export type ExitName = (typeof EXIT_CODES)[number]['name'];
