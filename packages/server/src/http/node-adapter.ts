@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerType } from '@hono/node-server';
 import { createAdaptorServer } from '@hono/node-server';
+import { answerClientErrors } from './client-error.js';
 import { Drain } from './drain.js';
 import { LINGER, type LingerBounds, lingerOnClose } from './linger.js';
 import type { FetchHandler } from './pipeline.js';
@@ -62,6 +63,8 @@ export function listen(
   // A connection closed under a client still sending the body its answer refused ends without a
   // reset, so the client reads that answer (see linger.ts).
   lingerOnClose(http, options.linger ?? LINGER);
+  // A request node cannot parse is answered in the published shape (see client-error.ts).
+  answerClientErrors(http);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, hostname, () => {
