@@ -41,8 +41,9 @@ export interface WebhookConfig {
   /** `SVC_WEBHOOK_POLL_MS` (default 1 s): how often the worker looks for due retries when nothing wakes it. */
   pollMs: number;
   /**
-   * `SVC_WEBHOOK_LEASE_MS` (default 30 s, above an attempt's 15 s): how long a replica holds a delivery
-   * it attempts; a replica that dies mid-attempt loses it then, and another replica tries again.
+   * `SVC_WEBHOOK_LEASE_MS` (default 30 s): how long a replica holds a delivery it attempts without
+   * renewing it (it renews every third while the receiver has the request); a replica that dies
+   * mid-attempt loses it then, and another replica tries again.
    */
   leaseMs: number;
 }

@@ -246,6 +246,25 @@ export async function claimWebhookDelivery(
 }
 
 /**
+ * Extends the lease `owner` holds on a delivery it is attempting to `leaseUntil`: a replica alive but
+ * waiting on a slow receiver keeps its delivery, and only one that stops renewing (dead, or hung) loses
+ * it. False when the claim was already lost.
+ */
+export async function renewWebhookLease(
+  db: Queryable,
+  deliveryId: string,
+  owner: string,
+  leaseUntil: Date,
+): Promise<boolean> {
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE webhook_deliveries SET lease_until = $3
+      WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING id`,
+    [deliveryId, owner, leaseUntil],
+  );
+  return rows.length > 0;
+}
+
+/**
  * Records an attempt of a delivery `owner` holds and ends the claim: `succeeded`; or due again after
  * `retryAfterMs`; or `failed` when the schedule is spent (`retryAfterMs` undefined), which makes an
  * `enabled` endpoint `failing`. A success makes a `failing` endpoint `enabled`. False when the claim

@@ -7,6 +7,7 @@ import {
   disableLongFailing,
   endpointsWithDueDeliveries,
   recordWebhookAttempt,
+  renewWebhookLease,
 } from '../repositories/webhook-deliveries.js';
 import { type AttemptResult, type OutboundOptions, postWebhook } from './outbound.js';
 import type { SecretBox } from './secrets.js';
@@ -157,10 +158,26 @@ export class WebhookWorker {
     });
     if (claimed.test) headers['svc-webhook-test'] = 'true';
     const began = performance.now();
-    const result: AttemptResult = await (this.#options.post ?? postWebhook)(
-      { url: claimed.url, headers, body: claimed.payload },
-      this.#options.outbound,
+    // The lease is renewed every third of it while the receiver has the request, so a slow receiver
+    // (up to an attempt's 15 s) never lets another replica attempt the delivery at the same time.
+    const { leaseMs } = this.#options;
+    const renew = setInterval(
+      () => {
+        renewWebhookLease(db, claimed.id, this.#owner, new Date(this.#options.now() + leaseMs)).catch(
+          () => {},
+        );
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
     );
+    let result: AttemptResult;
+    try {
+      result = await (this.#options.post ?? postWebhook)(
+        { url: claimed.url, headers, body: claimed.payload },
+        this.#options.outbound,
+      );
+    } finally {
+      clearInterval(renew);
+    }
     const durationMs = performance.now() - began;
     const delay = this.#options.retryScheduleSeconds[claimed.round_failures];
     await db.transaction((tx) =>

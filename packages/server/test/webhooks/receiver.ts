@@ -10,10 +10,10 @@ export interface Received {
 }
 
 /**
- * How a receiver answers a path: a status, `hang` (never, until the receiver closes), or a function of
- * how many requests the path had before this one.
+ * How a receiver answers a path: a status, `hang` (never, until the receiver closes), a status after
+ * a delay, or a function of how many requests the path had before this one.
  */
-export type Answer = number | 'hang' | ((before: number) => number);
+export type Answer = number | 'hang' | { status: number; afterMs: number } | ((before: number) => number);
 
 /**
  * A webhook receiver on 127.0.0.1 (port 0) for one test file: it records what it gets and answers
@@ -46,6 +46,10 @@ export async function startReceiver(): Promise<{
       });
       const answer = answers.get(path) ?? 204;
       if (answer === 'hang') return;
+      if (typeof answer === 'object') {
+        setTimeout(() => response.writeHead(answer.status).end(), answer.afterMs);
+        return;
+      }
       const status = typeof answer === 'function' ? answer(received(path).length - 1) : answer;
       response.writeHead(status).end();
     });

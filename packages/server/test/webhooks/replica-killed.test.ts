@@ -103,4 +103,51 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   }, 120_000);
+
+  it('a replica alive but slower than the lease keeps it (renewed): one attempt, never two at once', async () => {
+    const keyFile = join(dir.path, 'bootstrap-key.json');
+    const a = await startReplica('slow-a', { databaseUrl: db.url, keyFile, env });
+    replicas.push(a);
+    const b = await startReplica('slow-b', { databaseUrl: db.url, keyFile, env });
+    replicas.push(b);
+    const token = await accessToken(a, keyFile);
+    const created = await call(a, token, 'POST', '/workspaces', {
+      key: newKey(),
+      body: { name: `slow-${Date.now().toString(36)}` },
+    });
+    expect(created.status, created.text).toBe(201);
+    const workspaceId = (created.body.workspace as { id: string }).id;
+    // Answered after 5 s: two and a half leases of 2 s, well within an attempt's 15 s.
+    receiver.answer('/slow', { status: 204, afterMs: 5_000 });
+    const endpoint = await call(a, token, 'POST', `/workspaces/${workspaceId}/webhook-endpoints`, {
+      key: newKey(),
+      body: { url: receiver.url('/slow'), event_types: ['workspace.updated'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const { id } = endpoint.body.webhook_endpoint as { id: string };
+    const touched = await call(b, token, 'PATCH', `/workspaces/${workspaceId}`, {
+      body: { display_name: 'slow receiver' },
+    });
+    expect(touched.status, touched.text).toBe(200);
+    await receiver.waitFor('/slow', 1, 30_000);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const list = await call(
+        a,
+        token,
+        'GET',
+        `/workspaces/${workspaceId}/webhook-endpoints/${id}/deliveries`,
+      );
+      const [delivery] = list.body.webhook_deliveries as { status: string; attempt_count: number }[];
+      if (delivery?.status === 'succeeded') {
+        expect(delivery.attempt_count).toBe(1);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`not delivered: ${JSON.stringify(list.body)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Neither replica sent it again meanwhile (both poll every 100 ms, and the lease is 2 s).
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(receiver.received('/slow')).toHaveLength(1);
+  }, 120_000);
 });
