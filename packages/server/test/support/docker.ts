@@ -19,8 +19,9 @@ export interface DockerUnderTest {
 /**
  * `describe` for tests against the real Docker Engine. Without an Engine (or without the test image,
  * or without `options.image` when the suite asks for one of `BUILT_IMAGES` (docker-probe.ts)) the suite is skipped with a line saying why, unless `CI=true`: then it runs and fails, because CI
- * must exercise the driver. After the suite every container carrying this describe's instance label
- * is removed by id; no other container is ever listed or touched.
+ * must exercise the driver. After the suite every container and snapshot image carrying this
+ * describe's instance label (or one made of it per engine, `<instance>-pglite`) is removed by id; no
+ * other is ever touched.
  *
  * @example
  * describeDocker('docker driver', (engine) => {
@@ -46,17 +47,26 @@ export function describeDocker(
     const containers = (computerId?: string) =>
       docker.listContainers({ all: true, filters: { label: labelFilter(instance, computerId) } });
     afterAll(async () => {
-      for (const container of await containers())
-        await docker
-          .getContainer(container.Id)
-          .remove({ force: true, v: true })
-          .catch(() => {});
-      // Snapshot images of this describe (design §4.2), by id.
-      for (const image of await docker.listImages({ filters: { label: [`svc.instance=${instance}`] } }))
-        await docker
-          .getImage(image.Id)
-          .remove({ force: true })
-          .catch(() => {});
+      // This describe's instance, and the ones its suites make of it per engine (`<instance>-pglite`).
+      const ours = (labels: Record<string, string> | undefined) => {
+        const value = labels?.['svc.instance'];
+        return value === instance || value?.startsWith(`${instance}-`) === true;
+      };
+      const made = { filters: { label: ['svc.instance'] } };
+      for (const container of await docker.listContainers({ all: true, ...made }))
+        if (ours(container.Labels))
+          await docker
+            .getContainer(container.Id)
+            .remove({ force: true, v: true })
+            .catch(() => {});
+      // Snapshot images (design §4.2), by id: one a test's computer still used when its snapshot was
+      // deleted is left by the Engine until that computer's deletion sweeps it, which a test may skip.
+      for (const image of await docker.listImages(made))
+        if (ours(image.Labels))
+          await docker
+            .getImage(image.Id)
+            .remove({ force: true })
+            .catch(() => {});
     });
     body({ docker, socketPath: probe.socketPath, instance, containers });
   });
