@@ -129,7 +129,8 @@ export class IncomingBytes {
         cancel: () => {
           // Not destroyed: a destroyed request takes its socket, and the answer with it (the client,
           // still sending, would get a reset instead of the refusal). What it still sends is read and
-          // dropped until the answer is out; the pipeline closes the connection after the answer.
+          // dropped until the answer is out; then the adapter drains the rest, and a connection closed
+          // after it lingers (linger.ts).
           settled = true;
           source.resume();
         },

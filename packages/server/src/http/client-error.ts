@@ -1,5 +1,6 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { ApiError } from '../errors.js';
 import { newRequestId } from './request-id.js';
 
 /** node:http's answer when a whole request took longer than `requestTimeout` (no published code says it). */
@@ -40,16 +41,10 @@ function invalidRequest(error: { code?: string; reason?: string }): string {
       ? 'its headers are larger than the server accepts'
       : (error.reason ?? error.code ?? 'unparsable').replace(/[^\x20-\x7e]/g, '').replace(/\.$/, '');
   const requestId = newRequestId();
-  const body = JSON.stringify({
-    error: {
-      code: 'invalid_request',
-      message: `The request is not valid HTTP/1.1: ${reason}.`,
-      details: {},
-      request_id: requestId,
-    },
-  });
+  const answer = new ApiError('invalid_request', `The request is not valid HTTP/1.1: ${reason}.`);
+  const body = JSON.stringify(answer.toEnvelope(requestId));
   return (
-    'HTTP/1.1 400 Bad Request\r\n' +
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
     'Content-Type: application/json\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     `Request-Id: ${requestId}\r\n` +

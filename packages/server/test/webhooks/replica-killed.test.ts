@@ -43,24 +43,52 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
     dir?.remove();
   });
 
-  it('the other replica delivers the event once the lease expires', async () => {
-    const keyFile = join(dir.path, 'bootstrap-key.json');
-    const first = await startReplica('first', { databaseUrl: db.url, keyFile, env });
-    replicas.push(first);
-    const token = await accessToken(first, keyFile);
-    const created = await call(first, token, 'POST', '/workspaces', {
+  /** A new workspace with an endpoint for `workspace.updated` at the receiver's `path`. */
+  async function workspaceWithEndpoint(replica: Replica, token: string, path: string) {
+    const created = await call(replica, token, 'POST', '/workspaces', {
       key: newKey(),
       body: { name: `hooks-${Date.now().toString(36)}` },
     });
     expect(created.status, created.text).toBe(201);
     const workspaceId = (created.body.workspace as { id: string }).id;
-    receiver.answer('/killed', 'hang');
-    const endpoint = await call(first, token, 'POST', `/workspaces/${workspaceId}/webhook-endpoints`, {
+    const endpoint = await call(replica, token, 'POST', `/workspaces/${workspaceId}/webhook-endpoints`, {
       key: newKey(),
-      body: { url: receiver.url('/killed'), event_types: ['workspace.updated'] },
+      body: { url: receiver.url(path), event_types: ['workspace.updated'] },
     });
     expect(endpoint.status, endpoint.text).toBe(201);
-    const { id, secret } = endpoint.body.webhook_endpoint as { id: string; secret: string };
+    return { workspaceId, ...(endpoint.body.webhook_endpoint as { id: string; secret: string }) };
+  }
+
+  /** The endpoint's one delivery once it has succeeded, read at `replica` (fails after `timeoutMs`). */
+  async function succeeded(
+    replica: Replica,
+    token: string,
+    workspaceId: string,
+    id: string,
+    timeoutMs: number,
+  ) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const list = await call(
+        replica,
+        token,
+        'GET',
+        `/workspaces/${workspaceId}/webhook-endpoints/${id}/deliveries`,
+      );
+      const [delivery] = list.body.webhook_deliveries as { status: string; attempt_count: number }[];
+      if (delivery?.status === 'succeeded') return delivery;
+      if (Date.now() > deadline) throw new Error(`not delivered: ${JSON.stringify(list.body)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('the other replica delivers the event once the lease expires', async () => {
+    const keyFile = join(dir.path, 'bootstrap-key.json');
+    const first = await startReplica('first', { databaseUrl: db.url, keyFile, env });
+    replicas.push(first);
+    const token = await accessToken(first, keyFile);
+    receiver.answer('/killed', 'hang');
+    const { workspaceId, id, secret } = await workspaceWithEndpoint(first, token, '/killed');
     // Only the first replica runs now, so it takes the attempt; the receiver holds it.
     const touched = await call(first, token, 'PATCH', `/workspaces/${workspaceId}`, {
       body: { display_name: 'before the kill' },
@@ -85,23 +113,8 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
         type: 'workspace.updated',
       },
     );
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const list = await call(
-        second,
-        token,
-        'GET',
-        `/workspaces/${workspaceId}/webhook-endpoints/${id}/deliveries`,
-      );
-      const [delivery] = list.body.webhook_deliveries as { status: string; attempt_count: number }[];
-      if (delivery?.status === 'succeeded') {
-        // The killed attempt was never recorded; the takeover's was.
-        expect(delivery.attempt_count).toBe(1);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`not delivered: ${JSON.stringify(list.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // The killed attempt was never recorded; the takeover's was.
+    expect((await succeeded(second, token, workspaceId, id, 10_000)).attempt_count).toBe(1);
   }, 120_000);
 
   it('a replica alive but slower than the lease keeps it (renewed): one attempt, never two at once', async () => {
@@ -111,41 +124,15 @@ describePostgres('webhooks: a replica killed mid-attempt', () => {
     const b = await startReplica('slow-b', { databaseUrl: db.url, keyFile, env });
     replicas.push(b);
     const token = await accessToken(a, keyFile);
-    const created = await call(a, token, 'POST', '/workspaces', {
-      key: newKey(),
-      body: { name: `slow-${Date.now().toString(36)}` },
-    });
-    expect(created.status, created.text).toBe(201);
-    const workspaceId = (created.body.workspace as { id: string }).id;
     // Answered after 5 s: two and a half leases of 2 s, well within an attempt's 15 s.
     receiver.answer('/slow', { status: 204, afterMs: 5_000 });
-    const endpoint = await call(a, token, 'POST', `/workspaces/${workspaceId}/webhook-endpoints`, {
-      key: newKey(),
-      body: { url: receiver.url('/slow'), event_types: ['workspace.updated'] },
-    });
-    expect(endpoint.status, endpoint.text).toBe(201);
-    const { id } = endpoint.body.webhook_endpoint as { id: string };
+    const { workspaceId, id } = await workspaceWithEndpoint(a, token, '/slow');
     const touched = await call(b, token, 'PATCH', `/workspaces/${workspaceId}`, {
       body: { display_name: 'slow receiver' },
     });
     expect(touched.status, touched.text).toBe(200);
     await receiver.waitFor('/slow', 1, 30_000);
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const list = await call(
-        a,
-        token,
-        'GET',
-        `/workspaces/${workspaceId}/webhook-endpoints/${id}/deliveries`,
-      );
-      const [delivery] = list.body.webhook_deliveries as { status: string; attempt_count: number }[];
-      if (delivery?.status === 'succeeded') {
-        expect(delivery.attempt_count).toBe(1);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`not delivered: ${JSON.stringify(list.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    expect((await succeeded(a, token, workspaceId, id, 20_000)).attempt_count).toBe(1);
     // Neither replica sent it again meanwhile (both poll every 100 ms, and the lease is 2 s).
     await new Promise((r) => setTimeout(r, 2_500));
     expect(receiver.received('/slow')).toHaveLength(1);
