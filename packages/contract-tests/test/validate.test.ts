@@ -1,7 +1,7 @@
 // The checks the contract suite relies on must be able to fail: feed them broken answers.
 import { describe, expect, it } from 'vitest';
+import { responseViolations } from '../src/validate.js';
 import { matchOperation, OPERATIONS, uncovered } from './support/spec-index.js';
-import { responseViolations } from './support/validate.js';
 
 const RID = '01m6ty2frhn2f2c4v4t96368nge';
 const OP = '01m6ddfps70g9sk0sar56ypyzq2';

@@ -1,9 +1,9 @@
 // The write-back plan (support/write-back.ts) must be able to fail: a server that ignores or changes a
 // field must be caught, and the plan must follow the spec rather than a list.
 import { describe, expect, it } from 'vitest';
+import { validatorAt } from '../src/validate.js';
 import { REFERENCES } from './suites/write-back.js';
 import { OPERATIONS } from './support/spec-index.js';
-import { validatorAt } from './support/validate.js';
 import { buildBody, unechoed, writeCases } from './support/write-back.js';
 
 const { cases, notApplicable } = writeCases();

@@ -10,12 +10,12 @@
 import { request as httpRequest } from 'node:http';
 import { byteRequestBody } from '@svc/contract';
 import { expect, it } from 'vitest';
+import { responseViolations } from '../../src/validate.js';
 import { fx, key } from '../support/fixtures.js';
 import { contractClient, recordingFetch, statefulIt } from '../support/harness.js';
 import { document, matchOperation } from '../support/spec-index.js';
 import { makeTar, readTar } from '../support/tar.js';
 import { baseUrl, onMock } from '../support/target.js';
-import { responseViolations } from '../support/validate.js';
 
 const FILES = '/workspaces/{workspace}/computers/{computer}/files';
 const OCTETS = 'application/octet-stream';

@@ -5,9 +5,9 @@ import { type NodeClientOptions as ClientOptions, createClient } from '@svc/clie
 import { BYTE_MEDIA_TYPES } from '@svc/contract';
 import { it } from 'vitest';
 import { parseViolations, unexpectedViolations } from '../../src/server-target.js';
+import { responseViolations } from '../../src/validate.js';
 import { matchOperation } from './spec-index.js';
 import { baseUrl, keyFilePath, onMock } from './target.js';
-import { responseViolations } from './validate.js';
 
 /** operationIds that answered 2xx during this run: the coverage test compares them with the spec. */
 export const exercised = new Set<string>();

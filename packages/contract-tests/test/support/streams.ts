@@ -5,8 +5,8 @@
 // `eventStream` of @svc/contract.
 import { type EventStream, eventStream, streamEventBranch } from '@svc/contract';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { validatorAt } from '../../src/validate.js';
 import { document } from './spec-index.js';
-import { validatorAt } from './validate.js';
 
 /** What was read of one stream. */
 export interface ReadStream {

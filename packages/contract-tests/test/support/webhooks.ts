@@ -7,8 +7,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookNames, webhookPayloadSchema } from '@svc/contract';
 import { Webhook } from 'standardwebhooks';
+import { escapePointer, resolve, validatorAt } from '../../src/validate.js';
 import { document } from './spec-index.js';
-import { escapePointer, resolve, validatorAt } from './validate.js';
 
 /** One request the receiver got. */
 export interface Delivery {

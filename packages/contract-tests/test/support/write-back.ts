@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { resolveRef } from '@svc/contract';
+import { escapePointer, resolve, validatorAt } from '../../src/validate.js';
 import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
-import { escapePointer, resolve, validatorAt } from './validate.js';
 
 // The write-then-read-back plan, generated from the bundle: for every operation that creates (POST to a
 // collection) or updates (PATCH or PUT of one resource) with a JSON body, which fields a client can write

@@ -1,11 +1,21 @@
-import { BYTE_MEDIA_TYPES, derefWithRef, responseFor } from '@svc/contract';
+// The contract's checks of one response, compiled from the bundle (ajv, JSON Schema 2020-12): the
+// contract suite's harness runs them on every answer of a target, and the mocks' honesty tests (Prism's
+// here, the MSW kit's in @svc/react) on every answer of a mock. Nothing here re-types a schema.
+import {
+  BYTE_MEDIA_TYPES,
+  deref,
+  derefWithRef,
+  loadDocument,
+  type OperationInfo,
+  responseFor,
+} from '@svc/contract';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { document, type IndexedOperation } from './spec-index.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its default arrives as the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
+const document = loadDocument();
 const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
 const DOC_ID = 'https://svc.invalid/openapi.json';
 
@@ -25,12 +35,12 @@ export function resolve(node: unknown): { value: Record<string, unknown>; pointe
 }
 
 /** The response object the spec declares for an operation and status, and a JSON pointer to it. */
-export function declaredResponse(op: IndexedOperation, status: number) {
+export function declaredResponse(op: OperationInfo, status: number) {
   const declared = responseFor(document, op, status);
   return declared && { response: declared.response, pointer: declared.ref.slice(1) };
 }
 
-function schemaValidator(op: IndexedOperation, status: number): ValidateFunction | undefined | null {
+function schemaValidator(op: OperationInfo, status: number): ValidateFunction | undefined | null {
   const declared = declaredResponse(op, status);
   if (!declared) return undefined;
   const content = declared.response.content as Record<string, unknown> | undefined;
@@ -72,7 +82,7 @@ export interface CheckOptions {
  * for that status (Draft 2020-12), and the envelope conventions of docs/conventions.md and design §2.
  */
 export function responseViolations(
-  op: IndexedOperation,
+  op: OperationInfo,
   response: { status: number; headers: Headers },
   body: unknown,
   options: CheckOptions,
@@ -102,7 +112,7 @@ export function responseViolations(
   if (byteType !== undefined) {
     // Bytes (a download's 200): the body is the caller's to read and compare; here, its type and the
     // headers that describe it (Content-Length and ETag where the spec declares them, by their schemas:
-    // support/mock-requests.ts headerViolations checks the values).
+    // headerViolations below checks the values).
     const type = (headers.get('Content-Type') ?? '').toLowerCase();
     if (!type.startsWith(byteType)) problems.push(`Content-Type is ${type}, not ${byteType}`);
     const declaredHeaders = (declaredResponse(op, status)?.response.headers ?? {}) as Record<string, unknown>;
@@ -171,6 +181,39 @@ export function responseViolations(
     if (options.crossChecks && !location.endsWith(`/${resource?.id}`)) {
       problems.push(`201 Location ${location} does not name the new resource ${resource?.id}`);
     }
+  }
+  return problems;
+}
+
+const headerValidators = new WeakMap<object, ValidateFunction>();
+
+/**
+ * What breaks the response headers the spec declares for this status: a required header missing, or a
+ * header whose value does not fit its schema (numbers compared as numbers).
+ *
+ * @example
+ * const op = listOperations(loadDocument()).find((o) => o.operationId === 'getMe')!;
+ * headerViolations(op, 200, new Headers()); // ['header Request-Id is required but missing', …]
+ */
+export function headerViolations(op: OperationInfo, status: number, headers: Headers): string[] {
+  const declared = responseFor(document, op, status);
+  const problems: string[] = [];
+  for (const [name, header] of Object.entries(declared?.headers ?? {})) {
+    const raw = headers.get(name);
+    if (raw === null) {
+      if (header.required === true) problems.push(`header ${name} is required but missing`);
+      continue;
+    }
+    const schema = deref(document, header.schema);
+    const numeric = schema.type === 'integer' || schema.type === 'number';
+    const value = numeric && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    let validate = headerValidators.get(schema);
+    if (!validate) {
+      validate = ajv.compile({ ...schema, $id: undefined });
+      headerValidators.set(schema, validate);
+    }
+    if (!validate(value))
+      problems.push(`header ${name}: ${JSON.stringify(raw)} ${ajv.errorsText(validate.errors)}`);
   }
   return problems;
 }

@@ -1,15 +1,19 @@
 // A valid request for every operation, built from the spec alone: each parameter's example, each
-// request body's first example. What the mock must then answer with a response that fits the spec.
+// request body's first example. What a mock (Prism's, the MSW kit's) must then answer with a response
+// that fits the spec (validate.ts).
 import {
   byteRequestBody,
   byteResponse,
   requestBody as declaredBody,
   deref,
   isStreamOperation,
+  listOperations,
+  loadDocument,
+  type OperationInfo,
   operationParameters,
-  responseFor,
 } from '@svc/contract';
-import { document, type IndexedOperation, OPERATIONS } from './spec-index.js';
+
+const document = loadDocument();
 
 type Node = Record<string, unknown>;
 
@@ -26,14 +30,21 @@ function exampleOf(node: Node): unknown {
 }
 
 /** One request of the spec: method, path with its parameters filled in, headers, body. */
-export interface MockRequest {
-  op: IndexedOperation;
+export interface MockRequest<Op extends OperationInfo = OperationInfo> {
+  op: Op;
   path: string;
   init: { method: string; headers: Record<string, string>; body?: string };
 }
 
-/** A request for `op` that the mock's request validation accepts. */
-export function exampleRequest(op: IndexedOperation): MockRequest {
+/**
+ * A request for `op` that the mock's request validation accepts: path relative to the base URL.
+ *
+ * @example
+ * const op = listOperations(loadDocument()).find((o) => o.operationId === 'getMe')!;
+ * const { path, init } = exampleRequest(op);
+ * await fetch(`http://127.0.0.1:4010${path}`, init); // pnpm mock
+ */
+export function exampleRequest<Op extends OperationInfo>(op: Op): MockRequest<Op> {
   const params = operationParameters(document, op).filter((p) => p.required === true || p.in === 'path');
   let path = op.path;
   const query = new URLSearchParams();
@@ -54,7 +65,7 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
     else if (param.in === 'query') query.set(String(param.name), String(value));
     else if (param.in === 'header') headers[String(param.name)] = String(value);
   }
-  const init: MockRequest['init'] = { method: op.method.toUpperCase(), headers };
+  const init: MockRequest<Op>['init'] = { method: op.method.toUpperCase(), headers };
   const requestBody = declaredBody(document, op);
   if (requestBody) {
     const [mediaType, media] = Object.entries(requestBody.content)[0] as [string, Node];
@@ -70,31 +81,4 @@ export function exampleRequest(op: IndexedOperation): MockRequest {
 }
 
 /** One valid request per operation of the spec, in spec order. */
-export const EXAMPLE_REQUESTS: readonly MockRequest[] = OPERATIONS.map(exampleRequest);
-
-/**
- * What breaks the response headers the spec declares for this status: a required header missing, or a
- * header whose value does not fit its schema (numbers compared as numbers).
- */
-export function headerViolations(
-  op: IndexedOperation,
-  status: number,
-  headers: Headers,
-  validate: (schema: Node, value: unknown) => string | undefined,
-): string[] {
-  const declared = responseFor(document, op, status);
-  const problems: string[] = [];
-  for (const [name, header] of Object.entries(declared?.headers ?? {})) {
-    const raw = headers.get(name);
-    if (raw === null) {
-      if (header.required === true) problems.push(`header ${name} is required but missing`);
-      continue;
-    }
-    const schema = resolve(header.schema);
-    const numeric = schema.type === 'integer' || schema.type === 'number';
-    const value = numeric && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-    const problem = validate(schema, value);
-    if (problem) problems.push(`header ${name}: ${JSON.stringify(raw)} ${problem}`);
-  }
-  return problems;
-}
+export const EXAMPLE_REQUESTS: readonly MockRequest[] = listOperations(document).map(exampleRequest);
