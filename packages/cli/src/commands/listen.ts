@@ -131,6 +131,34 @@ function reasonOf(error: unknown): string {
   return e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(error);
 }
 
+/**
+ * The context with a fetch that calls `opened` once, when the first event stream's answer has arrived
+ * (status 200, its headers read): from then on the server has fixed where the stream starts. Reconnects
+ * after a drop resume by event id, so only the first answer counts.
+ */
+function whenStreamOpens(context: Context, opened: () => void): Context {
+  const fetch = context.io.fetch ?? ((request: Request) => globalThis.fetch(request));
+  let once: (() => void) | undefined = opened;
+  return {
+    ...context,
+    io: {
+      ...context.io,
+      fetch: async (request) => {
+        const response = await fetch(request);
+        if (
+          once &&
+          response.status === 200 &&
+          /^text\/event-stream\b/i.test(response.headers.get('Content-Type') ?? '')
+        ) {
+          once();
+          once = undefined;
+        }
+        return response;
+      },
+    },
+  };
+}
+
 async function listen(context: Context, workspace: string, flags: ListenFlags): Promise<void> {
   const target = targetOf(flags.forwardTo);
   if (flags.after !== undefined && !/^[0-9]{1,20}$/.test(flags.after))
@@ -145,15 +173,20 @@ async function listen(context: Context, workspace: string, flags: ListenFlags): 
     throw new CliError('usage', 'invalid_secret', '--secret: whsec_ and base64, as svc makes them.');
   const { io } = context;
   const secret = flags.secret ?? generateWebhookSecret();
-  const client = await apiClient(context);
+  // "forwarding …" is a promise that what changes from now on is forwarded: without --after the stream
+  // starts at the change after the one the server has when it answers, so the line waits for that answer.
+  const client = await apiClient(
+    whenStreamOpens(context, () =>
+      io.stderr.write(
+        `svc: forwarding ${workspace}'s ${types ? [...types].join(', ') : 'events'} from this machine to ${target.href}; Ctrl-C to stop\n`,
+      ),
+    ),
+  );
   const { stream } = await import('@svc/client/streams');
   if (flags.secret === undefined)
     io.stderr.write(
       `svc: signing with ${secret}\nsvc: your receiver can verify with this secret (pass it as --secret to keep it)\n`,
     );
-  io.stderr.write(
-    `svc: forwarding ${workspace}'s ${types ? [...types].join(', ') : 'events'} from this machine to ${target.href}; Ctrl-C to stop\n`,
-  );
   const interrupt = interruption(context);
   try {
     const events = stream(client, 'streamWorkspaceEvents', {

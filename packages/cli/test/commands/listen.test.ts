@@ -1,7 +1,8 @@
 // `svc listen --forward-to` against the real server app (in process, port 0, the simulated driver) and
 // a receiver on 127.0.0.1 started here: a computer's events arrive signed as real deliveries and pass
 // `@svc/client/webhooks`' verifyWebhook; a receiver answering 500 is reported and listening goes on;
-// bad arguments are usage errors; stopping ends it with 130.
+// "forwarding …" is printed once the stream is open (a change made right after it is forwarded, even
+// through an API slow to answer); bad arguments are usage errors; stopping ends it with 130.
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -105,8 +106,7 @@ describe('svc listen against the real server', () => {
     const secret = /signing with (whsec_\S+)/.exec(listening.stderr())?.[1] as string;
     expect(secret).toMatch(/^whsec_/);
     expect(listening.stderr()).toContain('your receiver can verify with this secret');
-    // Without a cursor the stream starts at the next change: give it time to open first.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Without a cursor the stream starts at the next change; the line above says it is open.
 
     const box = await createComputer('hooked', true);
     await expect
@@ -168,7 +168,8 @@ describe('svc listen against the real server', () => {
     const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
     await new Promise((resolve) => closed.close(resolve));
     const orphan = svc(['listen', workspace, '--forward-to', deadUrl], { signal: interrupt.signal });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await expect.poll(() => listening.stderr(), { timeout: 5_000 }).toContain('Ctrl-C to stop');
+    await expect.poll(() => orphan.stderr(), { timeout: 5_000 }).toContain('Ctrl-C to stop');
     expect(listening.stderr()).not.toContain('signing with');
 
     await createComputer('keyed', false);
@@ -181,6 +182,29 @@ describe('svc listen against the real server', () => {
     interrupt.abort();
     expect(await listening.done).toBe(130);
     expect(await orphan.done).toBe(130);
+  });
+
+  test('says it is forwarding only once the stream is open: a computer created right after that line is forwarded, however slow the API', async () => {
+    const interrupt = new AbortController();
+    stops.push(interrupt);
+    // The events request reaches the server a second late (a slow proxy, a far region); nothing else does.
+    const slowEvents = async (request: Request) => {
+      if (new URL(request.url).pathname.endsWith('/events'))
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return fetch(request);
+    };
+    const listening = svc(
+      ['listen', workspace, '--forward-to', `${receiverUrl}/slow`, '--events', 'computer.created'],
+      { signal: interrupt.signal, fetch: slowEvents },
+    );
+    // What a script does: wait for the line, then make the change it wants forwarded.
+    await expect.poll(() => listening.stderr(), { timeout: 10_000 }).toContain('Ctrl-C to stop');
+    const box = await createComputer('announced', false);
+    const forwarded = () =>
+      received.filter((r) => r.path === '/hooks/slow').map((r) => JSON.parse(r.body).computer.id);
+    await expect.poll(forwarded, { timeout: 10_000 }).toContain(box.computer.id);
+    interrupt.abort();
+    expect(await listening.done).toBe(130);
   });
 
   test('svc webhooks test-endpoint: the service sends a sample event that verifyWebhook accepts with the endpoint secret', async () => {
