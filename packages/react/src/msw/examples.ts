@@ -1,7 +1,10 @@
 // Answers taken from the spec: a documented status, one of its named examples, and the headers the
-// response requires, each from its own example.
+// response requires, each from its own example. A body is the example of the media type the response
+// declares: JSON, an event stream (its events in the SSE wire format) or bytes (the example's string).
 import {
+  BYTE_MEDIA_TYPES,
   deref,
+  EVENT_STREAM,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
@@ -21,6 +24,7 @@ export interface Choice<Status = number> {
 /** One answer: what `HttpResponse` is built from. */
 export interface Answer {
   status: number;
+  /** JSON; for an event stream its events (`{ event, id, data }`), for bytes the example's string. */
   body: unknown;
   headers: Record<string, string>;
 }
@@ -48,7 +52,8 @@ export function exampleAnswer(document: OpenApiDocument, operationId: string, ch
   }
   const status = Number(response.status);
   const content = (response.response.content ?? {}) as Record<string, { examples?: Record<string, unknown> }>;
-  const examples = content['application/json']?.examples ?? {};
+  const mediaType = 'application/json' in content ? 'application/json' : Object.keys(content)[0];
+  const examples = (mediaType === undefined ? undefined : content[mediaType]?.examples) ?? {};
   const names = Object.keys(examples);
   const name = choice.example ?? names[0];
   if (choice.example !== undefined && !names.includes(choice.example)) {
@@ -58,21 +63,48 @@ export function exampleAnswer(document: OpenApiDocument, operationId: string, ch
   }
   const body = name === undefined ? undefined : deref<{ value?: unknown }>(document, examples[name]).value;
   const headers: Record<string, string> = {};
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (body !== undefined && mediaType !== undefined) headers['Content-Type'] = mediaType;
   for (const [header, spec] of Object.entries(response.headers)) {
     const value = headerExample(document, spec);
     if (value !== undefined && (spec.required === true || header === 'Request-Id')) headers[header] = value;
   }
+  if (typeof body === 'string' && (BYTE_MEDIA_TYPES as readonly string[]).includes(mediaType ?? '')) {
+    // Bytes: their headers describe these bytes, so they are computed, not taken from an example.
+    const size = new TextEncoder().encode(body).byteLength;
+    const declared = Object.keys(response.headers).map((h) => h.toLowerCase());
+    if (declared.includes('content-length')) headers['Content-Length'] = String(size);
+    if (declared.includes('etag')) headers.ETag = `W/"${size}-${EXAMPLE_MTIME}"`;
+  }
   return { status, body, headers };
 }
 
-/** The example value of a header object: its own `example`, else its schema's. */
+/** The modification time the examples' files have (2026-11-10T12:00:05Z, as `pnpm mock`'s), in seconds. */
+const EXAMPLE_MTIME = 1794312005;
+
+/**
+ * The text of an answer's body as sent: JSON, the SSE wire format of an event stream's events (WHATWG
+ * HTML §9.2.5), or a byte body's string; null for none.
+ */
+export function answerText(answer: Answer): string | null {
+  if (answer.body === undefined) return null;
+  const type = answer.headers['Content-Type'] ?? '';
+  if (type.startsWith(EVENT_STREAM) && Array.isArray(answer.body))
+    return (answer.body as { event: string; id: string; data: string }[])
+      .map(({ event, id, data }) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`)
+      .join('');
+  if (typeof answer.body === 'string' && !type.startsWith('application/json')) return answer.body;
+  return JSON.stringify(answer.body);
+}
+
+/** The example value of a header object: its own `example`, else its schema's (or its one allowed value). */
 function headerExample(document: OpenApiDocument, header: Record<string, unknown>): string | undefined {
   const schema = header.schema === undefined ? {} : deref<Record<string, unknown>>(document, header.schema);
   const value =
     header.example ??
     schema.example ??
     (Array.isArray(schema.examples) ? schema.examples[0] : undefined) ??
+    schema.const ??
+    (Array.isArray(schema.enum) && schema.enum.length === 1 ? schema.enum[0] : undefined) ??
     schema.default;
   return value === undefined ? undefined : String(value);
 }

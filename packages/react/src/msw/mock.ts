@@ -7,9 +7,10 @@ import {
 } from '@svc/contract/browser';
 import { type HttpHandler, HttpResponse, type RequestHandlerOptions, delay as wait } from 'msw';
 import { createOpenApiHttp, type OpenApiHttpHandlers } from 'openapi-msw';
+import { takesJson } from './bodies.js';
 import { findCollections } from './collections.js';
 import { BUNDLED_DOCUMENT } from './document.js';
-import { type Answer, type Choice, exampleAnswer, operationById, preferred } from './examples.js';
+import { type Answer, answerText, type Choice, exampleAnswer, operationById, preferred } from './examples.js';
 import { seedFromExamples } from './seed.js';
 import { MockState, type StateOptions } from './state.js';
 import { statefulAnswer } from './stateful.js';
@@ -114,21 +115,25 @@ export function createMock<Paths extends {} = paths, Ops = operations>(
         let answer: Answer | undefined;
         if (state && !fixed && choice.status === undefined && choice.example === undefined) {
           const url = new URL(request.url);
-          const body =
-            request.body && request.method !== 'GET'
-              ? await request.json().catch(() => undefined)
-              : undefined;
+          const text = takesJson(document, op) ? await request.text() : '';
+          let body: unknown;
+          let unreadable = false;
+          try {
+            body = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            unreadable = true;
+          }
           answer = await statefulAnswer(document, state, {
             op,
             params,
             query: url.searchParams,
             body,
             prefix,
+            unreadable,
           });
         }
         answer ??= exampleAnswer(document, operationId, choice);
-        const text = answer.body === undefined ? null : JSON.stringify(answer.body);
-        return new HttpResponse(text, { status: answer.status, headers: answer.headers });
+        return new HttpResponse(answerText(answer), { status: answer.status, headers: answer.headers });
       },
       handlerOptions,
     );

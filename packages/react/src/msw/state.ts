@@ -45,6 +45,7 @@ export class MockState {
   readonly stepMs: number;
   readonly now: () => number;
   private readonly newId: (now: number) => string;
+  private readonly newRequestId: (now: number) => string;
   private readonly records = new Map<string, Stored[]>();
   private readonly operations = new Map<string, { record: OperationRecord; startedAt: number }>();
 
@@ -55,11 +56,18 @@ export class MockState {
     this.stepMs = options.stepMs ?? 100;
     this.now = options.now ?? Date.now;
     this.newId = idMaker(options.seed ?? 1);
+    // Their own sequence, so answering does not change the ids a seed gives resources.
+    this.newRequestId = idMaker(~(options.seed ?? 1));
   }
 
   /** A new id, as the server makes them (design §1). */
   id(): string {
     return this.newId(this.now());
+  }
+
+  /** A new request id, for one answer's `Request-Id` and an error's `request_id`. */
+  requestId(): string {
+    return this.newRequestId(this.now());
   }
 
   /** The time now, RFC 3339 in UTC without fractions, as the server renders timestamps. */

@@ -1,7 +1,7 @@
 // The stateful mode's writes: creates, updates, deletes and actions, and the 202 of a long-running call
 // with its operations made real on their target (design §2–§4). Bodies start from the spec's example.
 import type { OpenApiDocument } from '@svc/contract/browser';
-import { type Body, failure, ok, type StatefulRequest } from './answers.js';
+import { type Body, failure, ok, refuses, type StatefulRequest } from './answers.js';
 import type { Collection } from './collections.js';
 import { type Answer, exampleAnswer } from './examples.js';
 import { transitionOf } from './lifecycle.js';
@@ -20,6 +20,7 @@ export async function create(
   if (typeof given.name === 'string' && state.find(collection.path, parents, given.name))
     return failure(
       document,
+      state,
       request.op,
       'already_exists',
       `a ${collection.noun} named ${given.name} already exists`,
@@ -36,8 +37,14 @@ export async function create(
   // The example's other parts (a key's `key_file`) name the example's id: they name the new one.
   const body = JSON.parse(JSON.stringify(example.body).replaceAll(template.id, id)) as Body;
   body[collection.noun] = value;
-  if (!Array.isArray(body.operations)) return ok(body, example.status);
-  return accepted(state, request, body, value, parents);
+  if (Array.isArray(body.operations)) return accepted(document, state, request, body, value, parents);
+  const location = Object.entries({ ...parents, [collection.param]: id }).reduce(
+    (path, [param, value]) => path.replace(`{${param}}`, encodeURIComponent(value)),
+    collection.itemPath,
+  );
+  const headers: Record<string, string> =
+    example.headers.Location === undefined ? {} : { Location: `${request.prefix}${location}` };
+  return ok(document, state, request.op, body, example.status, headers);
 }
 
 export function update(
@@ -51,6 +58,7 @@ export function update(
   if (item.value.state === 'deleted')
     return failure(
       document,
+      state,
       request.op,
       'invalid_state',
       `${collection.noun} ${item.value.name} is deleted`,
@@ -63,13 +71,14 @@ export function update(
   )
     return failure(
       document,
+      state,
       request.op,
       'already_exists',
       `a ${collection.noun} named ${given.name} already exists`,
     );
   for (const [field, v] of Object.entries(given)) if (collection.fields.has(field)) item.value[field] = v;
   item.value.updated_at = state.timestamp();
-  return ok({ [collection.noun]: item.value });
+  return ok(document, state, request.op, { [collection.noun]: item.value });
 }
 
 /** A delete, or an action (`…/{computer}/start`): at once (204, 200) or as an operation (202). */
@@ -87,6 +96,7 @@ export function act(
   if (templates && item.value.current_operation_id)
     return failure(
       document,
+      state,
       request.op,
       'operation_in_progress',
       `${collection.noun} ${item.value.name} has an operation in progress`,
@@ -95,40 +105,48 @@ export function act(
   if (templates && rule.from.length > 0 && !rule.from.includes(item.value.state as never))
     return failure(
       document,
+      state,
       request.op,
       'invalid_state',
       `cannot do that to a ${collection.noun} that is ${item.value.state}`,
       { current_state: item.value.state, allowed_from: [...rule.from] },
     );
   if (removing && !templates) {
-    const live = state.collections
-      .filter((c) => c.parents.at(-1) === collection.param && c.remove)
-      .some((c) =>
-        state
-          .items(c.path)
-          .some(
-            (s) =>
-              s.parents[collection.param] === item.value.id &&
-              s.value.state !== undefined &&
-              s.value.state !== 'deleted',
-          ),
-      );
+    // A parent with live children is refused only where the spec says so (a workspace with computers
+    // is 409 invalid_state; a service account is deleted with its keys).
+    const guarded = refuses(document, request.op, 'invalid_state');
+    const live =
+      guarded &&
+      state.collections
+        .filter((c) => c.parents.at(-1) === collection.param && c.remove)
+        .some((c) =>
+          state
+            .items(c.path)
+            .some(
+              (s) =>
+                s.parents[collection.param] === item.value.id &&
+                s.value.state !== undefined &&
+                s.value.state !== 'deleted',
+            ),
+        );
     if (live)
       return failure(
         document,
+        state,
         request.op,
         'invalid_state',
         `${collection.noun} ${item.value.name} is not empty`,
       );
     state.remove(collection.path, item.value.id);
-    return { status: example.status, body: undefined, headers: {} };
+    return ok(document, state, request.op, undefined, example.status);
   }
-  if (!templates) return ok(example.body, example.status);
-  return accepted(state, request, { ...(example.body as Body) }, item.value, item.parents);
+  if (!templates) return ok(document, state, request.op, example.body, example.status);
+  return accepted(document, state, request, { ...(example.body as Body) }, item.value, item.parents);
 }
 
 /** A 202: the example's operations, made real on `target`, with `Location` and `Retry-After` (design §2). */
 function accepted(
+  document: OpenApiDocument,
   state: MockState,
   request: StatefulRequest,
   body: Body,
@@ -153,10 +171,8 @@ function accepted(
       target,
     );
   });
-  return ok({ ...body, operations }, 202, {
+  return ok(document, state, request.op, { ...body, operations }, 202, {
     Location: `${request.prefix}/operations/${operations[0]?.id}`,
     'Retry-After': '1',
   });
 }
-
-/** `GET /operations/{operation}?wait=N`: held until the operation ends or N seconds pass. */

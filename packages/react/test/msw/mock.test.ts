@@ -3,6 +3,7 @@ import { listOperations, operationResponses } from '@svc/contract/browser';
 import { HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { answerText } from '../../src/msw/examples.js';
 import { BUNDLED_DOCUMENT, createMock, exampleAnswer } from '../../src/msw/index.js';
 
 const BASE = 'http://api.test/v1';
@@ -37,7 +38,11 @@ describe('the example handlers', () => {
         op: op.operationId,
         status: want.status,
       });
-      if (want.body !== undefined) expect(await response.json()).toEqual(want.body);
+      if (want.body === undefined) continue;
+      if (want.headers['Content-Type'] === 'application/json')
+        expect(await response.json()).toEqual(want.body);
+      // An event stream in the SSE wire format, bytes as the example's string.
+      else expect(await response.text()).toBe(answerText(want));
     }
   });
 

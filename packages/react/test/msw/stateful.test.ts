@@ -138,8 +138,20 @@ describe('the stateful mode', () => {
           body: { name: 'test-db-1', size: 'small', image: 'debian-13' },
         }),
       );
-    await expect(create('acme-dev')).rejects.toMatchObject({ status: 409, code: 'already_exists' });
-    await expect(create('nowhere')).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    const refusal = (workspace: string) =>
+      create(workspace).then(
+        () => expect.unreachable(),
+        (e: unknown) => e as ApiError,
+      );
+    const taken = await refusal('acme-dev');
+    expect(taken).toMatchObject({ status: 409, code: 'already_exists' });
+    const missing = await refusal('nowhere');
+    expect(missing).toMatchObject({ status: 404, code: 'not_found' });
+    // `details` is an object, `{}` when there is nothing to add (ErrorBody), never null.
+    expect([taken.details, missing.details]).toEqual([{}, {}]);
+    // Each answer has its own request id, the same in the body and the header.
+    expect(taken.requestId).toMatch(ID);
+    expect(taken.requestId).not.toBe(missing.requestId);
   });
 
   it('pages newest first with limit and cursor until has_more is false', async () => {
