@@ -1,25 +1,19 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-
-const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
+import { type InstalledCli, installPacked, PACKAGE } from '../support/installed.js';
 
 // `pnpm cli:install` = build, then scripts/install-global.mjs; here into a throw-away npm prefix.
 describe('svc installed from the packed package (pnpm cli:install)', () => {
-  let prefix: string;
-  beforeAll(() => {
-    prefix = mkdtempSync(join(tmpdir(), 'svc-global-'));
-    execFileSync(process.execPath, [join(PACKAGE, 'scripts', 'install-global.mjs'), '--prefix', prefix], {
-      stdio: 'pipe',
-    });
+  let cli: InstalledCli;
+  beforeAll(async () => {
+    cli = await installPacked();
   }, 120_000);
-  afterAll(() => rmSync(prefix, { recursive: true, force: true }));
+  afterAll(() => cli?.remove());
 
   test('`svc` is on the prefix’s PATH and answers --version and --help', () => {
-    const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
+    const env = { ...process.env, PATH: `${join(cli.prefix, 'bin')}:${process.env.PATH}` };
     expect(execFileSync('svc', ['--version'], { env, encoding: 'utf8' }).trim()).toBe(
       JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')).version,
     );
@@ -27,7 +21,7 @@ describe('svc installed from the packed package (pnpm cli:install)', () => {
   });
 
   test('the published manifest has no workspace: or catalog: ranges and no dependencies to fetch', () => {
-    const installed = join(prefix, 'lib', 'node_modules', '@svc', 'cli');
+    const installed = join(cli.prefix, 'lib', 'node_modules', '@svc', 'cli');
     const manifest = readFileSync(join(installed, 'package.json'), 'utf8');
     expect(manifest).not.toMatch(/workspace:|catalog:/);
     expect(JSON.parse(manifest).dependencies ?? {}).toEqual({});

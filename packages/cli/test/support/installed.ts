@@ -1,0 +1,45 @@
+// `svc` as a user gets it: scripts/install-global.mjs (what `pnpm cli:install` runs after the build)
+// packs the built package with `pnpm pack` and installs the tarball with `npm install -g`, here into a
+// scratch prefix. Tests that run this binary run what ships, not the sources.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The package's directory. */
+export const PACKAGE = fileURLToPath(new URL('../..', import.meta.url));
+
+/** An installed `svc`. */
+export interface InstalledCli {
+  /** The npm prefix it is installed in: `bin/svc`, `lib/node_modules/@svc/cli`. */
+  prefix: string;
+  /** `<prefix>/bin/svc`, the link npm made to the package's `bin`. */
+  bin: string;
+  /** Removes the prefix. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Packs the built CLI and installs the tarball globally into a new temporary npm prefix, as `pnpm
+ * cli:install --prefix <dir>` does (without building: turbo builds before this package's tests).
+ *
+ * @example
+ * const cli = await installPacked();
+ * execFileSync(cli.bin, ['--version']);
+ * await cli.remove();
+ */
+export async function installPacked(): Promise<InstalledCli> {
+  const prefix = await mkdtemp(join(tmpdir(), 'svc-global-'));
+  await promisify(execFile)(
+    process.execPath,
+    [join(PACKAGE, 'scripts', 'install-global.mjs'), '--prefix', prefix],
+    { cwd: PACKAGE },
+  );
+  return {
+    prefix,
+    bin: join(prefix, 'bin', 'svc'),
+    remove: () => rm(prefix, { recursive: true, force: true }),
+  };
+}
