@@ -30,6 +30,13 @@ export interface ArchiveCheckOptions {
   uid: number;
   gid: number;
   signal: AbortSignal;
+  /**
+   * The name each regular file is written under instead of its own (a temporary name beside it), so
+   * that the caller can rename the files into place once the whole archive is in: a destination that
+   * extracts as it reads (the Engine's) would otherwise keep the entry a cut-off upload was writing,
+   * truncated. Hard links to a staged file name its staged name. Absent: every entry keeps its name.
+   */
+  stage?: (name: string) => string;
 }
 
 /** What a checked archive held once it is all read. */
@@ -84,11 +91,12 @@ function entrySegments(name: string): string[] {
  * const checked = checkArchive(nodeReadable(body), { maxEntries: 10_000, maxBytes, uid: 1000, gid: 1000, signal });
  * await docker.getContainer(id).putArchive(checked.tar, { path: '/home/svc' });
  * const { entries, bytes } = await checked.done;
+ * // with `stage`: checked.staged lists each file's [staged name, name] as it is reached
  */
 export function checkArchive(
   input: AsyncIterable<Uint8Array> & { destroy?(): void },
   options: ArchiveCheckOptions,
-): { tar: Readable; done: Promise<ArchiveSummary> } {
+): { tar: Readable; done: Promise<ArchiveSummary>; staged: [string, string][] } {
   const extract = tar.extract();
   const pack = tar.pack();
   // Their failures reach the caller through `done` and through the reader of `tar`; as events they
@@ -133,6 +141,10 @@ export function checkArchive(
   feed.catch(fail);
 
   const summary: ArchiveSummary = { entries: 0, bytes: 0 };
+  // With `stage`: each staged file's `[staged, name]`, in the archive's order (relative names).
+  const staged: [string, string][] = [];
+  // The staged name of each file written so far (for the hard links that name it).
+  const stagedAs = new Map<string, string>();
   const consume = (async () => {
     const files = new Set<string>();
     const symlinks = new Set<string>();
@@ -194,7 +206,7 @@ export function checkArchive(
                 `the hard link "${name}" does not lead to an earlier file of the archive`,
               );
             out.type = 'link';
-            out.linkname = targetClean;
+            out.linkname = stagedAs.get(targetClean) ?? targetClean;
             break;
           }
           case 'character-device':
@@ -241,7 +253,13 @@ export function checkArchive(
         else dirs.delete(clean);
         if (out.type === 'file' || out.type === 'link') files.add(clean);
         else files.delete(clean);
-        await copyEntry(entry, out, pack, summary);
+        stagedAs.delete(clean);
+        if (out.type === 'file' && options.stage) {
+          out.name = options.stage(clean);
+          stagedAs.set(clean, out.name);
+          staged.push([out.name, clean]);
+        }
+        await copyEntry(entry, out, pack, summary, clean);
       }
       pack.finalize();
     } catch (error) {
@@ -260,7 +278,7 @@ export function checkArchive(
     })
     .finally(() => signal.removeEventListener('abort', onAbort));
   done.catch(() => {});
-  return { tar: Readable.from(pack, { objectMode: false }), done };
+  return { tar: Readable.from(pack, { objectMode: false }), done, staged };
 }
 
 function checkMagic(head: Buffer): void {
@@ -297,12 +315,14 @@ async function copyEntry(
   header: tar.Headers,
   pack: tar.Pack,
   summary: ArchiveSummary | undefined,
+  name = header.name,
 ): Promise<void> {
   if (!summary) {
     // A directory made for an implied parent: no body, and `entry` is not read.
-    await new Promise<void>((resolve, reject) =>
-      pack.entry(header, (error) => (error ? reject(error) : resolve())),
-    );
+    await new Promise<void>((resolve, reject) => {
+      // A destroyed pack fails the entry too: the callback reports it, never an unheard event.
+      pack.entry(header, (error) => (error ? reject(error) : resolve())).on('error', () => {});
+    });
     return;
   }
   const isFile = header.type === 'file';
@@ -318,12 +338,10 @@ async function copyEntry(
   for await (const chunk of entry) {
     const bytes = chunk as Buffer;
     count += bytes.length;
-    if (count > size)
-      throw bad('size_mismatch', header.name, `the entry "${header.name}" is longer than its header says`);
+    if (count > size) throw bad('size_mismatch', name, `the entry "${name}" is longer than its header says`);
     if (!sink.write(bytes)) await new Promise((resolve) => sink.once('drain', resolve));
   }
-  if (count !== size)
-    throw bad('size_mismatch', header.name, `the entry "${header.name}" is shorter than its header says`);
+  if (count !== size) throw bad('size_mismatch', name, `the entry "${name}" is shorter than its header says`);
   if (isFile) sink.end();
   await written;
   summary.bytes += size;

@@ -32,7 +32,7 @@ import {
   tooLarge,
   WRITABLE_ROOT,
 } from './driver.js';
-import { type EngineSocket, engineSocketOf, getArchive, putOneFile } from './engine-archive.js';
+import { engineSocketOf, getArchive, putOneFile } from './engine-archive.js';
 import {
   assertWritable,
   baseName,
@@ -271,22 +271,38 @@ export class DockerFiles implements ComputerFiles {
             if (size <= WHOLE_BYTES) {
               // Small: read whole (bounded), then sent at once; a body cut short sends nothing.
               const whole = await readWhole(chunks, size, signal);
-              await putOneFile(engine, container.id, dir.canonical, directories, file, whole, signal);
+              // Every byte is here: the write is finished even if the client goes now. The Engine
+              // extracts what it is sent as it comes, so a tar cut off by the client's abort would
+              // leave (or put in place of a good file) a truncated one.
+              await putOneFile(
+                engine,
+                container.id,
+                dir.canonical,
+                directories,
+                file,
+                whole,
+                AbortSignal.timeout(ARGV_TIMEOUT_MS),
+              );
             } else {
-              await this.putRenamed(target, engine, dir.canonical, directories, file, chunks, signal);
+              await this.putRenamed(target, dir.canonical, file, (staged) =>
+                putOneFile(engine, container.id, dir.canonical, directories, staged, chunks, signal),
+              );
             }
           } catch (error) {
             chunks.destroy();
             throw error;
           }
         } else {
-          const tarball = oneFileTar(directories, file, source(), { maxBytes: options.maxBytes, signal });
-          try {
-            await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
-          } catch (error) {
-            throw tarball.failure() ?? error;
-          }
-          if (tarball.failure()) throw tarball.failure();
+          // An Engine reached otherwise (TCP, SSH): through dockerode, staged and renamed alike.
+          await this.putRenamed(target, dir.canonical, file, async (staged) => {
+            const tarball = oneFileTar(directories, staged, source(), { maxBytes: options.maxBytes, signal });
+            try {
+              await container.putArchive(tarball.stream, { path: dir.canonical, abortSignal: signal });
+            } catch (error) {
+              throw tarball.failure() ?? error;
+            }
+            if (tarball.failure()) throw tarball.failure();
+          });
         }
         this.wrote(target, size);
       } finally {
@@ -382,31 +398,55 @@ export class DockerFiles implements ComputerFiles {
         const prefix: string[] = [];
         for (const segment of dir.missing) {
           prefix.push(segment);
-          pack.entry({ name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner });
+          // Its failure (the pack destroyed by an abort) is the upload's, reported by its reader.
+          pack
+            .entry({ name: prefix.join('/'), type: 'directory', mode: 0o755, ...owner })
+            .on('error', () => {});
         }
         pack.finalize();
         await container.putArchive(Readable.from(pack), { path: dir.canonical, abortSignal: signal });
         destination = joinPath(dir.canonical, dir.missing.join('/'));
       }
+      // Each file is extracted under a temporary name beside its own, then renamed into place once
+      // the whole archive is in: the Engine extracts as it reads, so a cut-off upload would leave the
+      // entry it was writing truncated (or in place of a good file).
+      const token = randomBytes(8).toString('hex');
+      let count = 0;
       const checked = checkArchive(nodeReadable(body), {
         maxEntries: this.maxArchiveEntries,
         maxBytes: options.maxBytes,
         quota: { left: Math.max(0, this.quotaBytes - used), limit: this.quotaBytes },
         ...owner,
         signal,
+        stage: (name) =>
+          `${name.slice(0, name.length - baseName(name).length)}.svc-upload-${token}-${count++}`,
       });
+      const removeStaged = () =>
+        this.removeLater(
+          target,
+          owner,
+          checked.staged.map(([staged]) => joinPath(destination, staged)),
+        );
       try {
         await container.putArchive(checked.tar, { path: destination, abortSignal: signal });
       } catch (error) {
+        removeStaged();
         // A refused entry cut the upload short: the check's reason, not the Engine's, is the answer.
         throw await checked.done.then(
           () => error,
           (failure: unknown) => failure,
         );
       }
-      const done = await checked.done;
+      const done = await checked.done.catch((error: unknown) => {
+        removeStaged();
+        throw error;
+      });
+      await this.renameStaged(target, owner, destination, checked.staged).catch((error: unknown) => {
+        removeStaged();
+        throw error;
+      });
       this.wrote(target, done.bytes);
-      return done;
+      return { entries: done.entries, bytes: done.bytes };
     });
   }
 
@@ -434,53 +474,100 @@ export class DockerFiles implements ComputerFiles {
    * shorter or longer than declared, the Engine failing) leaves the file as it was, and its temporary
    * part is removed.
    */
+  /**
+   * Runs a command as the computer's user; where that user may not (or its name is none of the
+   * container's /etc/passwd), as the owner the files were given (`uid:gid`), then as root (/home itself
+   * is root's).
+   */
+  private async asOwner(
+    target: FilesContainer,
+    argv: string[],
+    signal: AbortSignal,
+    owner: Owner,
+  ): Promise<ArgvResult> {
+    const notPermitted = /permission denied|unable to find user|no matching entries in passwd/i;
+    let result: ArgvResult | undefined;
+    for (const user of [undefined, `${owner.uid}:${owner.gid}`, '0']) {
+      result = await this.exec(target, argv, signal, user).catch((error: unknown) => {
+        if (notPermitted.test(String(error))) return undefined;
+        throw error;
+      });
+      if (result && (result.exitCode === 0 || !notPermitted.test(result.stderr))) return result;
+    }
+    return result as ArgvResult;
+  }
+
+  /**
+   * Removes what a failed write left under temporary names, now and once more a little later: the
+   * Engine may still be extracting what the failure cut short when the first removal runs (its side
+   * of the connection settles later). Never waited for; a removal that fails is logged.
+   */
+  private removeLater(target: FilesContainer, owner: Owner, paths: string[]): void {
+    if (paths.length === 0) return;
+    const remove = () => {
+      for (const batch of argvBatches(paths))
+        void this.asOwner(target, ['rm', '-f', '--', ...batch], AbortSignal.timeout(10_000), owner).catch(
+          (error: unknown) => this.log('docker files: temporary parts not removed', { error: String(error) }),
+        );
+    };
+    remove();
+    setTimeout(remove, CLEAN_UP_AGAIN_MS).unref();
+  }
+
+  /**
+   * Renames an extracted archive's staged files into place (`mv -f -T`, in the archive's order, in
+   * as few commands as the argument list allows). Once every byte is in, the renames are done even
+   * if the client goes (bounded by the command's own timeout).
+   */
+  private async renameStaged(
+    target: FilesContainer,
+    owner: Owner,
+    dir: string,
+    staged: [string, string][],
+  ): Promise<void> {
+    const pairs = staged.flatMap(([from, to]) => [joinPath(dir, from), joinPath(dir, to)]);
+    for (const batch of argvBatches(pairs, 2)) {
+      const moved = await this.asOwner(
+        target,
+        ['sh', '-c', RENAME_PAIRS, 'sh', ...batch],
+        AbortSignal.timeout(ARGV_TIMEOUT_MS),
+        owner,
+      );
+      if (moved.exitCode === 0) continue;
+      this.log('docker files: archive rename failed', { exitCode: moved.exitCode, stderr: moved.stderr });
+      if (/is a directory/i.test(moved.stderr))
+        throw new FileError('is_directory', 'an entry of the archive names a directory of the computer', {});
+      throw new FileError('unavailable', 'the archive was written but could not be put in place', {});
+    }
+  }
+
   private async putRenamed(
     target: FilesContainer,
-    engine: EngineSocket,
     dir: string,
-    directories: TarEntryHeader[],
     file: TarEntryHeader,
-    chunks: Readable,
-    signal: AbortSignal,
+    put: (staged: TarEntryHeader) => Promise<void>,
   ): Promise<void> {
     const name = baseName(file.name);
     const parent = file.name.slice(0, file.name.length - name.length);
     const temporary = `${parent}.svc-upload-${randomBytes(8).toString('hex')}`;
     const at = (relative: string) => joinPath(dir, relative);
-    const asOwner = async (argv: string[], within: AbortSignal) => {
-      // The container's user owns its home; /home itself is root's: the one that may, renames.
-      const result = await this.exec(target, argv, within);
-      if (result.exitCode === 0 || !/permission denied/i.test(result.stderr)) return result;
-      return this.exec(target, argv, within, '0');
-    };
-    const cleanUp = () => {
-      const remove = () =>
-        void asOwner(['rm', '-f', '--', at(temporary)], AbortSignal.timeout(10_000)).catch(() => {});
-      remove();
-      // The Engine may still be extracting what a failure cut short when the first removal runs (its
-      // side of the connection settles later): the temporary part is removed once more after that.
-      setTimeout(remove, CLEAN_UP_AGAIN_MS).unref();
-    };
+    const asOwner = (argv: string[], within: AbortSignal) => this.asOwner(target, argv, within, file);
+    const cleanUp = () => this.removeLater(target, file, [at(temporary)]);
     try {
-      await putOneFile(
-        engine,
-        target.container.id,
-        dir,
-        directories,
-        { ...file, name: temporary },
-        chunks,
-        signal,
-      );
+      await put({ ...file, name: temporary });
     } catch (error) {
       cleanUp();
       throw error;
     }
-    const moved = await asOwner(['mv', '-f', '-T', '--', at(temporary), at(file.name)], signal).catch(
-      (error: unknown) => {
-        cleanUp();
-        throw error;
-      },
-    );
+    // Every byte is in: the rename is done even if the client goes now (bounded by the command's own
+    // timeout), so the path holds the old file or the new one, whole, never the temporary part.
+    const moved = await asOwner(
+      ['mv', '-f', '-T', '--', at(temporary), at(file.name)],
+      AbortSignal.timeout(ARGV_TIMEOUT_MS),
+    ).catch((error: unknown) => {
+      cleanUp();
+      throw error;
+    });
     if (moved.exitCode === 0) return;
     cleanUp();
     this.log('docker files: rename failed', {
@@ -587,6 +674,35 @@ function assertRemovable(path: string): void {
   assertWritable(path);
   if (path === WRITABLE_ROOT)
     throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
+}
+
+/** Who owns what a write makes: the computer's user, as numbers. */
+type Owner = { uid: number; gid: number };
+
+/** Renames each pair of its arguments (`from to …`) in order, stopping at the first that fails. */
+const RENAME_PAIRS = 'while [ "$#" -gt 1 ]; do mv -f -T -- "$1" "$2" || exit 1; shift 2; done';
+
+/** Most bytes of paths in one command's arguments (well under Linux's 2 MiB for arguments). */
+const ARGV_BATCH_BYTES = 64 * 1024;
+
+/** `items` cut into runs whose bytes stay under {@link ARGV_BATCH_BYTES}, each a multiple of `unit` long. */
+function argvBatches(items: string[], unit = 1): string[][] {
+  const batches: string[][] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (let at = 0; at < items.length; at += unit) {
+    const group = items.slice(at, at + unit);
+    const size = group.reduce((sum, item) => sum + Buffer.byteLength(item) + 1, 0);
+    if (batch.length > 0 && bytes + size > ARGV_BATCH_BYTES) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(...group);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }
 
 /** A body up to this size is read whole before it is sent (see `write`); larger ones are renamed into place. */

@@ -87,9 +87,11 @@ export function putOneFile(
     const detach = () => {
       source.off('data', onData);
       source.off('end', onEnd);
-      source.off('error', fail);
       source.off('close', onClose);
       signal.removeEventListener('abort', onAbort);
+      // The source's 'error' stays heard (`fail` does nothing once settled): a body that fails after
+      // this write did (the client's abort reaches the signal first, then the body) would otherwise
+      // raise an 'error' nobody listens to, which ends the process.
     };
     function fail(error: unknown): void {
       if (settled) return;
@@ -125,7 +127,6 @@ export function putOneFile(
         return;
       }
       source.off('data', onData);
-      source.off('error', fail);
       source.off('close', onClose);
       req.end(Buffer.concat([padding(size), END_OF_TAR]));
     }
@@ -158,7 +159,7 @@ export function putOneFile(
     req.write(Buffer.concat([...directories.map(tarHeader), tarHeader(file)]));
     source.on('data', onData);
     source.once('end', onEnd);
-    source.once('error', fail);
+    source.on('error', fail);
     source.once('close', onClose);
   });
 }

@@ -369,7 +369,11 @@ function assertRemovable(path: string): void {
 async function addEntry(pack: tar.Pack, header: tar.Headers, data?: Uint8Array): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const callback = (error?: Error | null) => (error ? reject(error) : resolve());
-    if (data) pack.entry(header, Buffer.from(data.buffer, data.byteOffset, data.length), callback);
-    else pack.entry(header, callback);
+    const sink = data
+      ? pack.entry(header, Buffer.from(data.buffer, data.byteOffset, data.length), callback)
+      : pack.entry(header, callback);
+    // A pack destroyed under it (the client cancelled the download) fails the entry too: the
+    // callback reports it; as an event, nobody would hear it, and it would end the process.
+    sink.on('error', () => {});
   });
 }
