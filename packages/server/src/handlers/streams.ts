@@ -11,7 +11,11 @@ import {
   workspaceEventsAfter,
 } from '../repositories/events.js';
 import { touchComputerActivity } from '../repositories/lifetimes.js';
-import { type OutputEventRecord, operationOutputAfter } from '../repositories/operation-output.js';
+import {
+  lastOperationOutput,
+  type OutputEventRecord,
+  operationOutputAfter,
+} from '../repositories/operation-output.js';
 import { type OperationRow, operationById } from '../repositories/operations.js';
 import type { Role } from '../roles.js';
 import { type Batch, type EndReason, type Following, follow } from '../streams/follow.js';
@@ -211,16 +215,25 @@ export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ct
 /**
  * One read of a command's output log. A log without its final event whose operation has ended
  * nonetheless (one that ended before output was logged) ends with a final event made from the
- * operation, so its stream does not wait for ever.
+ * operation, right after the log's last event, so its stream does not wait for ever. A cursor at or
+ * past the end of an ended stream gets nothing: the stream closes at once (design §13).
  */
 async function readOutput(ctx: Ctx<'streamOperationOutput'>, id: string, after: number): Promise<Batch> {
   let records = await operationOutputAfter(ctx.db, id, after, BATCH);
+  let ended = false;
   if (records.length === 0) {
     const operation = await operationById(ctx.db, id);
     if (operation && TERMINAL_OPERATION_STATES.has(operation.state)) {
+      ended = true;
       // The final event commits with the operation's end: read again, it is there if there is one.
       records = await operationOutputAfter(ctx.db, id, after, BATCH);
-      if (records.length === 0) records = [closingEvent(operation, after + 1, ctx.requestId)];
+      if (records.length === 0) {
+        const tail = await lastOperationOutput(ctx.db, id);
+        const closed = tail !== undefined && closesStream('streamOperationOutput', tail.event);
+        // The made-up final event takes the id after the log's last, once: never a new id per cursor.
+        const sequence = Number(tail?.sequence ?? 0) + 1;
+        if (!closed && sequence > after) records = [closingEvent(operation, sequence, ctx.requestId)];
+      }
     }
   }
   const last = records.at(-1);
@@ -231,7 +244,9 @@ async function readOutput(ctx: Ctx<'streamOperationOutput'>, id: string, after: 
       data: record.data,
     })),
     last: Number(last?.sequence ?? after),
-    final: last !== undefined && closesStream('streamOperationOutput', last.event),
+    final:
+      (last !== undefined && closesStream('streamOperationOutput', last.event)) ||
+      (ended && records.length === 0),
     more: records.length === BATCH,
   };
 }

@@ -46,6 +46,24 @@ export async function operationOutputAfter(
 }
 
 /**
+ * The last event of a command's log (the highest sequence), or undefined when nothing was logged.
+ *
+ * @example
+ * const last = await lastOperationOutput(db, operation.id); // { sequence: 7, event: 'exit', … }
+ */
+export async function lastOperationOutput(
+  db: Queryable,
+  operationId: string,
+): Promise<OutputEventRecord | undefined> {
+  const { rows } = await db.query<OutputEventRecord>(
+    `SELECT sequence, event, data FROM operation_output WHERE operation_id = $1
+      ORDER BY sequence DESC LIMIT 1`,
+    [operationId],
+  );
+  return rows[0];
+}
+
+/**
  * Appends `events` to the log of a command the claim `token` still runs; false (nothing written)
  * when the claim no longer holds it. The claim's row is locked for share meanwhile, so a takeover
  * waits for the append rather than interleaving with it.

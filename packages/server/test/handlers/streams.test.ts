@@ -352,6 +352,67 @@ describeEngines(
       });
     });
 
+    describe('a cursor at or past the end of an ended command', () => {
+      test.each([
+        ['the final event', 0],
+        ['past the log', 1],
+        ['far past the log', 92],
+      ])('at %s: the stream closes at once with nothing new', async (_name, past) => {
+        const id = await run(['echo', 'done']);
+        const first = track(
+          opened(await open(output(id), 'OperationOutputStreamItem', { token: team.editor.token })),
+        );
+        await first.closed;
+        const final = first.events.at(-1);
+        expect(final?.event).toBe('exit');
+        const cursor = String(Number(final?.id) + past);
+        const sent: Record<string, string>[] = [{ 'last-event-id': cursor }, {}];
+        for (const headers of sent) {
+          const query = 'last-event-id' in headers ? '' : `?after=${cursor}`;
+          const again = track(
+            opened(
+              await open(`${output(id)}${query}`, 'OperationOutputStreamItem', {
+                token: team.editor.token,
+                headers,
+              }),
+            ),
+          );
+          await again.closed;
+          expect(again.events).toEqual([]);
+        }
+      });
+
+      test('a log that never got its final event: the one made from the operation keeps its id', async () => {
+        const id = await run(['echo', 'kept']);
+        const first = track(
+          opened(await open(output(id), 'OperationOutputStreamItem', { token: team.editor.token })),
+        );
+        await first.closed;
+        // The final event gone (as for a command that ended before its output was logged).
+        await t.db.query(
+          `DELETE FROM operation_output WHERE operation_id = $1 AND event IN ('exit', 'failed')`,
+          [id],
+        );
+        const replayed = track(
+          opened(await open(output(id), 'OperationOutputStreamItem', { token: team.editor.token })),
+        );
+        await replayed.closed;
+        const made = replayed.events.at(-1);
+        expect(made?.event).toBe('exit');
+        expect(made?.id).toBe(first.events.at(-1)?.id);
+        const after = track(
+          opened(
+            await open(output(id), 'OperationOutputStreamItem', {
+              token: team.editor.token,
+              headers: { 'last-event-id': String(made?.id) },
+            }),
+          ),
+        );
+        await after.closed;
+        expect(after.events).toEqual([]);
+      });
+    });
+
     describe('how a stream ends', () => {
       test('member removed: stream.ended access_revoked within 1 s, reconnect false', async () => {
         const member = await t.user();
