@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `pnpm contract --base-url URL --key-file FILE`: the contract suite (test/contract.test.ts) against any
 // implementation of the v1 API, every response validated against the bundled spec. Writes JUnit XML and a
-// Markdown summary; exits 1 on any failed test (a contract violation), 2 on bad arguments.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Markdown summary (src/report.ts), skipped tests with their reasons; exits 1 on any failed test (a
+// contract violation), 2 on bad arguments.
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -53,40 +54,22 @@ if (values['key-file']) process.env.CONTRACT_KEY_FILE = resolve(here, values['ke
 if (values.token) process.env.CONTRACT_TOKEN = values.token;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const jsonFile = join(out, 'results.json');
+const { ContractReporter } = await import('../dist/report.js');
+const reporter = new ContractReporter({
+  out,
+  baseUrl,
+  target: values.mock ? 'mock' : 'server',
+  root,
+});
 const { startVitest } = await import('vitest/node');
 const vitest = await startVitest('test', ['test/contract.test.ts'], {
   root,
   watch: false,
-  reporters: [
-    'default',
-    ['junit', { outputFile: join(out, 'junit.xml') }],
-    ['json', { outputFile: jsonFile }],
-  ],
+  reporters: ['default', reporter],
 });
 await vitest?.close();
 
-const results = JSON.parse(readFileSync(jsonFile, 'utf8'));
-writeFileSync(join(out, 'summary.md'), summary(results));
+const outcome = reporter.outcome;
 process.stdout.write(`contract: ${join(out, 'junit.xml')}, ${join(out, 'summary.md')}\n`);
-process.exit(results.success && results.numFailedTests === 0 && results.numTotalTests > 0 ? 0 : 1);
-
-/** The Markdown summary: counts, then every failure with its first message line. */
-function summary(results) {
-  const tests = results.testResults.flatMap((file) => file.assertionResults);
-  const failed = tests.filter((t) => t.status === 'failed');
-  const lines = [
-    `# Contract suite against ${baseUrl}`,
-    '',
-    `Target: ${values.mock ? 'mock' : 'server'}. ${results.numPassedTests} passed, ${results.numFailedTests} failed, ` +
-      `${results.numPendingTests + results.numTodoTests} skipped (stateful tests on a mock), ${results.numTotalTests} in all.`,
-    '',
-    failed.length === 0 ? 'No contract violations.' : '| test | violation |',
-  ];
-  if (failed.length > 0) lines.push('| --- | --- |');
-  for (const test of failed) {
-    const message = (test.failureMessages?.[0] ?? '').split('\n')[0].replace(/\|/g, '\\|').slice(0, 300);
-    lines.push(`| ${test.fullName.replace(/\|/g, '\\|')} | ${message} |`);
-  }
-  return `${lines.join('\n')}\n`;
-}
+const total = outcome ? outcome.passed + outcome.failed + outcome.skipped : 0;
+process.exit(outcome && outcome.failed === 0 && outcome.errors === 0 && total > 0 ? 0 : 1);

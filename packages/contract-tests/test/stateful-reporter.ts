@@ -11,8 +11,11 @@ export default class StatefulReporter implements Reporter {
     const skipped: string[] = [];
     for (const module of testModules) {
       for (const test of module.children.allTests()) {
-        if (test.name.startsWith(PREFIX) && test.result().state === 'skipped') {
-          skipped.push(test.name.slice(PREFIX.length).trim());
+        const result = test.result();
+        if (test.name.startsWith(PREFIX) && result.state === 'skipped') {
+          // Against a server, a stateful test skips only for a reason of the target's: it is shown.
+          const note = process.env.CONTRACT_TARGET === 'server' && result.note ? `: ${result.note}` : '';
+          skipped.push(`${test.name.slice(PREFIX.length).trim()}${note}`);
         }
       }
     }

@@ -128,10 +128,13 @@ export function mockPrefer(prefer: string): Record<string, string> {
 /** Names of the stateful tests declared in this run (for the summary line). */
 export const STATEFUL_PREFIX = '[stateful]';
 
+/** Why a stateful test does not run against the mock: the reason its skip carries to the reports. */
+export const NEEDS_A_SERVER = 'needs a stateful server: the mock answers examples, so it is listed, not run';
+
 /**
  * Declares a test that needs a stateful server (read-your-writes, transitions, replays, real cursors).
- * Against the mock it is registered as skipped, so vitest counts it and the reporter lists it; it is
- * never dropped silently.
+ * Against the mock it skips itself with {@link NEEDS_A_SERVER}, so vitest counts it and the reports
+ * list it with that reason; it is never dropped silently.
  */
 export function statefulIt(
   name: string,
@@ -139,7 +142,7 @@ export function statefulIt(
   timeout?: number,
 ): void {
   const title = `${STATEFUL_PREFIX} ${name}`;
-  if (onMock) it.skip(title, () => {});
+  if (onMock) it(title, ({ skip }) => skip(NEEDS_A_SERVER));
   else it(title, (context) => fn(context as unknown as { skip(note?: string): never }), timeout);
 }
 
