@@ -13,7 +13,7 @@ import { streamsSuite } from './suites/streams.js';
 import { webhooksSuite } from './suites/webhooks.js';
 import { workspacesSuite } from './suites/workspaces.js';
 import { writeBackSuite } from './suites/write-back.js';
-import { exercised, takeViolations } from './support/harness.js';
+import { excused, exercised, takeViolations } from './support/harness.js';
 import { document, OPERATIONS, uncovered } from './support/spec-index.js';
 
 afterEach(() => {
@@ -37,10 +37,14 @@ describe('coverage', () => {
   it('exercises every operation of the bundled spec with a 2xx answer', () => {
     const missing = uncovered(exercised);
     const streams = streamOperationIds(document);
+    // An operation whose test skipped itself, saying why (a setting of the target), is listed, not failed.
+    const skipped = missing.filter((id) => excused.has(id));
     process.stdout.write(
       `\ncontract coverage: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations` +
-        ` (${streams.filter((id) => exercised.has(id)).length}/${streams.length} event streams read, every event checked)\n`,
+        ` (${streams.filter((id) => exercised.has(id)).length}/${streams.length} event streams read, every event checked)\n` +
+        skipped.map((id) => `  not exercised, its test skipped: ${id}: ${excused.get(id)}\n`).join(''),
     );
-    expect(missing, `operations without a contract test: ${missing.join(', ')}`).toEqual([]);
+    const unexplained = missing.filter((id) => !excused.has(id));
+    expect(unexplained, `operations without a contract test: ${unexplained.join(', ')}`).toEqual([]);
   });
 });

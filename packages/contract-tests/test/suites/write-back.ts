@@ -3,6 +3,7 @@ import { webhookEventTypes } from '@svc/contract';
 import { afterAll, expect, it } from 'vitest';
 import { fx } from '../support/fixtures.js';
 import { contractClient, statefulIt, takeViolations } from '../support/harness.js';
+import { writeBackUrl } from '../support/receivers.js';
 import { document } from '../support/spec-index.js';
 import { onMock } from '../support/target.js';
 import { buildBody, declaredKeys, unechoed, type WriteCase, writeCases } from '../support/write-back.js';
@@ -41,9 +42,9 @@ export const REFERENCES: Readonly<Record<string, () => unknown>> = {
     max_lifetime_seconds: 86_400,
     on_end: 'delete',
   }),
-  // A webhook endpoint's: a loopback receiver (the server run allows them) where nothing listens, new on
-  // every call so an update changes it; no name to resolve, which a run without a network could not.
-  url: () => `http://127.0.0.1:9/write-back/${++urls}`,
+  // A webhook endpoint's: new on every call so an update changes it, under a receiver URL the target
+  // accepts (support/receivers.ts: the suite's receiver's, else the spec's example); nothing need answer.
+  url: () => writeBackUrl(++urls),
   // One event type of the spec's, another on every call, so an update changes the list.
   event_types: () => [webhookEventTypes[++urls % webhookEventTypes.length] as string],
   // A snapshot is taken of a computer of the workspace it is made in: the one this suite created there.

@@ -11,6 +11,16 @@ import { baseUrl, keyFilePath, onMock } from './target.js';
 
 /** operationIds that answered 2xx during this run: the coverage test compares them with the spec. */
 export const exercised = new Set<string>();
+/**
+ * operationIds whose only test was skipped for what the target refused (a setting of the server, not
+ * a contract violation), with the reason the coverage test prints instead of failing on them.
+ */
+export const excused = new Map<string, string>();
+
+/** Excuses an operation from the coverage test: its test is skipped, for this reason. */
+export function excuse(operationId: string, reason: string): void {
+  excused.set(operationId, reason);
+}
 /** Contract violations seen since the last {@link takeViolations}. */
 let violations: string[] = [];
 

@@ -74,15 +74,15 @@ function nodeAt(pointer: string): unknown {
 }
 
 /**
- * A webhook receiver for one test: 127.0.0.1, port 0, answers 204, keeps at most `limit` requests
- * (more are answered 503 and dropped), and waits at most `timeoutMs` for them.
+ * A webhook receiver for one test: 127.0.0.1, `port` (default 0, any free one), answers 204, keeps at
+ * most `limit` requests (more are answered 503 and dropped), and waits at most `timeoutMs` for them.
  *
  * @example
  * const receiver = await startReceiver();
  * const [delivery] = await receiver.waitFor(1);
  * await receiver.close();
  */
-export async function startReceiver({ limit = 32, timeoutMs = 30_000 } = {}) {
+export async function startReceiver({ limit = 32, timeoutMs = 30_000, port = 0 } = {}) {
   const kept: Delivery[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -97,10 +97,13 @@ export async function startReceiver({ limit = 32, timeoutMs = 30_000 } = {}) {
       response.writeHead(204).end();
     });
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', done);
+  });
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${bound}/hook`,
     /** The first `count` requests, once they have come; throws after `timeoutMs`. */
     async waitFor(count: number, where: (d: Delivery) => boolean = () => true): Promise<Delivery[]> {
       const deadline = Date.now() + timeoutMs;
