@@ -34,7 +34,7 @@ export function dynamicTools(tools: readonly ToolDefinition[], toolsets: readonl
           toolset: {
             type: 'string',
             enum: [...toolsets],
-            description: 'Only endpoints of this toolset (spec tag).',
+            description: 'Only endpoints of this toolset.',
           },
           search: {
             type: 'string',
@@ -100,16 +100,15 @@ export function dynamicTools(tools: readonly ToolDefinition[], toolsets: readonl
 export function listEndpoints(
   tools: readonly ToolDefinition[],
   filters: { toolset?: string; search?: string },
-  toolsetOf: (tool: ToolDefinition) => string,
 ) {
   const search = filters.search?.toLowerCase();
   return {
     endpoints: tools
-      .filter((tool) => !filters.toolset || toolsetOf(tool) === filters.toolset)
+      .filter((tool) => !filters.toolset || tool.toolset === filters.toolset)
       .map((tool) => ({
         name: tool.name,
         title: tool.title,
-        toolset: toolsetOf(tool),
+        toolset: tool.toolset,
         route: `${tool.operation.method.toUpperCase()} ${tool.operation.path}`,
         read_only: tool.annotations.readOnlyHint === true,
         destructive: tool.annotations.destructiveHint === true,

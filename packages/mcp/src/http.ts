@@ -69,8 +69,9 @@ function closeWhenDone(response: Response, close: () => Promise<void>): Response
  * built on the caller's own `Authorization: Bearer` token, so every tool call is made as the caller.
  * A request without a Bearer token is refused with 401 and `WWW-Authenticate: Bearer` before any MCP
  * message is read; GET and DELETE (SSE resumption and sessions, which a stateless server has none of)
- * answer 405. The query chooses the tools: `toolsets` (comma list of spec tags, default all) and `mode`
- * (`compact` default, `full`, `dynamic`); an unknown value is 400 `invalid_argument`.
+ * answer 405. The query chooses the tools: `toolsets` (a comma list of toolsets, `all`, or `default`
+ * beside others; absent, the default set) and `mode` (`compact` default, `full`, `dynamic`); an unknown
+ * value is 400 `invalid_argument`.
  *
  * @example
  * const mcp = createMcpHttpHandler({ apiBaseUrl: 'http://127.0.0.1:8080/v1' });

@@ -2,7 +2,14 @@ export { annotationsFor } from './annotations.js';
 export type { CallContext } from './call.js';
 export { callTool } from './call.js';
 export type { Catalog, ToolMode, ToolSelection } from './catalog.js';
-export { buildCatalog, parseSelection, selectTools, TOOL_MODES, ToolSelectionError } from './catalog.js';
+export {
+  buildCatalog,
+  parseSelection,
+  selectTools,
+  TOOL_MODES,
+  TOOLSETS_ENV,
+  ToolSelectionError,
+} from './catalog.js';
 export { DYNAMIC } from './dynamic.js';
 export type { McpHttpOptions } from './http.js';
 export { createMcpHttpHandler } from './http.js';
@@ -14,3 +21,4 @@ export { createMcpServer, MCP_SERVER_VERSION } from './server.js';
 export { strictSchema } from './strict.js';
 export type { ArgumentTarget, ToolDefinition } from './tools.js';
 export { buildTools, toolFromOperation } from './tools.js';
+export { DEFAULT_TOOLSETS, FILES_TOOLSET, parseToolsets, STREAMS_TOOLSET, toolsetOf } from './toolsets.js';

@@ -12,7 +12,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { SvcClient } from '@svc/client';
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import { callTool } from './call.js';
-import { buildCatalog, type Catalog, fullListing, type ToolSelection, toolsetOf } from './catalog.js';
+import { buildCatalog, type Catalog, fullListing, type ToolSelection } from './catalog.js';
 import { DYNAMIC, listEndpoints } from './dynamic.js';
 import { readResource, resourceList } from './resources.js';
 import { successResult, textError } from './results.js';
@@ -35,7 +35,7 @@ export interface McpServerOptions {
   document?: OpenApiDocument;
   /** The catalog already derived from `document` (the HTTP handler derives it once, not per request). */
   catalog?: Catalog;
-  /** Which operations, and how they are offered. Default: all, `compact`. */
+  /** Which operations, and how they are offered. Default: the default toolsets, `compact`. */
   selection?: ToolSelection;
   /** Longest a long-running tool waits for its operations before answering "still running". Default 10 min. */
   waitTimeoutMs?: number;
@@ -123,7 +123,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     const target = typeof args.name === 'string' ? callable.get(args.name) : undefined;
     if (name === DYNAMIC.list) {
       const filters = args as { toolset?: string; search?: string };
-      return successResult(listEndpoints(selected, filters, toolsetOf));
+      return successResult(listEndpoints(selected, filters));
     }
     if (name !== DYNAMIC.describe && name !== DYNAMIC.invoke)
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);

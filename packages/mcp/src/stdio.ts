@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The stdio entry (`node packages/mcp/dist/stdio.js [--toolsets a,b] [--mode compact|full|dynamic]`,
-// bin `svc-mcp`): a key-file client from the environment (SVC_KEY_FILE, optional SVC_BASE_URL),
+// The stdio entry (`node packages/mcp/dist/stdio.js [--toolsets a,b|all] [--mode compact|full|dynamic]`,
+// bin `svc-mcp`; SVC_MCP_TOOLSETS when no --toolsets): a key-file client from the environment
+// (SVC_KEY_FILE, optional SVC_BASE_URL),
 // served over stdin/stdout. Diagnostics go to stderr only: stdout is the protocol. `svc mcp` does
 // the same with the CLI's own session instead.
 import { parseArgs } from 'node:util';

@@ -19,6 +19,7 @@ import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
 import { STREAM_INPUTS, STREAM_OUTPUT, streamDescription } from './stream-window.js';
 import { strictSchema } from './strict.js';
+import { toolsetOf } from './toolsets.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
 export type ArgumentTarget =
@@ -35,6 +36,8 @@ export interface ToolDefinition {
   outputSchema?: JsonSchema & { type: 'object' };
   annotations: ToolAnnotations;
   operation: OperationInfo;
+  /** The group a client chooses it by (`toolsets.ts`): `streams`, `files`, or the first spec tag. */
+  toolset: string;
   /** Input property → request part. `wait` (long-running tools) and a stream tool's window are not sent to the API. */
   targets: Record<string, ArgumentTarget>;
   /** The operation answers 202 with `operations[]`: the tool takes `wait` and can report progress. */
@@ -191,6 +194,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     }),
     annotations: annotationsFor(document, op),
     operation: op,
+    toolset: toolsetOf(document, op),
     targets,
     longRunning,
     bodyRequired: requestBody?.required === true,

@@ -35,7 +35,8 @@ async function overHttp(token: string): Promise<Client> {
   await client.connect(
     // The full mode over HTTP, the compact default over stdio: the SDK client checks every structured
     // result against the listed output schema, so both modes' schemas meet the real server's answers.
-    new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}?mode=full`), {
+    // Every toolset: the journeys make workspaces, service accounts and keys, which no default lists.
+    new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}?mode=full&toolsets=all`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
@@ -48,7 +49,7 @@ async function overStdio(keyFilePath: string): Promise<Client> {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [ENTRY],
+      args: [ENTRY, '--toolsets', 'all'],
       env: { PATH: process.env.PATH ?? '', SVC_KEY_FILE: keyFilePath, SVC_BASE_URL: server.baseUrl },
     }),
   );

@@ -5,8 +5,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeKeyFile } from './support/key-file.js';
-import { expectedTools } from './support/spec-tools.js';
+import { defaultTools, expectedTools } from './support/spec-tools.js';
 import { recordProgress } from './support/wire-progress.js';
+import { recordResults } from './support/wire-results.js';
 
 /** The built entry, as `svc-mcp` and MCP client configs run it (turbo builds before testing). */
 const ENTRY = fileURLToPath(new URL('../dist/stdio.js', import.meta.url));
@@ -29,6 +30,8 @@ describe('stdio entry against the Prism mock', () => {
   let client: Client;
   /** Progress notifications as they come off the wire (see `recordProgress`). */
   let wire: Progress[] = [];
+  /** The bytes of each result as it came off the wire (see `recordResults`). */
+  let results: ReturnType<typeof recordResults> = [];
 
   beforeAll(async () => {
     expect(existsSync(ENTRY), 'build first: pnpm turbo run build --filter=@svc/mcp').toBe(true);
@@ -39,13 +42,18 @@ describe('stdio entry against the Prism mock', () => {
     client = new Client({ name: 'stdio-test', version: '0.0.0' });
     await client.connect(transport);
     wire = recordProgress(transport);
+    results = recordResults(transport);
   });
   afterAll(() => client?.close());
 
-  it('lists exactly the spec’s operations as tools', async () => {
-    const want = expectedTools().map((t) => t.name);
+  it('lists the default toolsets’ operations as tools, within the budget of tools/list', async () => {
+    const want = defaultTools().map((t) => t.name);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(want);
+    // The same budget as over HTTP (test/modes.test.ts), measured off this transport's wire.
+    const bytes = results.at(-1)?.bytes ?? Number.NaN;
+    console.info(`tools/list over stdio, no option: ${tools.length} tools, ${bytes} bytes`);
+    expect(bytes).toBeLessThanOrEqual(40_000);
     // Compact lists hints that differ from MCP's defaults: destructive (the default) is absent, so true.
     const hints = tools.find((t) => t.name === 'delete_computer')?.annotations;
     expect(hints).toMatchObject({ idempotentHint: true, openWorldHint: false });
@@ -99,26 +107,58 @@ describe('stdio entry without credentials', () => {
   });
 });
 
-describe('stdio entry flags', () => {
-  it('--toolsets and --mode choose the tools, as /mcp?toolsets=…&mode=… does', async () => {
-    const env = { SVC_KEY_FILE: writeKeyFile(inject('prismUrl')), PATH: process.env.PATH ?? '' };
+describe('stdio entry flags and environment', () => {
+  const env = () => ({ SVC_KEY_FILE: writeKeyFile(inject('prismUrl')), PATH: process.env.PATH ?? '' });
+  const names = async (extra: Record<string, string>, flags: string[]) => {
     const client = new Client({ name: 'stdio-flags', version: '0.0.0' });
-    await client.connect(spawnClient(env, ['--toolsets', 'catalog']).transport);
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list_sizes', 'list_images']);
-    await client.close();
-    const dynamic = new Client({ name: 'stdio-flags', version: '0.0.0' });
-    await dynamic.connect(spawnClient(env, ['--mode', 'dynamic']).transport);
-    expect((await dynamic.listTools()).tools).toHaveLength(3);
-    await dynamic.close();
+    await client.connect(spawnClient({ ...env(), ...extra }, flags).transport);
+    try {
+      return (await client.listTools()).tools.map((t) => t.name);
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('--toolsets and --mode choose the tools, as /mcp?toolsets=…&mode=… does', async () => {
+    expect(await names({}, ['--toolsets', 'catalog'])).toEqual(['list_sizes', 'list_images']);
+    expect(await names({}, ['--mode', 'dynamic'])).toHaveLength(3);
   });
 
-  it('exits 1 naming the known toolsets when one is unknown', async () => {
-    const { transport, stderr } = spawnClient({ PATH: process.env.PATH ?? '' }, ['--toolsets', 'nope']);
+  it('the full set is one option away: --toolsets all, or SVC_MCP_TOOLSETS=all; the flag wins over the variable', async () => {
+    const all = expectedTools().map((t) => t.name);
+    expect(await names({}, ['--toolsets', 'all'])).toEqual(all);
+    expect(await names({ SVC_MCP_TOOLSETS: 'all' }, [])).toEqual(all);
+    expect(await names({ SVC_MCP_TOOLSETS: 'all' }, ['--toolsets', 'catalog'])).toEqual([
+      'list_sizes',
+      'list_images',
+    ]);
+    expect(await names({ SVC_MCP_TOOLSETS: 'default,webhooks' }, [])).toEqual(
+      expectedTools()
+        .filter((t) => t.toolset === 'webhooks' || defaultTools().some((d) => d.name === t.name))
+        .map((t) => t.name),
+    );
+  });
+
+  it.each([
+    [
+      '--toolsets',
+      {},
+      ['--toolsets', 'nope'],
+      /--toolsets: unknown toolset nope; known: identity, workspaces/,
+    ],
+    [
+      'SVC_MCP_TOOLSETS',
+      { SVC_MCP_TOOLSETS: 'nope' },
+      [],
+      /SVC_MCP_TOOLSETS: unknown toolset nope; known: identity/,
+    ],
+  ])('exits 1 naming the known toolsets when %s names an unknown one', async (_, extra, flags, want) => {
+    const { transport, stderr } = spawnClient({ PATH: process.env.PATH ?? '', ...extra }, flags);
     const closed = new Promise<void>((resolve) => {
       transport.onclose = resolve;
     });
     await transport.start();
     await closed;
-    expect(stderr()).toMatch(/--toolsets: unknown toolset nope; known: identity, workspaces/);
+    expect(stderr()).toMatch(want);
   });
 });

@@ -1,32 +1,57 @@
 // The tools the spec should yield, derived from the spec through @svc/contract alone (not from the
 // code under test): one per operation but the two without an access token; a byte operation on a file
 // is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's none.
+// Each in its toolset: `streams` for an operation answering Server-Sent Events, `files` for one on the
+// path of a file's bytes or beneath it, else its first tag.
 import {
   byteOperationIds,
   byteRequestBody,
   byteResponse,
+  isStreamOperation,
   listOperations,
   loadDocument,
   type OpenApiDocument,
+  type OperationInfo,
 } from '@svc/contract';
 import { toolName } from '../../src/names.js';
 
 /** Operations that take no access token, so no tool. */
 export const NOT_TOOLS = ['getHealth', 'exchangeToken'];
 
+/** The toolsets `tools/list` holds when a client names none (README: "Toolsets"). */
+export const DEFAULT_SETS = ['identity', 'computers', 'files', 'operations', 'streams', 'catalog'];
+
 const FILE = 'application/octet-stream';
 
-/** The expected tools of the document, in spec order, with their tag. */
-export function expectedTools(document: OpenApiDocument = loadDocument()): { name: string; tag: string }[] {
+const isFile = (document: OpenApiDocument, op: OperationInfo) =>
+  byteResponse(document, op)?.mediaType === FILE || byteRequestBody(document, op)?.mediaType === FILE;
+
+/** The expected tools of the document, in spec order, with their tag and toolset. */
+export function expectedTools(
+  document: OpenApiDocument = loadDocument(),
+): { name: string; tag: string; toolset: string; operationId: string }[] {
   const bytes = new Set(byteOperationIds(document));
-  return listOperations(document)
+  const operations = listOperations(document);
+  const fileRoots = operations.filter((op) => isFile(document, op)).map((op) => op.path);
+  return operations
     .filter((op) => !NOT_TOOLS.includes(op.operationId))
     .flatMap((op) => {
       const name = toolName(op.operationId);
       const tag = (op.operation.tags as string[])[0] as string;
-      if (!bytes.has(op.operationId)) return [{ name, tag }];
-      const file =
-        byteResponse(document, op)?.mediaType === FILE || byteRequestBody(document, op)?.mediaType === FILE;
-      return file ? [{ name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_'), tag }] : [];
+      const toolset = isStreamOperation(document, op)
+        ? 'streams'
+        : fileRoots.some((root) => op.path === root || op.path.startsWith(`${root}/`))
+          ? 'files'
+          : tag;
+      const tool = { name, tag, toolset, operationId: op.operationId };
+      if (!bytes.has(op.operationId)) return [tool];
+      return isFile(document, op)
+        ? [{ ...tool, name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_') }]
+        : [];
     });
+}
+
+/** The expected tools of the default toolsets. */
+export function defaultTools(document: OpenApiDocument = loadDocument()) {
+  return expectedTools(document).filter((tool) => DEFAULT_SETS.includes(tool.toolset));
 }
