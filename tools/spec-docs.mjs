@@ -16,11 +16,12 @@
 // Redoc does not show). So each byte operation's description ends with a "Bytes" section too (the media
 // type, that it is raw bytes, the limit and what answers above it, a download's headers), the byte
 // schema says the same in its description, and its payload sample is a line saying what the bytes are.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { byteBodies } from '../spec/rules/lib/bytes.js';
 import { streamEventsOf } from '../spec/rules/lib/streams.js';
+import { moveIntoPlace, temporaryName, writeFileAtomicSync } from './atomic-file.mjs';
 import { runRedocly } from './redocly.mjs';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -175,15 +176,21 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     },
   });
   const bundle = resolve(values.bundle);
+  const out = resolve(values.out);
   const pageDoc = join(dirname(bundle), 'openapi.docs.json');
-  writeFileSync(
+  // Both files are renamed into place (atomic-file.mjs): a page being served, or a build running beside
+  // this one, never reads half of either.
+  writeFileAtomicSync(
     pageDoc,
     `${JSON.stringify(withWebhookTypes(withByteBodies(withStreamEvents(JSON.parse(readFileSync(bundle, 'utf8'))))), null, 2)}\n`,
   );
-  mkdirSync(dirname(resolve(values.out)), { recursive: true });
+  mkdirSync(dirname(out), { recursive: true });
+  const staged = temporaryName(out);
   // From the working directory, so Redocly reads its redocly.yaml (the page's Redoc settings).
-  const run = runRedocly(['build-docs', pageDoc, '--inlineBundle', '-o', values.out], { cwd: process.cwd() });
-  process.stdout.write(run.stdout);
-  process.stderr.write(run.stderr);
+  const run = runRedocly(['build-docs', pageDoc, '--inlineBundle', '-o', staged], { cwd: process.cwd() });
+  process.stdout.write(run.stdout.replaceAll(staged, out));
+  process.stderr.write(run.stderr.replaceAll(staged, out));
+  if (run.status === 0) moveIntoPlace(staged, out);
+  else rmSync(staged, { force: true });
   process.exit(run.status);
 }

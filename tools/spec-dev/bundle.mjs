@@ -4,11 +4,12 @@
 // cores. The YAML bundle comes from the CLI itself, off the preview's critical path. A bundle with errors
 // never replaces the last good one, which the preview and the mock keep serving.
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { bundle as bundleDocument, getLineColLocation, loadConfig } from '@redocly/openapi-core';
 import { parse } from 'yaml';
+import { writeFileAtomic } from '../atomic-file.mjs';
 import { REDOCLY_ENV } from '../redocly.mjs';
 
 const require = createRequire(import.meta.url);
@@ -103,11 +104,10 @@ export async function bundleWithCli({ specDir, root, ext }) {
  */
 export async function installBundle({ specDir, ext, text }) {
   const target = join(specDir, 'dist', `openapi.${ext}`);
-  await mkdir(dirname(target), { recursive: true });
   const previous = await readFile(target, 'utf8').catch(() => undefined);
   if (previous === text) return false;
-  // Written in place, not renamed over: Prism watches this file and waits until a write has settled.
-  await writeFile(target, text);
+  // Renamed into place: other processes (a test, `pnpm mock`'s Prism, a build) read it meanwhile.
+  await writeFileAtomic(target, text);
   return true;
 }
 
