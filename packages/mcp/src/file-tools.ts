@@ -39,11 +39,10 @@ const READ_OUTPUT: JsonSchema & { type: 'object' } = {
 const mib = (bytes: number) => `${bytes / (1024 * 1024)} MiB (${bytes.toLocaleString('en')} bytes)`;
 
 function limitText(direction: 'read' | 'write', maxBytes: number): string {
-  const elsewhere =
-    'larger files, and directories as tar archives, go through the HTTP API or `svc computers cp`';
+  const elsewhere = 'Larger files, and directories as tar archives: the HTTP API or `svc computers cp`.';
   return direction === 'read'
-    ? `This tool answers the file's content as JSON text, not the bytes of the API: \`encoding\` \`utf-8\` when it is valid UTF-8, else \`base64\`. At most ${mib(maxBytes)}: a larger file is refused without reading it (${elsewhere}).`
-    : `This tool takes the content as JSON text, not the bytes of the API: \`content\` with \`encoding\` \`utf-8\` (default) or \`base64\` for other bytes. At most ${mib(maxBytes)} of decoded bytes: more is refused before sending (${elsewhere}).`;
+    ? `This tool answers the content as JSON text, \`encoding\` \`utf-8\` when it is valid UTF-8, else \`base64\`. At most ${mib(maxBytes)}: a larger file is refused unread. ${elsewhere}`
+    : `This tool takes the content as JSON text, \`encoding\` \`utf-8\` (default) or \`base64\`. At most ${mib(maxBytes)} decoded: more is refused before sending. ${elsewhere}`;
 }
 
 /**
@@ -77,7 +76,7 @@ export function fileTool(
   if (direction === 'write') {
     properties.content = {
       type: 'string',
-      description: `The file's whole content, as \`encoding\` says; at most ${mib(maxBytes)} decoded.`,
+      description: "The file's whole content, as `encoding` says.",
     };
     properties.encoding = { ...ENCODING, default: 'utf-8' };
     required.push('content');

@@ -5,6 +5,17 @@ import { strictSchema } from './strict.js';
 
 const SCHEMA_PREFIX = '#/components/schemas/';
 
+/** A schema without its `description`s and `examples` (annotations, not constraints). */
+function withoutDescriptions(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutDescriptions);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !((key === 'description' && typeof value === 'string') || key === 'examples'))
+      .map(([key, value]) => [key, withoutDescriptions(value)]),
+  );
+}
+
 /** Follows `$ref`s of a schema to what they name; also returns the shared schema's name. */
 function follow(document: OpenApiDocument, value: unknown): { node: JsonSchema; name?: string } {
   const { value: node, ref } = derefWithRef(document, value);
@@ -14,12 +25,12 @@ function follow(document: OpenApiDocument, value: unknown): { node: JsonSchema; 
 /**
  * One property of a success body: a shared schema (or an array of one) becomes its type and a
  * reference by `title` (the schema is a resource, `svc://schemas/<title>`); anything else is inlined.
+ * No descriptions: what a result holds is the tool's description's to say, and the spec's prose about
+ * each field (the same few sentences on every long-running tool: "The operations started by this
+ * call…") is in the full mode and the resources.
  */
 function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
   const { node, name } = follow(document, raw);
-  // The use site's description (a `$ref` sibling) stays; the shared schema's own is in its resource.
-  const own = (raw as JsonSchema).description ?? (name === undefined ? node.description : undefined);
-  const description = typeof own === 'string' ? { description: own } : {};
   // The type stays (as `anyOf` for a type list, which strict validators want): a bare `{title}`
   // would accept anything. The rest of a shared schema's constraints are in its resource.
   const type = Array.isArray(node.type)
@@ -27,7 +38,7 @@ function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
     : typeof node.type === 'string'
       ? { type: node.type }
       : {};
-  if (name !== undefined) return { ...type, title: name, ...description };
+  if (name !== undefined) return { ...type, title: name };
   if (node.type === 'array') {
     const items = follow(document, node.items);
     if (items.name !== undefined)
@@ -37,11 +48,9 @@ function shallowProperty(document: OpenApiDocument, raw: unknown): JsonSchema {
           ...(typeof items.node.type === 'string' ? { type: items.node.type } : {}),
           title: items.name,
         },
-        ...description,
       };
   }
-  const { examples: _, ...rest } = inlineRefs(document, node);
-  return rest;
+  return withoutDescriptions(inlineRefs(document, node)) as JsonSchema;
 }
 
 /**
