@@ -213,5 +213,8 @@ export function describeError(error: unknown): string {
   const { reason, resource } = (e?.details ?? {}) as { reason?: unknown; resource?: unknown };
   if (typeof reason === 'string')
     text += `  reason: ${reason}${typeof resource === 'string' ? ` (short of ${resource})` : ''}\n`;
+  // What to type next (commands/advice.ts), when there is an obvious step.
+  const { hints } = (error ?? {}) as { hints?: unknown };
+  if (Array.isArray(hints)) for (const hint of hints) text += `  ${String(hint)}\n`;
   return text;
 }

@@ -1,11 +1,13 @@
 import { open } from 'node:fs/promises';
 import type { Operation } from '@svc/client';
-import type { Schema, StreamOperationId } from '@svc/contract';
+import { loadDocument, type Schema, type StreamOperationId } from '@svc/contract';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError, RemoteExit } from '../exit-codes.js';
 import { outputOptions, printResult } from '../output/print.js';
 import type { OperationCommand, OptionSpec } from '../spec/commands.js';
+import { jsonHelp, parseJsonFlag } from '../spec/json-flags.js';
+import { advise } from './advice.js';
 import { followStream } from './stream.js';
 import { waitForSuccess } from './waiting.js';
 
@@ -28,21 +30,14 @@ function parseMap(value: string, previous: Record<string, string> | undefined): 
   return map;
 }
 
-function parseJson(value: string): unknown {
-  try {
-    return JSON.parse(value);
-  } catch {
-    throw new InvalidArgumentError('not valid JSON.');
-  }
-}
-
 /**
- * The commander option of an {@link OptionSpec}.
+ * The commander option of an {@link OptionSpec}. `command` is how its command is typed (`svc computers
+ * create`), for a JSON value's refusals.
  *
  * @example
- * toOption({ flag: 'limit', name: 'limit', in: 'query', kind: 'integer', required: false, description: 'Page size' });
+ * toOption({ flag: 'limit', name: 'limit', in: 'query', kind: 'integer', required: false, description: 'Page size', schema: {} });
  */
-export function toOption(spec: OptionSpec): Option {
+export function toOption(spec: OptionSpec, command = 'svc'): Option {
   const value =
     spec.kind === 'boolean'
       ? ''
@@ -51,11 +46,14 @@ export function toOption(spec: OptionSpec): Option {
         : spec.kind === 'json'
           ? ' <json>'
           : ` <${spec.flag}>`;
-  const option = new Option(`--${spec.flag}${value}`, spec.description);
+  const option = new Option(
+    `--${spec.flag}${value}`,
+    spec.kind === 'json' ? `${spec.description} (JSON, see below)`.trim() : spec.description,
+  );
   if (spec.choices) option.choices(spec.choices);
   if (spec.kind === 'integer' || spec.kind === 'number') option.argParser(parseNumber(spec.kind));
   if (spec.kind === 'map') option.argParser(parseMap);
-  if (spec.kind === 'json') option.argParser(parseJson);
+  if (spec.kind === 'json') option.argParser(parseJsonFlag(loadDocument(), spec, command));
   if (spec.required) option.makeOptionMandatory();
   return option;
 }
@@ -149,7 +147,11 @@ export function addOperationCommand(
       `<${spec.rest.name.replace(/_/g, '-')}...>`,
       `${spec.rest.description} Put them after \`--\`, so their options are not read as svc's.`,
     );
-  for (const option of spec.options) command.addOption(toOption(option));
+  const typed = `svc ${group.name()} ${spec.name}`;
+  for (const option of spec.options) {
+    command.addOption(toOption(option, typed));
+    if (option.kind === 'json') command.addHelpText('after', () => jsonHelp(loadDocument(), option));
+  }
   if (spec.runsCommand) {
     command.option('--stdin', "send svc's own standard input to the command (read to its end first)");
     command.addHelpText(
@@ -261,9 +263,13 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
           new CliError('usage', 'unsupported_method', `${method} is not supported by the client`),
         ),
     ) as Promise<Record<string, unknown> | undefined>;
+  const sent = { spec, command, path, query, header, body };
   let data = await call(spec.operation.method.toUpperCase(), spec.operation.path, {
     params: { path, query, header },
     ...(body === undefined ? {} : { body }),
+  }).catch(async (error: unknown) => {
+    await advise(error, client, sent);
+    throw error;
   });
   if (spec.writesKeyFile && data)
     data = await saveKeyFile(context, data, (values.keyFile as string | undefined) ?? output.keyPath);
@@ -284,7 +290,12 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
   }
   let execution = data?.execution as Execution | undefined;
   if (spec.longRunning && values.wait === true && operations && operations.length > 0) {
-    const final = await waitForSuccess(context, client, operations, Number(values.timeout));
+    const final = await waitForSuccess(context, client, operations, Number(values.timeout)).catch(
+      async (error: unknown) => {
+        await advise(error, client, sent);
+        throw error;
+      },
+    );
     data = { ...data, operations: final };
     // A command run as an operation (`POST …/run`): its output is the operation's result.
     execution ??= final[0]?.result?.execution as Execution | undefined;

@@ -6,6 +6,7 @@ import {
   isAnonymous,
   isStreamOperation,
   listOperations,
+  loadDocument,
   type OpenApiDocument,
   type OperationInfo,
   type OperationResponse,
@@ -15,6 +16,7 @@ import {
   operationSecurity,
   requestBody,
 } from '@svc/contract';
+import { inCommandWords } from './routes.js';
 import { firstLine, kindOf, type ValueKind } from './schema.js';
 
 /** One command-line option of an operation, from a query or header parameter or a body field. */
@@ -28,6 +30,10 @@ export interface OptionSpec {
   choices?: string[];
   required: boolean;
   description: string;
+  /** Its schema as the document writes it (nested `$ref`s kept): what `--help` and refusals put in words. */
+  schema: unknown;
+  /** For a JSON value: the values the operation's request examples give it, first to last. */
+  examples?: unknown[];
 }
 
 /** Where a command sits: `svc <group> <name>`. */
@@ -189,6 +195,19 @@ export function placeOf(operationId: string, tag: string): CommandPlace {
   return { group: tag, name };
 }
 
+let table: OperationCommand[] | undefined;
+
+/**
+ * The commands of the bundled spec, made once: what refusals and hints name (`svc sizes list`).
+ *
+ * @example
+ * commandTable().find((c) => c.operation.operationId === 'listSizes'); // { group: 'sizes', name: 'list', … }
+ */
+export function commandTable(): OperationCommand[] {
+  table ??= operationCommands(loadDocument());
+  return table;
+}
+
 function optionFlag(name: string, where: OptionSpec['in']): string {
   const flag = kebab(name);
   return RESERVED_FLAGS.has(flag) ? `${where}-${flag}` : flag;
@@ -250,6 +269,13 @@ export function operationCommands(document: OpenApiDocument): OperationCommand[]
         param: output.positionals[0]?.name as string,
         place: { group: output.group, name: output.name },
       };
+  // The spec's descriptions name other operations by route (`A size name from \`GET /sizes\``): help
+  // names their commands instead (`svc sizes list`).
+  for (const command of commands) {
+    for (const option of command.options) option.description = inCommandWords(option.description, commands);
+    for (const positional of command.positionals)
+      positional.description = inCommandWords(positional.description, commands);
+  }
   const gets = commands.filter((c) => c.operation.method === 'get').map((c) => c.operation.path);
   for (const command of commands) {
     const refetch = refetchOf(command, gets);
@@ -274,6 +300,18 @@ function refetchOf(command: OperationCommand, gets: readonly string[]): Operatio
   const withoutAction = path.replace(/(?<=\})\/[^/{}]+$/, '');
   if (withoutAction !== path && gets.includes(withoutAction)) return { path: withoutAction };
   return undefined;
+}
+
+/** The values the request examples of an operation give a body field, in the order written. */
+function requestExamples(
+  document: OpenApiDocument,
+  body: ReturnType<typeof requestBody>,
+  field: string,
+): unknown[] {
+  const examples = (body?.content['application/json']?.examples ?? {}) as Record<string, unknown>;
+  return Object.values(examples)
+    .map((example) => (deref(document, example).value as Record<string, unknown> | undefined)?.[field])
+    .filter((value) => value !== undefined);
 }
 
 function describeOperation(document: OpenApiDocument, info: OperationInfo): OperationCommand {
@@ -302,6 +340,7 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       ...kindOf(schema),
       required,
       description: firstLine(parameter.description ?? schema.description),
+      schema: parameter.schema ?? {},
     });
   }
   const declaredBody = requestBody(document, info);
@@ -320,13 +359,16 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
       rest = { name, description: firstLine(schema.description) };
       continue;
     }
+    const kind = kindOf(schema);
     options.push({
       flag: optionFlag(name, 'body'),
       name,
       in: 'body',
-      ...kindOf(schema),
+      ...kind,
       required: requiredFields.has(name),
       description: firstLine(schema.description),
+      schema: raw,
+      ...(kind.kind === 'json' ? { examples: requestExamples(document, declaredBody, name) } : {}),
     });
   }
   // The document's default scheme is the access token; an operation with another one exchanges its Bearer.
