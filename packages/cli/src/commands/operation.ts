@@ -72,13 +72,43 @@ async function readAll(stdin: AsyncIterable<Uint8Array | string> | undefined): P
  */
 type Execution = Schema<'Execution'> | Schema<'LongExecution'>;
 
+/** The exit code of a shell for a program it cannot find (POSIX: 127). */
+const NOT_FOUND_EXIT = 127;
+
+/**
+ * Whether a command's stderr is only a shell's "not found" for its program: dash's `sh: 1: exec: make:
+ * not found`, busybox's `sh: exec: line 0: make: not found`, bash's `sh: line 1: exec: make: not found`,
+ * or the simulated driver's `make: command not found (simulated driver)`.
+ *
+ * @example
+ * isProgramNotFound('sh: 1: exec: make: not found\n', 'make'); // true
+ */
+export function isProgramNotFound(stderr: string, program: string): boolean {
+  const name = program.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(
+    `^(?:\\S+: (?:line \\d+: |\\d+: )?(?:exec: )?(?:line \\d+: )?)?${name}: (?:command )?not found(?: \\([^)]*\\))?\\n?$`,
+  ).test(stderr);
+}
+
 /**
  * Prints a command's output to the matching streams (bytes as they were, when the answer is base64),
- * notes a cut or a timeout on stderr, and exits with the command's exit code ({@link RemoteExit}).
+ * notes a cut or a timeout on stderr, and exits with the command's exit code ({@link RemoteExit}). A
+ * program the computer does not have is said so in svc's words (the shell's line varies by image),
+ * with the shell's exit code, 127.
  */
-function printExecution(context: Context, execution: Execution): void {
+function printExecution(context: Context, execution: Execution, argv: readonly string[] = []): void {
   const { io } = context;
   const bytes = (text: string) => (execution.encoding === 'base64' ? Buffer.from(text, 'base64') : text);
+  const program = argv[0];
+  if (
+    execution.exit_code === NOT_FOUND_EXIT &&
+    program &&
+    !execution.stdout &&
+    isProgramNotFound(Buffer.from(bytes(execution.stderr ?? '')).toString(), program)
+  ) {
+    io.stderr.write(`svc: ${program}: command not found in the computer\n`);
+    throw new RemoteExit(NOT_FOUND_EXIT);
+  }
   if (execution.stdout) io.stdout.write(bytes(execution.stdout));
   if (execution.stderr) io.stderr.write(bytes(execution.stderr));
   if (execution.stdout_truncated) io.stderr.write('svc: stdout was cut at max_output_bytes\n');
@@ -311,7 +341,7 @@ async function runOperation(context: Context, spec: OperationCommand, command: C
     }
   }
   if (spec.runsCommand && execution && output.format === 'table' && output.query === undefined)
-    return printExecution(context, execution);
+    return printExecution(context, execution, spec.rest ? (body?.[spec.rest.name] as string[]) : []);
   await printResult(context, command, data, output);
 }
 

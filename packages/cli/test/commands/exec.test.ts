@@ -214,3 +214,63 @@ describe('svc computers run', () => {
     expect(api.seen).toHaveLength(1);
   });
 });
+
+describe('a program the computer does not have', () => {
+  test.each<[string, { stderr: string; argv: string[]; want: { code: number; stderr: string } }]>([
+    [
+      'dash (Debian, Ubuntu)',
+      {
+        stderr: 'sh: 1: exec: make: not found\n',
+        argv: ['make'],
+        want: { code: 127, stderr: 'svc: make: command not found in the computer\n' },
+      },
+    ],
+    [
+      'busybox',
+      {
+        stderr: 'sh: exec: line 0: make: not found\n',
+        argv: ['make', '-j4'],
+        want: { code: 127, stderr: 'svc: make: command not found in the computer\n' },
+      },
+    ],
+    [
+      'bash',
+      {
+        stderr: 'sh: line 1: exec: /opt/x: not found\n',
+        argv: ['/opt/x'],
+        want: { code: 127, stderr: 'svc: /opt/x: command not found in the computer\n' },
+      },
+    ],
+    [
+      'the simulated driver',
+      {
+        stderr: 'make: command not found (simulated driver)\n',
+        argv: ['make'],
+        want: { code: 127, stderr: 'svc: make: command not found in the computer\n' },
+      },
+    ],
+    [
+      'a program not found by the program run (its own words are kept)',
+      {
+        stderr: 'sh: 1: make: not found\n',
+        argv: ['sh', '-c', 'make'],
+        want: { code: 127, stderr: 'sh: 1: make: not found\n' },
+      },
+    ],
+  ])('%s: said in svc’s words, exit 127', async (_name, { stderr, argv, want }) => {
+    const api = fakeApi({ [ROUTE]: () => ({ status: 200, body: execution({ exit_code: 127, stderr }) }) });
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '--', ...argv], { fetch: api.fetch });
+    expect({ code: outcome.code, stderr: outcome.stderr }).toEqual(want);
+  });
+
+  test('exit 127 with other words, or with output, is printed as it came', async () => {
+    const api = fakeApi({
+      [ROUTE]: () => ({
+        status: 200,
+        body: execution({ exit_code: 127, stdout: 'made\n', stderr: 'make: not found\n' }),
+      }),
+    });
+    const outcome = await svcBytes(['computers', 'exec', 'dev', 'box', '--', 'make'], { fetch: api.fetch });
+    expect(outcome).toEqual({ code: 127, stdout: Buffer.from('made\n'), stderr: 'make: not found\n' });
+  });
+});
