@@ -397,6 +397,15 @@ describe('--wait on long-running commands', () => {
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout).operations[0].state).toBe('succeeded');
   });
+
+  test('a delete done when answered (204) takes --wait too: one request, nothing to wait for', async () => {
+    const api = fakeApi({ 'DELETE /workspaces/dev/snapshots/old': () => ({ status: 204 }) });
+    const outcome = await svc(['snapshots', 'delete', 'dev', 'old', '--wait'], { env, fetch: api.fetch });
+    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(api.seen.map((s) => `${s.method} ${s.url.pathname}`)).toEqual([
+      'DELETE /v1/workspaces/dev/snapshots/old',
+    ]);
+  });
 });
 
 describe("waiting for a computer's state", () => {

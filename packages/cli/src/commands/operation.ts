@@ -208,6 +208,10 @@ export function addOperationCommand(
         ? "\nFollows the stream: the command's stdout and stderr are printed to svc's as they come, and svc exits with its exit code\n(-o json: one JSON object per event). Ctrl-C stops following (exit 130); the command goes on running.\n"
         : '\nFollows the stream until Ctrl-C (exit 130): one line per event, or with -o json one JSON object per event\n({"event", "id", "data"}). A dropped connection is resumed where it stopped.\n',
     );
+  // A delete that answers when it is done (204) has nothing to wait for; --wait is taken, as the
+  // long-running deletes take it, so a script can pass it to every delete.
+  if (!spec.longRunning && spec.operation.method === 'delete')
+    command.option('--wait', 'nothing to wait for: this delete is done when svc returns');
   if (spec.longRunning) {
     command.option('--wait', 'wait for the operations to finish, showing progress');
     command.addOption(
