@@ -21,14 +21,6 @@ export interface Glossary {
   omitted: Set<string>;
 }
 
-/** The value MCP gives a tool hint that is absent (the specification's `ToolAnnotations`). */
-const MCP_HINT_DEFAULTS = {
-  readOnlyHint: false,
-  destructiveHint: true,
-  idempotentHint: false,
-  openWorldHint: true,
-} as const;
-
 /** A sentence is a note when this many tools or more repeat it, and it is at least this long. */
 const NOTE_MIN_TOOLS = 2;
 const NOTE_MIN_LENGTH = 40;
@@ -185,24 +177,15 @@ export function compactListing(document: OpenApiDocument, tool: ToolDefinition, 
     tool.stream || tool.file?.direction === 'read'
       ? tool.outputSchema
       : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
-  // The title is the tool's own `title`; repeating it in the annotations would only cost bytes. Hints
-  // equal to MCP's defaults are left out (MCP defines them: not read-only, destructive, not
-  // idempotent, open world), as are destructiveHint and idempotentHint on read-only tools, where MCP
-  // defines them as meaningless. The full mode lists every hint.
-  const { title: _, ...all } = tool.annotations;
-  const hints = Object.fromEntries(
-    Object.entries(all).filter(
-      ([name, value]) =>
-        value !== MCP_HINT_DEFAULTS[name as keyof typeof MCP_HINT_DEFAULTS] &&
-        !(all.readOnlyHint && (name === 'destructiveHint' || name === 'idempotentHint')),
-    ),
-  );
   return {
     name: tool.name,
     title: tool.title,
     description: compactDescription(tool, glossary),
     inputSchema: compactSchema(tool.inputSchema, glossary) as Tool['inputSchema'],
     ...(output ? { outputSchema: compactSchema(output, glossary) as Tool['outputSchema'] } : {}),
-    annotations: hints,
+    // Whole, as in the full mode: every hint stated (a client that does not apply MCP's defaults for
+    // absent hints would take a read for destructive), and `annotations.title` for clients of
+    // protocol versions before the tool's own `title` (2025-06-18).
+    annotations: tool.annotations,
   };
 }

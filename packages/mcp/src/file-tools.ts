@@ -81,9 +81,14 @@ export function fileTool(
     properties.encoding = { ...ENCODING, default: 'utf-8' };
     required.push('content');
   }
+  // The title says the tool's verb too: the summary's first word is the operation's (`Download a file
+  // from a computer` → `Read a file from a computer`).
+  const title = base.title.replace(/^\S+/, direction === 'read' ? 'Read' : 'Write');
   const tool: ToolDefinition = {
     ...base,
     name: [direction, ...rest].join('_'),
+    title,
+    annotations: { ...base.annotations, title },
     description: `${base.description}\n\n${limitText(direction, maxBytes)}`,
     inputSchema: strictSchema({ ...base.inputSchema, properties, required }),
     targets,

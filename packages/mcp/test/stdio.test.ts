@@ -54,11 +54,13 @@ describe('stdio entry against the Prism mock', () => {
     const bytes = results.at(-1)?.bytes ?? Number.NaN;
     console.info(`tools/list over stdio, no option: ${tools.length} tools, ${bytes} bytes`);
     expect(bytes).toBeLessThanOrEqual(40_000);
-    // Compact lists hints that differ from MCP's defaults: destructive (the default) is absent, so true.
-    const hints = tools.find((t) => t.name === 'delete_computer')?.annotations;
-    expect(hints).toMatchObject({ idempotentHint: true, openWorldHint: false });
-    expect(hints?.destructiveHint ?? true).toBe(true);
-    expect(hints?.readOnlyHint ?? false).toBe(false);
+    expect(tools.find((t) => t.name === 'delete_computer')?.annotations).toEqual({
+      title: 'Delete a computer',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
   });
 
   it('calls a tool with the key file’s token: list_computers', async () => {

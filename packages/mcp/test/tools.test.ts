@@ -170,8 +170,13 @@ describe('annotations', () => {
     }
   });
 
-  it('titles every tool with its summary', () => {
-    for (const tool of tools) expect(tool.annotations.title).toBe(tool.operation.summary);
+  it('titles every tool with its summary, in the verb of its name when that is not the operation’s', () => {
+    for (const tool of tools) {
+      expect(tool.annotations.title, tool.name).toBe(tool.title);
+      if (tool.name === toolName(tool.operation.operationId)) expect(tool.title).toBe(tool.operation.summary);
+    }
+    expect(byName.get('read_computer_file')?.title).toBe('Read a file from a computer');
+    expect(byName.get('write_computer_file')?.title).toBe('Write a file to a computer');
   });
 });
 
