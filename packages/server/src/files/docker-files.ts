@@ -49,6 +49,9 @@ import { firstFileStream } from './tar-read.js';
 /** When a cut-short upload's temporary part is removed a second time (see `putRenamed`). */
 const CLEAN_UP_AGAIN_MS = 2000;
 
+/** How long the Engine may take to answer a files operation's first call (the container's inspect). */
+const ENGINE_ANSWER_MS = 10_000;
+
 /** How long a command of the files (`mv`, `rm`, `du`) may run. */
 const ARGV_TIMEOUT_MS = 60_000;
 
@@ -461,7 +464,19 @@ export class DockerFiles implements ComputerFiles {
   }
 
   private async target(computer: DriverComputer, signal: AbortSignal): Promise<FilesContainer> {
-    const found = await this.options.container(computer, signal);
+    // The Engine's first answer is bounded: an Engine that stopped answering (paused, hung) gets its
+    // caller a 503 with Retry-After, not a request that waits as long as the client does.
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(ENGINE_ANSWER_MS)]);
+    const found = await this.options.container(computer, bounded).catch((error: unknown) => {
+      if (signal.aborted || !bounded.aborted) throw error;
+      throw new FileError(
+        'unavailable',
+        `the Docker Engine did not answer within ${ENGINE_ANSWER_MS / 1000} s`,
+        {
+          reason: 'engine_unresponsive',
+        },
+      );
+    });
     if (!found)
       throw new FileError('unavailable', "the computer's container is gone", { reason: 'no_container' });
     return found;

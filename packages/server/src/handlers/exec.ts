@@ -70,7 +70,11 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
     });
   } catch (thrown) {
     if (thrown instanceof DriverError)
-      throw new ApiError(thrown.code, thrown.message, { details: thrown.details, cause: thrown });
+      throw new ApiError(thrown.code, thrown.message, {
+        details: thrown.details,
+        cause: thrown,
+        ...(thrown.code === 'unavailable' ? { headers: { 'retry-after': '1' } } : {}),
+      });
     throw thrown;
   }
   const execution = toExecution(result, Math.round(performance.now() - started));

@@ -309,6 +309,24 @@ export class DockerDriver implements ComputerDriver {
    * or starting, or where none could start.
    */
   async exec(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
+    try {
+      return await this.execOnce(computer, request);
+    } catch (error) {
+      if (error instanceof DriverError || request.signal.aborted || !engineFault(error)) throw error;
+      // The Engine failed under the command (restarted, gone, answered 5xx): the caller may retry
+      // once it is back. The command may have run in part; nothing of it is reported as a result.
+      this.log('docker driver: the Engine failed an exec', {
+        computer_id: computer.id,
+        error: String(error),
+      });
+      throw new DriverError('unavailable', 'the Docker Engine failed while the command ran; retry shortly', {
+        driver: this.name,
+        reason: 'engine_failed',
+      });
+    }
+  }
+
+  private async execOnce(computer: DriverComputer, request: ExecRequest): Promise<ExecResult> {
     const known = this.execTargets.get(computer.id);
     if (known) {
       const agent = request.stdin === undefined ? await this.agents?.ready(known, AGENT_WAIT_MS) : undefined;
@@ -606,6 +624,19 @@ function unless(...statuses: number[]) {
 }
 
 /** Whether `error` is the Engine's answer with one of `statuses`. */
+/**
+ * Whether an Engine call failed because of the Engine (a 5xx, its connection refused, reset or cut)
+ * rather than the request: such a failure is worth a retry once the Engine is back.
+ */
+function engineFault(error: unknown): boolean {
+  const { statusCode, code } = error as { statusCode?: number; code?: string };
+  if (statusCode !== undefined) return statusCode >= 500;
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT'].includes(code ?? '') ||
+    /socket hang up|premature close/i.test(String((error as Error | undefined)?.message))
+  );
+}
+
 function isStatus(error: unknown, ...statuses: number[]): boolean {
   const status = (error as { statusCode?: number }).statusCode;
   return status !== undefined && statuses.includes(status);
