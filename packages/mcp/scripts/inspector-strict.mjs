@@ -9,7 +9,13 @@ import { Readable } from 'node:stream';
 import { createMcpHttpHandler } from '../dist/index.js';
 
 const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
-const QUERIES = ['', '?mode=full', '?mode=dynamic', '?toolsets=computers,operations'];
+const QUERIES = [
+  '',
+  '?toolsets=all',
+  '?mode=full&toolsets=all',
+  '?mode=dynamic&toolsets=all',
+  '?toolsets=computers,operations',
+];
 
 // No API behind it: tools/list needs none.
 const mcp = createMcpHttpHandler({ apiBaseUrl: 'http://127.0.0.1:9/v1' });
