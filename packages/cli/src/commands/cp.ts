@@ -28,7 +28,8 @@ A local file keeps its permission bits unless --mode is given. A directory goes 
 when it does not exist yet, else into a directory of its own name inside it. An archive that comes
 back is extracted with the server's rules: no absolute names, no .., no devices, no links out of the
 target. Uploads take at most ${limit} each. Progress shows on stderr when it is a terminal and the
-transfer is over 1 MiB. With -o json the upload's answer (FileInfo, or the archive's count) is printed.
+transfer is over 1 MiB; when done, stderr says what moved, in how long and how fast. With -o json the
+upload's answer (FileInfo, or the archive's count) is printed.
 `;
 
 /** The flags of `svc computers cp`. */
@@ -113,7 +114,7 @@ async function copy(
   if (to) {
     const answer =
       source === '-'
-        ? await transfer.uploadStdin(context, client, to, kind, upload)
+        ? await transfer.uploadStdin(context, client, to, kind, upload, true)
         : await transfer.uploadLocal(context, client, source, to, upload);
     if (output.format !== 'table' || output.query !== undefined)
       await printResult(context, command, answer, output);
@@ -128,7 +129,7 @@ async function copy(
         'is_a_directory',
         `${from.path} is a directory: add --archive to write it to stdout as a tar archive.`,
       );
-    return transfer.downloadStdout(context, client, from, kind);
+    return transfer.downloadStdout(context, client, from, kind, true);
   }
   await transfer.downloadLocal(context, client, from, destination);
 }

@@ -7,6 +7,11 @@ export interface TransferProgress {
   update(bytes: number, total: number | undefined): void;
   /** Erases the line. */
   done(): void;
+  /**
+   * Erases the line and says on stderr what moved, in how long and how fast (`svc: copied notes.txt:
+   * 2.9 KiB in 0.1 s (29.3 KiB/s)`), on a terminal or not: for a transfer that has ended well.
+   */
+  report(): void;
 }
 
 const units = ['B', 'KiB', 'MiB', 'GiB'];
@@ -28,14 +33,37 @@ export function humanBytes(bytes: number): string {
 }
 
 /**
+ * Seconds for people: `0.4 s`, `12.3 s`, `2m 05s`.
+ *
+ * @example
+ * humanDuration(125_000); // '2m 05s'
+ */
+export function humanDuration(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/**
+ * A rate for people: `9.2 MiB/s`.
+ *
+ * @example
+ * humanRate(3_000_000, 1000); // '2.9 MiB/s'
+ */
+export function humanRate(bytes: number, ms: number): string {
+  return `${humanBytes(Math.round((bytes * 1000) / Math.max(ms, 1)))}/s`;
+}
+
+/**
  * A transfer's progress on stderr, redrawn in place at most every 100 ms: `name  12.0 MiB / 40.0 MiB
- * 30%` (bytes only when the total is unknown). Only on a terminal, and only once more than
- * {@link PROGRESS_MIN_BYTES} moved or are to move; elsewhere (a pipe, a log, CI) nothing at all.
+ * 30%  9.2 MiB/s` (bytes only when the total is unknown). Only on a terminal, and only once more than
+ * {@link PROGRESS_MIN_BYTES} moved or are to move; elsewhere (a pipe, a log, CI) nothing until
+ * {@link TransferProgress.report}.
  *
  * @example
  * const progress = transferProgress(process.stderr, process.stderr.isTTY === true, 'report.csv');
  * progress.update(2_000_000, 4_000_000);
- * progress.done();
+ * progress.report();
  */
 export function transferProgress(
   stderr: { write(text: string): unknown },
@@ -43,12 +71,18 @@ export function transferProgress(
   label: string,
   now: () => number = Date.now,
 ): TransferProgress {
-  if (!tty) return { update() {}, done() {} };
+  const started = now();
+  let moved = 0;
   let drawn = false;
   let last = Number.NEGATIVE_INFINITY;
+  const done = () => {
+    if (drawn) stderr.write('\r\x1b[2K');
+    drawn = false;
+  };
   return {
     update(bytes, total) {
-      if (Math.max(bytes, total ?? 0) <= PROGRESS_MIN_BYTES) return;
+      moved = Math.max(moved, bytes);
+      if (!tty || Math.max(bytes, total ?? 0) <= PROGRESS_MIN_BYTES) return;
       const at = now();
       if (at - last < 100 && bytes !== total) return;
       last = at;
@@ -56,12 +90,16 @@ export function transferProgress(
         total === undefined
           ? ''
           : ` / ${humanBytes(total)}  ${Math.floor((100 * bytes) / Math.max(total, 1))}%`;
-      stderr.write(`\r\x1b[2K${label}  ${humanBytes(bytes)}${of}`);
+      stderr.write(`\r\x1b[2K${label}  ${humanBytes(bytes)}${of}  ${humanRate(bytes, at - started)}`);
       drawn = true;
     },
-    done() {
-      if (drawn) stderr.write('\r\x1b[2K');
-      drawn = false;
+    done,
+    report() {
+      done();
+      const ms = now() - started;
+      stderr.write(
+        `svc: copied ${label}: ${humanBytes(moved)} in ${humanDuration(ms)} (${humanRate(moved, ms)})\n`,
+      );
     },
   };
 }

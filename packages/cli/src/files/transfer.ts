@@ -14,7 +14,7 @@ import type { Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
 import type { ByteKind } from './limits.js';
 import { uploadLimit } from './limits.js';
-import { humanBytes, transferProgress } from './progress.js';
+import { humanBytes, type TransferProgress, transferProgress } from './progress.js';
 import { intoRemote, type RemotePath } from './remote.js';
 import { packDirectory } from './tar-pack.js';
 
@@ -67,24 +67,18 @@ async function writeOut(stdout: Context['io']['stdout'], chunk: Uint8Array): Pro
     await new Promise<void>((done) => stream.once?.('drain', done));
 }
 
-/** Reads a download to its end, handing each chunk to `sink`, with progress. */
+/** Reads a download to its end, handing each chunk to `sink`, its bytes counted by `progress`. */
 async function drain(
-  context: Context,
+  progress: TransferProgress,
   download: Download,
-  label: string,
   sink: (chunk: Uint8Array) => Promise<void>,
 ): Promise<number> {
-  const progress = transferProgress(context.io.stderr, context.io.isTTY, label);
   let bytes = 0;
   const reader = download.body.getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      await sink(next.value);
-      bytes += next.value.byteLength;
-      progress.update(bytes, download.size);
-    }
-  } finally {
-    progress.done();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    await sink(next.value);
+    bytes += next.value.byteLength;
+    progress.update(bytes, download.size);
   }
   return bytes;
 }
@@ -94,7 +88,7 @@ const UPLOAD_PIECE_BYTES = 1024 * 1024;
 
 /**
  * Sends svc's stdin to the computer: as a file's content, or as a tar archive extracted into the
- * directory at the path.
+ * directory at the path. With `report`, says on stderr what moved when done (`svc computers cp`).
  *
  * @example
  * await uploadStdin(context, client, remote, 'file', { mode: '0644' });
@@ -105,10 +99,11 @@ export async function uploadStdin(
   remote: RemotePath,
   kind: ByteKind,
   flags: UploadFlags,
+  report = false,
 ): Promise<unknown> {
   const files = await import('@svc/client/files');
   const body = context.io.stdin ?? (async function* () {})();
-  const progress = transferProgress(context.io.stderr, context.io.isTTY, 'stdin');
+  const progress = transferProgress(context.io.stderr, context.io.isTTY, 'stdin', context.now);
   const options = {
     parents: flags.parents,
     idempotencyKey: flags.idempotencyKey,
@@ -116,19 +111,23 @@ export async function uploadStdin(
       progress.update(sent, total),
   };
   try {
-    return kind === 'file'
-      ? await files.uploadFile(client, remote.workspace, remote.computer, remote.path, body, {
-          ...options,
-          mode: flags.mode,
-        })
-      : await files.uploadArchive(client, remote.workspace, remote.computer, remote.path, body, options);
+    const answer =
+      kind === 'file'
+        ? await files.uploadFile(client, remote.workspace, remote.computer, remote.path, body, {
+            ...options,
+            mode: flags.mode,
+          })
+        : await files.uploadArchive(client, remote.workspace, remote.computer, remote.path, body, options);
+    if (report) progress.report();
+    return answer;
   } finally {
     progress.done();
   }
 }
 
 /**
- * Writes a file of the computer, or a directory as a tar archive, to svc's stdout.
+ * Writes a file of the computer, or a directory as a tar archive, to svc's stdout. With `report`, says
+ * on stderr what moved when done (`svc computers cp`).
  *
  * @example
  * await downloadStdout(context, client, remote, 'archive');
@@ -138,15 +137,25 @@ export async function downloadStdout(
   client: SvcClient,
   remote: RemotePath,
   kind: ByteKind,
+  report = false,
 ): Promise<void> {
   const files = await import('@svc/client/files');
   const download =
     kind === 'file'
       ? await files.downloadFile(client, remote.workspace, remote.computer, remote.path)
       : await files.downloadArchive(client, remote.workspace, remote.computer, remote.path);
-  await drain(context, download, posix.basename(remote.path) || '/', (chunk) =>
-    writeOut(context.io.stdout, chunk),
+  const progress = transferProgress(
+    context.io.stderr,
+    context.io.isTTY,
+    posix.basename(remote.path) || '/',
+    context.now,
   );
+  try {
+    await drain(progress, download, (chunk) => writeOut(context.io.stdout, chunk));
+    if (report) progress.report();
+  } finally {
+    progress.done();
+  }
 }
 
 /**
@@ -176,7 +185,7 @@ export async function uploadLocal(
   const files = await import('@svc/client/files');
   const name = basename(resolve(local));
   const existing = await statRemote(client, remote);
-  const progress = transferProgress(context.io.stderr, context.io.isTTY, name);
+  const progress = transferProgress(context.io.stderr, context.io.isTTY, name, context.now);
   const onProgress = ({ sent, total }: { sent: number; total: number | undefined }) =>
     progress.update(sent, total);
   const where = (path: string): RemotePath => ({ ...remote, path });
@@ -213,6 +222,7 @@ export async function uploadLocal(
       );
       for (const skipped of packed.report.skipped)
         context.io.stderr.write(`svc: left out ${skipped}: not a file, directory or symlink\n`);
+      progress.report();
       return answer;
     }
     const limit = uploadLimit('file');
@@ -231,7 +241,7 @@ export async function uploadLocal(
         'not_found',
         `${posix.dirname(target)}: no such directory in the computer (--parents creates it).`,
       );
-    return await files.uploadFile(
+    const answer = await files.uploadFile(
       client,
       remote.workspace,
       remote.computer,
@@ -247,6 +257,8 @@ export async function uploadLocal(
         onProgress,
       },
     );
+    progress.report();
+    return answer;
   } finally {
     progress.done();
   }
@@ -285,13 +297,14 @@ export async function downloadLocal(
       );
     const download = await files.downloadArchive(client, remote.workspace, remote.computer, remote.path);
     const { extractArchive } = await import('./tar-extract.js');
-    const progress = transferProgress(context.io.stderr, context.io.isTTY, info.name);
+    const progress = transferProgress(context.io.stderr, context.io.isTTY, info.name, context.now);
     try {
       // Entries start with the directory's own name: kept inside an existing directory, else dropped.
       await extractArchive(download.body, local, {
         strip: here ? 0 : 1,
         onBytes: (bytes) => progress.update(bytes, undefined),
       });
+      progress.report();
     } finally {
       progress.done();
     }
@@ -306,14 +319,17 @@ export async function downloadLocal(
   );
   // Written through a write stream: the next chunk is read while the last is written, not after it.
   const out = handle.createWriteStream();
+  const progress = transferProgress(context.io.stderr, context.io.isTTY, info.name, context.now);
   out.on('error', () => {}); // kept by the stream, and thrown by the write's wait or `finished`
   try {
-    await drain(context, download, info.name, async (chunk) => {
+    await drain(progress, download, async (chunk) => {
       if (!out.write(chunk)) await once(out, 'drain');
     });
     out.end();
     await finished(out);
+    progress.report();
   } finally {
+    progress.done();
     out.destroy();
     await handle.close().catch(() => {});
   }

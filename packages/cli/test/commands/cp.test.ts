@@ -53,7 +53,7 @@ describe('svc computers cp: a file in', () => {
       ['computers', 'cp', join(dir, 'run.sh'), 'dev/box:/home/svc/run.sh', '-o', 'json'],
       api.fetch,
     );
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toMatch(/^svc: copied run\.sh: 8 B in \d+\.\d s \(\d.* B\/s\)\n$/);
     expect(result.code).toBe(0);
     expect(api.tree['/home/svc/run.sh']).toMatchObject({ mode: '0750', content: Buffer.from('echo hi\n') });
     const put = api.requests.find((r) => r.method === 'PUT');
@@ -103,7 +103,7 @@ describe('svc computers cp: a directory in', () => {
     symlinkSync('main.c', join(dir, 'src', 'link.c'));
     const api = filesApi(home());
     const result = await svc(['computers', 'cp', join(dir, 'src'), 'dev/box:/home/svc/src'], api.fetch);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toMatch(/^svc: copied src: [\d.]+ KiB in /);
     expect(result.code).toBe(0);
     const put = api.requests.find((r) => r.method === 'PUT');
     expect(put?.url.pathname).toBe('/v1/workspaces/dev/computers/box/files/archive');
@@ -222,15 +222,22 @@ describe('svc computers cp: failures, usage and progress', () => {
   });
 
   it.each([
-    [true, 2 * 1024 * 1024, /100%/],
-    [false, 2 * 1024 * 1024, /^$/],
-    [true, 1024, /^$/],
-  ])('on a terminal %s, %i bytes: progress %s', async (isTTY, size, expected) => {
+    [
+      true,
+      2 * 1024 * 1024,
+      /^\r\x1b\[2Kbig {2}1\.0 MiB \/ 2\.0 MiB {2}50% {2}1\.0 MiB\/s.*100%.*\r\x1b\[2Ksvc: copied big: 2\.0 MiB in 3\.0 s \(682\.7 KiB\/s\)\n$/s,
+    ],
+    [false, 2 * 1024 * 1024, /^svc: copied big: 2\.0 MiB in 1\.0 s \(2\.0 MiB\/s\)\n$/],
+    [true, 1024, /^svc: copied big: 1\.0 KiB in 1\.0 s \(1\.0 KiB\/s\)\n$/],
+  ])('on a terminal %s, %i bytes: progress, then what moved %s', async (isTTY, size, expected) => {
     const dir = scratch();
     writeFileSync(join(dir, 'big'), Buffer.alloc(size, 1));
     const api = filesApi(home());
+    // A clock that moves a second each time it is read: the start, then each line drawn, then the end.
+    let clock = 0;
     const result = await svc(['computers', 'cp', join(dir, 'big'), 'dev/box:/home/svc/big'], api.fetch, {
       isTTY,
+      now: () => (clock += 1000),
     });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(expected);
