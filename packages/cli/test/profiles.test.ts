@@ -110,6 +110,121 @@ describe('svc auth status', () => {
   });
 });
 
+describe('svc auth status: when each credential expires', () => {
+  const base = { SVC_BASE_URL: 'https://svc.test/v1' };
+  const jwt = (claims: Record<string, unknown>) =>
+    `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+  const at = (seconds: number) => new Date(seconds * 1000).toISOString();
+  const robot = {
+    identity: {
+      principal: { kind: 'service_account', id: 'sa1', name: 'robot', display_name: 'Robot' },
+      workspaces: [{ id: 'w1', name: 'dev', display_name: 'Dev', role: 'admin' }],
+    },
+  };
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const keyPath = join(mkdtempSync(join(tmpdir(), 'svc-key-')), 'key.json');
+  writeFileSync(
+    keyPath,
+    JSON.stringify({
+      type: 'service_account_key',
+      key_id: 'k1',
+      principal_id: 'sa1',
+      algorithm: 'EdDSA',
+      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      base_url: 'https://svc.test/v1',
+    }),
+    { mode: 0o600 },
+  );
+  const minted = jwt({ iat: 1_900_000_000, exp: 1_900_000_900 });
+  const token = () => ({
+    status: 200,
+    body: { token: { access_token: minted, token_type: 'Bearer', expires_in: 900 } },
+  });
+
+  test('SVC_ACCESS_TOKEN: its expiry and lifetime, read from the token', async () => {
+    const api = fakeApi({ 'GET /me': () => ({ status: 200, body: me }) });
+    const env = {
+      ...base,
+      SVC_ACCESS_TOKEN: jwt({ iat: 1_900_000_000, exp: 1_900_000_300 }),
+      SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-')),
+    };
+    const outcome = await svc(['auth', 'status', '-o', 'json'], { env, fetch: api.fetch });
+    expect(JSON.parse(outcome.stdout).access_token).toEqual({
+      expires_at: at(1_900_000_300),
+      lifetime_seconds: 300,
+    });
+  });
+
+  test.each<[string, { keys: () => { status: number; body: unknown }; json: unknown; table: RegExp }]>([
+    [
+      'a key that expires',
+      {
+        keys: () => ({
+          status: 200,
+          body: {
+            keys: [{ id: 'k1', state: 'active', expires_at: '2027-01-01T00:00:00Z' }],
+            has_more: false,
+          },
+        }),
+        json: { id: 'k1', expires_at: '2027-01-01T00:00:00Z', state: 'active' },
+        table: /^key\.expires_at +2027-01-01T00:00:00Z$/m,
+      },
+    ],
+    [
+      'a key that never expires',
+      {
+        keys: () => ({ status: 200, body: { keys: [{ id: 'k1', state: 'active' }], has_more: false } }),
+        json: { id: 'k1', expires_at: null, state: 'active' },
+        table: /^key\.expires_at +never$/m,
+      },
+    ],
+    [
+      'keys the account may not list',
+      {
+        keys: () => ({ status: 403, body: envelope('permission_denied', 'no', 'r') }),
+        json: { id: 'k1', expires_at: expect.stringMatching(/^unknown: /) },
+        table: /^key\.expires_at +unknown: /m,
+      },
+    ],
+  ])('a key file: the token it mints, and %s', async (_name, { keys, json, table }) => {
+    const api = fakeApi({
+      'POST /auth/token': token,
+      'GET /me': () => ({ status: 200, body: robot }),
+      'GET /workspaces/w1/service-accounts/sa1/keys': keys,
+    });
+    const env = { SVC_KEY_FILE: keyPath, SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-')) };
+    const status = JSON.parse(
+      (await svc(['auth', 'status', '-o', 'json'], { env, fetch: api.fetch })).stdout,
+    );
+    expect(status.access_token).toEqual({
+      expires_at: at(1_900_000_900),
+      lifetime_seconds: 900,
+      renewed: 'from the key file, before it expires',
+    });
+    expect(status.key).toEqual(json);
+    const text = (await svc(['auth', 'status'], { env, fetch: api.fetch })).stdout;
+    expect(text).toMatch(/^access_token\.lifetime_seconds +900$/m);
+    expect(text).toMatch(table);
+  });
+
+  test('a session: the access token’s expiry, and the refresh token’s said unknown', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-'));
+    await signedIn(dir, 'default', 'https://svc.test/v1', jwt({ iat: 1_900_000_000, exp: 1_900_000_900 }));
+    const api = fakeApi({ 'GET /me': () => ({ status: 200, body: me }) });
+    const outcome = await svc(['auth', 'status', '-o', 'json'], {
+      env: { SVC_CONFIG_DIR: dir },
+      fetch: api.fetch,
+    });
+    const status = JSON.parse(outcome.stdout);
+    expect(status.access_token).toMatchObject({
+      lifetime_seconds: 900,
+      renewed: expect.stringContaining('refresh'),
+    });
+    expect(Date.parse(status.access_token.expires_at)).toBeGreaterThan(Date.now());
+    expect(status.refresh_token.expires_at).toMatch(/^not told by the server/);
+  });
+});
+
 describe('svc auth assertion', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const keyFile = {
