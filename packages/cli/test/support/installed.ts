@@ -17,6 +17,8 @@ export interface InstalledCli {
   prefix: string;
   /** `<prefix>/bin/svc`, the link npm made to the package's `bin`. */
   bin: string;
+  /** What the install wrote on stderr (npm's warnings, the script's last words). */
+  stderr: string;
   /** Removes the prefix. */
   remove(): Promise<void>;
 }
@@ -24,22 +26,27 @@ export interface InstalledCli {
 /**
  * Packs the built CLI and installs the tarball globally into a new temporary npm prefix, as `pnpm
  * cli:install --prefix <dir>` does (without building: turbo builds before this package's tests).
+ * `env` is the script's environment (default this process's); `prefix` an empty directory to use.
  *
  * @example
  * const cli = await installPacked();
  * execFileSync(cli.bin, ['--version']);
  * await cli.remove();
  */
-export async function installPacked(): Promise<InstalledCli> {
-  const prefix = await mkdtemp(join(tmpdir(), 'svc-global-'));
-  await promisify(execFile)(
+export async function installPacked(
+  env: NodeJS.ProcessEnv = process.env,
+  prefix?: string,
+): Promise<InstalledCli> {
+  prefix ??= await mkdtemp(join(tmpdir(), 'svc-global-'));
+  const { stderr } = await promisify(execFile)(
     process.execPath,
     [join(PACKAGE, 'scripts', 'install-global.mjs'), '--prefix', prefix],
-    { cwd: PACKAGE },
+    { cwd: PACKAGE, env, encoding: 'utf8' },
   );
   return {
     prefix,
     bin: join(prefix, 'bin', 'svc'),
-    remove: () => rm(prefix, { recursive: true, force: true }),
+    stderr,
+    remove: () => rm(prefix as string, { recursive: true, force: true }),
   };
 }
