@@ -15,7 +15,7 @@ import { CliError, exitCode, RemoteExit } from '../exit-codes.js';
 export const FORWARD_TIMEOUT_MS = 15_000;
 
 const help = `
-svc follows the workspace's events (GET /workspaces/{workspace}/events) and forwards each one from
+svc follows the workspace's events (as svc workspaces events prints them) and forwards each one from
 THIS MACHINE to your receiver: the service never calls the URL, so it needs no public address
 (http://127.0.0.1:3000/webhooks is fine). Each forward is a POST signed exactly as a real delivery
 (webhook-id = the event id, webhook-timestamp, webhook-signature v1,…; the body is the event JSON),

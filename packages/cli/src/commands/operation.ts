@@ -168,7 +168,7 @@ export function addOperationCommand(
     .command(spec.name, { hidden: options.hidden === true })
     .summary(operation.summary)
     .description(
-      `${operation.summary}\n\n${operation.method.toUpperCase()} ${operation.path} (${operation.operationId})`,
+      `${operation.summary}\n\nAPI: ${operation.method.toUpperCase()} ${operation.path} (${operation.operationId})`,
     );
   for (const positional of spec.positionals)
     command.argument(`<${positional.name.replace(/_/g, '-')}>`, positional.description);
