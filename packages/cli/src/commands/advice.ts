@@ -132,14 +132,19 @@ function reword(violation: Violation, sent: SentRequest, known: Record<string, s
   return { field: inner.length > 0 ? `${label} ${placeIn(inner)}` : label, description: said };
 }
 
-/** The words typed, from the root command's raw arguments, with `from` replaced by `to`. */
+/**
+ * The words typed, from the root command's raw arguments, with `from` replaced by `to`: a whole word,
+ * or a part of one between `/` and `:` (`dev/box:/home` of `svc computers cp`).
+ */
 function typedAgain(command: Command, from: string, to: string): string | undefined {
   let root = command;
   while (root.parent) root = root.parent;
   const words = [...(root as unknown as { rawArgs: string[] }).rawArgs];
-  const at = words.indexOf(from);
+  const at = words.findIndex((word) => word.split(/[/:]/).includes(from));
   if (at < 0) return undefined;
-  words[at] = to;
+  const parts = (words[at] as string).split(/([/:])/);
+  parts[parts.indexOf(from)] = to;
+  words[at] = parts.join('');
   return ['svc', ...words.map(shellWord)].join(' ');
 }
 

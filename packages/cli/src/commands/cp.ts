@@ -1,14 +1,17 @@
 // `svc computers cp`: files and directories between this machine and a running computer, by name, as
 // `scp` and `docker cp` do. The API's byte operations underneath: a file as application/octet-stream,
 // a directory as a tar archive (`@svc/client/files`).
+import type { SvcClient } from '@svc/client';
 import { type Command, Option } from 'commander';
 import { apiClient, type Context } from '../credentials.js';
 import { CliError } from '../exit-codes.js';
 import { uploadLimit } from '../files/limits.js';
 import { humanBytes } from '../files/progress.js';
-import { parseRemote } from '../files/remote.js';
+import { parseRemote, type RemotePath } from '../files/remote.js';
 
 import { outputOptions, printResult } from '../output/print.js';
+import { commandTable } from '../spec/commands.js';
+import { advise } from './advice.js';
 
 /** The path whose operations `svc computers cp` calls; the command sits in that path's group. */
 export const FILES_PATH = '/workspaces/{workspace}/computers/{computer}/files';
@@ -108,6 +111,40 @@ async function copy(
     );
   const output = outputOptions(command);
   const client = await apiClient(context);
+  try {
+    await transferBetween(context, command, client, { from, to, source, destination, flags, output });
+  } catch (error) {
+    // A workspace or computer not found gets the near names, as every command's does.
+    const remote = (from ?? to) as RemotePath;
+    const spec = commandTable().find((c) => c.operation.path === FILES_PATH && c.operation.method === 'get');
+    if (spec)
+      await advise(error, client, {
+        spec,
+        command,
+        path: { workspace: remote.workspace, computer: remote.computer },
+        query: {},
+        header: {},
+        body: undefined,
+      });
+    throw error;
+  }
+}
+
+/** The copy itself, once the two sides are known. */
+async function transferBetween(
+  context: Context,
+  command: Command,
+  client: SvcClient,
+  copy: {
+    from: RemotePath | undefined;
+    to: RemotePath | undefined;
+    source: string;
+    destination: string;
+    flags: CopyFlags;
+    output: ReturnType<typeof outputOptions>;
+  },
+): Promise<void> {
+  const { from, to, source, destination, flags, output } = copy;
   const transfer = await import('../files/transfer.js');
   const kind = flags.archive ? 'archive' : 'file';
   const upload = { mode: flags.mode, parents: flags.parents, idempotencyKey: flags.idempotencyKey };

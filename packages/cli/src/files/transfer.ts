@@ -33,8 +33,8 @@ export interface UploadFlags {
 const STAT = '/workspaces/{workspace}/computers/{computer}/files/stat';
 
 /**
- * What the path in a computer is, or undefined when nothing is there (`404 not_found`); any other
- * refusal is thrown.
+ * What the path in a computer is, or undefined when nothing is there (`404 not_found` naming the path
+ * in its details); any other refusal is thrown, a 404 of the workspace or the computer too.
  *
  * @example
  * const info = await statRemote(client, { workspace: 'dev', computer: 'box', path: '/home/svc' });
@@ -52,7 +52,9 @@ export async function statRemote(client: SvcClient, remote: RemotePath): Promise
     );
     return file;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404 && error.code === 'not_found') return undefined;
+    const missingPath = (error as { details?: { path?: unknown } }).details?.path !== undefined;
+    if (error instanceof ApiError && error.status === 404 && error.code === 'not_found' && missingPath)
+      return undefined;
     throw error;
   }
 }

@@ -1,11 +1,13 @@
 // What svc says to type next after the API refused a command (src/commands/advice.ts), against a
 // fake API: every case makes the refusal, then checks the lines after it and the requests sent.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { envelope, fakeApi, type Seen, svc } from '../support/io.js';
 
 const BASE = 'https://svc.test/v1';
 const env = { SVC_BASE_URL: BASE, SVC_ACCESS_TOKEN: 'header.payload.signature' };
 const CREATE = ['computers', 'create', 'dev', '--size', 'small', '--image', 'ubuntu-2404'];
+const LOCAL = fileURLToPath(import.meta.url);
 
 type Routes = Parameters<typeof fakeApi>[0];
 type Answer = ReturnType<Routes[string]>;
@@ -101,6 +103,25 @@ describe('after a refusal, what to type next', () => {
           code: 4,
           says: ['the computers you can see: svc computers list dev'],
           never: ['did you mean'],
+        },
+      },
+    ],
+    [
+      'svc computers cp to a misspelt computer: not a missing directory, the near name',
+      {
+        given: ['computers', 'cp', LOCAL, 'dev/bxo:/home/svc/'],
+        routes: {
+          'GET /workspaces/dev/computers/bxo/files/stat': refuse(404, 'not_found', 'computer bxo not found'),
+          'GET /workspaces/dev/computers': computers,
+        },
+        want: {
+          code: 4,
+          says: [
+            'error: computer bxo not found',
+            `did you mean "box"? svc computers cp ${LOCAL} dev/box:/home/svc/`,
+            'svc computers list dev',
+          ],
+          never: ['no such directory'],
         },
       },
     ],

@@ -110,6 +110,17 @@ const mistakes: Mistake[] = [
     },
   ],
   [
+    'a misspelt computer to copy to: the near name, not a missing directory',
+    {
+      given: ['computers', 'cp', join(PACKAGE, 'package.json'), 'default/bxo:/home/svc/'],
+      want: {
+        code: 4,
+        says: ['computer bxo not found', 'did you mean "box"?', 'default/box:/home/svc/'],
+        never: ['no such directory'],
+      },
+    },
+  ],
+  [
     'a command in a stopped computer: how to start it',
     {
       given: ['computers', 'exec', 'default', 'idle', '--', 'ls'],

@@ -22,9 +22,14 @@ export interface FilesRequest {
 
 const BASE = '/v1/workspaces/dev/computers/box/files';
 
-function envelope(status: number, code: string, message: string): Response {
+function envelope(
+  status: number,
+  code: string,
+  message: string,
+  details: Record<string, unknown> = {},
+): Response {
   return Response.json(
-    { error: { code, message, details: {}, request_id: 'req-files' } },
+    { error: { code, message, details, request_id: 'req-files' } },
     { status, headers: { 'Request-Id': 'req-files' } },
   );
 }
@@ -100,9 +105,9 @@ export function filesApi(tree: Record<string, Node>, options: { refuse?: [number
       case 'GET /stat':
         return node
           ? Response.json({ file: info(path, node) })
-          : envelope(404, 'not_found', `${path}: no such file`);
+          : envelope(404, 'not_found', `${path}: no such file`, { path });
       case 'GET /':
-        if (!node) return envelope(404, 'not_found', `${path}: no such file`);
+        if (!node) return envelope(404, 'not_found', `${path}: no such file`, { path });
         if (node.type !== 'file') return envelope(400, 'invalid_argument', `${path} is a directory`);
         return new Response(new Uint8Array(node.content ?? Buffer.alloc(0)), {
           headers: {
