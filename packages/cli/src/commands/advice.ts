@@ -218,15 +218,18 @@ function stateHints(refusal: Refusal, sent: SentRequest, known: Record<string, s
     const start = commandTable().find((c) => same(c) && c.name === 'start');
     if (start) return [`start it first: ${commandLine(start, known)}`];
   }
-  // A state between two others ends with its operation (`starting`, `stopping`; `running` is not one).
-  const between = current.endsWith('ing') && current !== 'running';
-  if (between && spec.operation.path.startsWith(COMPUTER_WAIT_PATH)) {
+  // A state between two others ends with its operation (`starting`, `stopping`; `running` is not one):
+  // wait until the computer rests, in any of the spec's states that are not between two, then retry.
+  const between = (state: string) => state.endsWith('ing') && state !== 'running';
+  if (between(current) && spec.operation.path.startsWith(COMPUTER_WAIT_PATH)) {
     const get = commandTable().find(
       (c) => c.operation.method === 'get' && c.operation.path === COMPUTER_WAIT_PATH,
     );
-    if (get)
+    const states = (deref(document(), { $ref: '#/components/schemas/ComputerState' }).enum ?? []) as string[];
+    const resting = states.filter((state) => !between(state));
+    if (get && resting.length > 0)
       return [
-        `it is ${current}: wait for it with svc ${get.group} wait ${get.positionals.map((p) => shellWord(known[p.name] ?? `<${p.name}>`)).join(' ')} --for ${allowed.join(',')}`,
+        `it is ${current}: wait until it rests (svc ${get.group} wait ${get.positionals.map((p) => shellWord(known[p.name] ?? `<${p.name}>`)).join(' ')} --for ${resting.join(',')}), then run this again`,
       ];
   }
   return [];

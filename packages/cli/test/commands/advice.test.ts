@@ -193,7 +193,9 @@ describe('after a refusal, what to type next', () => {
         },
         want: {
           code: 5,
-          says: ['wait for it with svc computers wait dev box --for running'],
+          says: [
+            'it is starting: wait until it rests (svc computers wait dev box --for running,stopped,failed,deleted,unknown), then run this again',
+          ],
           never: ['start it'],
         },
       },
