@@ -25,11 +25,12 @@ export declare function eventsAfter<T extends { id: string }>(
 export declare function freePort(host?: string): Promise<number>;
 export declare function startStreamFront(options: {
   document: Record<string, unknown> | (() => Record<string, unknown>);
-  upstream: string;
+  upstream: string | (() => string);
+  served?: () => Record<string, unknown>;
   host?: string;
   port?: number;
   dynamic?: boolean;
-}): Promise<{ url: string; close(): Promise<void> }>;
+}): Promise<{ url: string; pending(upstream: string): number; close(): Promise<void> }>;
 export declare function startMock(options: {
   bundle: string;
   host?: string;

@@ -30,6 +30,7 @@ import { JSONSchemaFaker } from 'json-schema-faker';
 import { EVENT_STREAM, STREAM_ENDED } from '../spec/rules/lib/streams.js';
 import { childEnv, stopChild } from './child-process.mjs';
 import { byteOperations, downloadHeaders, mockBytes, PLACEHOLDER } from './mock-bytes.mjs';
+import { currentExample, differOnlyInExamples } from './mock-examples.mjs';
 
 /** Prism's problem type for a body it cannot write as text (its answer to every stream example). */
 const CANNOT_SERIALISE = 'NO_COMPLEX_OBJECT_TEXT';
@@ -136,12 +137,50 @@ export function eventsAfter(events, cursor) {
   return events.filter((e) => BigInt(e.id) > after);
 }
 
+/** How long the front waits for Prism's answer before it answers 504 itself: nothing waits forever. */
+const PRISM_TIMEOUT_MS = 60_000;
+
+/** A function of a bundle, computed once per bundle (the spec-dev loop hands over a new one per save). */
+function perDocument(compute) {
+  const cache = new WeakMap();
+  return (doc) => {
+    let value = cache.get(doc);
+    if (value === undefined) {
+      value = compute(doc);
+      cache.set(doc, value);
+    }
+    return value;
+  };
+}
+const streamsOf = perDocument(streamOperations);
+const bytesOf = perDocument(byteOperations);
+
+/** The front's own answer when it cannot give Prism's: plain text, or the connection cut once headers are out. */
+function fail(res, status, message) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(`${message}\n`);
+}
+
 /**
  * Starts the front: an HTTP server on `host:port` in front of Prism at `upstream`, answering stream
  * operations itself and proxying the rest.
  *
- * @param {{ document: Record<string, any> | (() => Record<string, any>), upstream: string, host?: string, port?: number, dynamic?: boolean }} options
- * @returns {Promise<{ url: string, close(): Promise<void> }>}
+ * For the spec-dev loop, `document` and `upstream` may be functions, read at each request: the latest
+ * good bundle, and the Prism to ask (the loop starts a new Prism per bundle and switches over once it
+ * listens). `served` then names the bundle that Prism has loaded: while it is older than `document` and
+ * they differ only in examples and prose (tools/mock-examples.mjs), an answer Prism gave from one of its
+ * examples carries the newer bundle's value of that example instead.
+ *
+ * Nothing a client, Prism or the bundle does throws out of the front: a bundle it cannot read answers
+ * 500, a Prism that does not answer 502 (or 504 after a minute), a connection cut on either side ends the
+ * other.
+ *
+ * @param {{ document: Record<string, any> | (() => Record<string, any>), upstream: string | (() => string), served?: () => Record<string, any>, host?: string, port?: number, dynamic?: boolean }} options
+ * @returns {Promise<{ url: string, pending(upstream: string): number, close(): Promise<void> }>}
  * @example
  * const front = await startStreamFront({ document: bundle, upstream: 'http://127.0.0.1:4011', port: 4010 });
  * await front.close();
@@ -149,33 +188,64 @@ export function eventsAfter(events, cursor) {
 export async function startStreamFront({
   document,
   upstream,
+  served,
   host = '127.0.0.1',
   port = 0,
   dynamic = false,
 }) {
-  // A function: the document as it is now (the spec-dev loop rewrites it), read again on each request.
-  const fixed = typeof document === 'function' ? undefined : streamOperations(document);
-  const streamsNow = () => fixed ?? streamOperations(document());
-  const fixedBytes = typeof document === 'function' ? undefined : byteOperations(document);
-  const bytesNow = () => fixedBytes ?? byteOperations(document());
-  const target = new URL(upstream);
+  const documentNow = typeof document === 'function' ? document : () => document;
+  const upstreamNow = typeof upstream === 'function' ? upstream : () => upstream;
+  /** Requests under way per upstream, so that a Prism being replaced is stopped once it has answered. */
+  const inFlight = new Map();
+  const track = (key, res) => {
+    inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+    res.once('close', () => inFlight.set(key, (inFlight.get(key) ?? 1) - 1));
+  };
   const server = createServer((req, res) => {
+    res.on('error', () => res.destroy());
+    req.on('error', () => res.destroy());
+    try {
+      handle(req, res);
+    } catch (error) {
+      fail(res, 500, `the mock could not answer from the bundle: ${error.message}`);
+    }
+  });
+  const handle = (req, res) => {
     const url = new URL(req.url ?? '/', 'http://front');
-    const bytes = bytesNow().find((b) => b.method === req.method && b.path.test(url.pathname));
+    const doc = documentNow();
+    const prismDoc = served?.();
+    const base = upstreamNow();
+    const target = new URL(base);
+    track(base, res);
+    const bytes = bytesOf(doc).find((b) => b.method === req.method && b.path.test(url.pathname));
     if (bytes !== undefined) {
       answerBytes(bytes, req, res, target);
       return;
     }
-    const stream = req.method === 'GET' ? streamsNow().find((s) => s.path.test(url.pathname)) : undefined;
+    const stream = req.method === 'GET' ? streamsOf(doc).find((s) => s.path.test(url.pathname)) : undefined;
+    const swap =
+      stream === undefined &&
+      prismDoc !== undefined &&
+      prismDoc !== doc &&
+      differOnlyInExamples(prismDoc, doc);
     const headers = { ...req.headers, host: target.host };
     // Prism only checks a stream request: its body is the front's. Generating one from the schema in
     // the dynamic mode (an array of up to `maxItems` events) takes Prism many seconds, for nothing.
     if (stream !== undefined)
       headers.prefer = [req.headers.prefer, 'dynamic=false'].filter(Boolean).join(', ');
     const forward = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        timeout: PRISM_TIMEOUT_MS,
+      },
       (answer) => {
-        if (stream === undefined) {
+        answer.on('error', () => res.destroy());
+        answer.on('aborted', () => res.destroy());
+        if (stream === undefined && !swap) {
           res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
           answer.pipe(res);
           return;
@@ -184,6 +254,19 @@ export async function startStreamFront({
         answer.on('data', (chunk) => chunks.push(chunk));
         answer.on('end', () => {
           const body = Buffer.concat(chunks);
+          if (stream === undefined) {
+            const newer = newerExample({ prismDoc, doc, req, url, answer, body });
+            const headers = answer.rawHeaders.filter((_, i, all) => {
+              const name = all[i - (i % 2)].toLowerCase();
+              return newer === undefined || (name !== 'content-length' && name !== 'transfer-encoding');
+            });
+            res.writeHead(
+              answer.statusCode ?? 502,
+              newer === undefined ? headers : [...headers, 'content-length', String(newer.length)],
+            );
+            res.end(newer ?? body);
+            return;
+          }
           const status = answer.statusCode ?? 502;
           const prismCannot = status === 500 && body.toString('utf8').includes(CANNOT_SERIALISE);
           if (!prismCannot && !(status >= 200 && status < 300)) {
@@ -194,7 +277,7 @@ export async function startStreamFront({
           const headers = Object.fromEntries(
             Object.entries(answer.headers).filter(([name]) => !BODY_HEADERS.has(name)),
           );
-          const prefer = /(?:^|[,;\s])example=([^,;\s]+)/.exec(String(req.headers.prefer ?? ''))?.[1];
+          const prefer = preferredExample(req);
           const cursor = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
           const events = eventsAfter(streamEvents(stream, { dynamic, example: prefer }), cursor);
           res.writeHead(200, { ...headers, 'content-type': EVENT_STREAM, 'cache-control': 'no-store' });
@@ -205,12 +288,17 @@ export async function startStreamFront({
         });
       },
     );
-    forward.on('error', (error) => {
-      res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`the mock's Prism is not answering: ${error.message}`);
+    forward.on('timeout', () => {
+      forward.destroy();
+      fail(res, 504, `the mock's Prism did not answer within ${PRISM_TIMEOUT_MS / 1000} s`);
+    });
+    forward.on('error', (error) => fail(res, 502, `the mock's Prism is not answering: ${error.message}`));
+    // A client gone before the answer: Prism's request is dropped too.
+    res.on('close', () => {
+      if (!res.writableFinished) forward.destroy();
     });
     req.pipe(forward);
-  });
+  };
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
@@ -218,12 +306,47 @@ export async function startStreamFront({
   const address = server.address();
   return {
     url: `http://${host}:${typeof address === 'object' && address ? address.port : port}`,
+    pending: (key) => inFlight.get(key) ?? 0,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The example a request names in `Prefer: example=<name>`. */
+function preferredExample(req) {
+  return /(?:^|[,;\s])example=([^,;\s]+)/.exec(String(req.headers.prefer ?? ''))?.[1];
+}
+
+/**
+ * The body of Prism's JSON answer with the newer bundle's value of the example it was given, or
+ * `undefined` to send Prism's own (not JSON, not one of that answer's examples).
+ */
+function newerExample({ prismDoc, doc, req, url, answer, body }) {
+  const mediaType = String(answer.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  if (!/^application\/(.+\+)?json$/.test(mediaType)) return undefined;
+  let parsed;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const found = currentExample({
+    served: prismDoc,
+    current: doc,
+    method: req.method ?? 'GET',
+    pathname: url.pathname,
+    status: answer.statusCode ?? 0,
+    mediaType,
+    body: parsed,
+    preferred: preferredExample(req),
+  });
+  return found === undefined ? undefined : Buffer.from(JSON.stringify(found.value));
 }
 
 /** Prism's answer to a download it cannot give: its own 200 refused under `--errors` (response violations). */
@@ -252,14 +375,25 @@ function answerBytes(operation, req, res, target) {
       headers['content-length'] = String(PLACEHOLDER.length);
     }
     const forward = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
-      onAnswer,
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        timeout: PRISM_TIMEOUT_MS,
+      },
+      (answer) => {
+        answer.on('error', () => res.destroy());
+        answer.on('aborted', () => res.destroy());
+        onAnswer(answer);
+      },
     );
-    forward.on('error', (error) => {
-      if (res.headersSent) return res.destroy();
-      res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`the mock's Prism is not answering: ${error.message}`);
+    forward.on('timeout', () => {
+      forward.destroy();
+      fail(res, 504, `the mock's Prism did not answer within ${PRISM_TIMEOUT_MS / 1000} s`);
     });
+    forward.on('error', (error) => fail(res, 502, `the mock's Prism is not answering: ${error.message}`));
     forward.end(operation.kind === 'upload' ? PLACEHOLDER : undefined);
   };
   const passOn = (answer) => {
@@ -283,8 +417,7 @@ function answerBytes(operation, req, res, target) {
             ([name]) => !BODY_HEADERS.has(name) && name !== 'sl-violations',
           ),
         );
-        const example = /(?:^|[,;\s])example=([^,;\s]+)/.exec(String(req.headers.prefer ?? ''))?.[1];
-        const bytes = mockBytes(operation, example);
+        const bytes = mockBytes(operation, preferredExample(req));
         res.writeHead(200, { ...prism, ...downloadHeaders(operation, bytes) });
         res.end(bytes);
       });
