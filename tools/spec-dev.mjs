@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `pnpm spec:dev`: the API designer's watch loop. On each save under spec/ it re-bundles (redocly bundle,
-// as `@svc/spec`'s build), redraws a docs preview that refreshes itself in the browser, lets the Prism
-// mock reload the new bundle, and re-lints with the spec's own lint command, printing its findings.
+// as `@svc/spec`'s build), redraws a docs preview that refreshes itself in the browser, hands the new
+// bundle to the mock (its examples at once, Prism's validation once a Prism has loaded it), and re-lints
+// with the spec's own lint command, printing its findings.
 //
 //   node tools/spec-dev.mjs [--spec spec] [--host 127.0.0.1] [--port 4000] [--mock-port 4010]
 //                           [--lint "pnpm --silent run lint"] [--no-mock] [--debounce 100]
@@ -42,6 +43,8 @@ try {
       if (stopping) return;
       stopping = true;
       log('stopping');
+      // A child that does not stop within 10 s is left to the process's exit, not waited for.
+      setTimeout(() => process.exit(1), 10_000).unref();
       await loop.close();
       process.exit(0);
     });

@@ -1,10 +1,12 @@
 // The designer's watch loop behind `pnpm spec:dev`: on each save under spec/ (debounced), bundle, redraw
-// the preview, let Prism reload, then lint. An invalid spec never stops it: the error goes to the terminal
-// and the preview, and the preview and the mock keep the last good bundle.
+// the preview, hand the bundle to the mock, then lint. An invalid spec never stops it: the error goes to
+// the terminal and the preview, and the preview and the mock keep the last good bundle. Nor does anything
+// else: every child process and stream handles its errors where it is created, every wait is bounded,
+// and the bundle goes from one part to the next in memory; the files other processes read (dist/) are
+// renamed into place.
 import { join, relative, sep } from 'node:path';
 import { watch } from 'chokidar';
-import { rootOf } from '../spec-bundle.mjs';
-import { bundleJson, bundleWithCli, installBundle } from './bundle.mjs';
+import { bundleJson, bundleYaml, installBundle } from './bundle.mjs';
 import { runLint } from './lint.mjs';
 import { startMock } from './mock.mjs';
 import { startPreview } from './preview.mjs';
@@ -33,9 +35,8 @@ const IGNORED_FILE = /(^|[/\\])(\.#|#)|(\.sw[a-p]|~|\.tmp|^4913)$/;
  * @returns {Promise<{ previewUrl: string, mockUrl: string | null, close: () => Promise<void> }>}
  */
 export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCommand, debounceMs, log }) {
-  const root = rootOf(specDir);
-  const preview = await startPreview({ host, port });
-  let mockServer = null;
+  const preview = await startPreview({ host, port, log });
+  const mockServer = mock ? await startMockOn({ specDir, host, mockPort, log, preview }) : null;
   let lint = null;
   let running = null;
   let again = false;
@@ -57,10 +58,20 @@ export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCo
     });
   };
 
+  /** Writes a good bundle where `@svc/spec`'s build puts it; a failure is reported, not thrown. */
+  const install = async (ext, text) => {
+    try {
+      await installBundle({ specDir, ext, text });
+    } catch (error) {
+      log(`could not write dist/openapi.${ext} (${error.message}); the preview and the mock have the bundle`);
+    }
+  };
+
   const cycle = async (reason) => {
     const started = performance.now();
     lint?.cancel();
-    const json = await bundleJson({ specDir, root });
+    const json = await bundleJson({ specDir });
+    if (closed) return;
     if (!json.ok) {
       log(`bundle failed (${reason}); the preview and the mock keep the last good bundle:\n${json.error}`);
       preview.update({ bundleError: json.error });
@@ -71,22 +82,21 @@ export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCo
     if (changed) {
       preview.publish(json.text);
       publishedText = json.text;
+      // The mock's front answers from it at once (new examples included); Prism follows below.
+      mockServer?.update(json);
     } else {
       preview.update({ bundleError: null });
     }
     log(
       `bundled in ${Math.round(performance.now() - started)} ms (${reason}); ${changed ? 'sent to the preview' : 'no change to show'}`,
     );
-    // The open previews draw first; the mock's reload, the YAML bundle and the linters wait for them (at
-    // most 2 s), so that on two cores they do not slow down the redraw the designer is watching.
+    // The open previews draw first; Prism's reload, the files and the linters wait for them (at most
+    // 2 s), so that on two cores they do not slow down the redraw the designer is watching.
     if (changed) await preview.drawn(2_000);
-    await installBundle({ specDir, ext: 'json', text: json.text });
-    if (mock && !mockServer) {
-      mockServer = startMock({ document: join(specDir, 'dist', 'openapi.json'), host, port: mockPort, log });
-    }
-    const yaml = await bundleWithCli({ specDir, root, ext: 'yaml' });
-    if (yaml.ok) await installBundle({ specDir, ext: 'yaml', text: yaml.text });
-    else log(`YAML bundle failed:\n${yaml.error}`);
+    if (closed) return;
+    mockServer?.reload();
+    await install('json', json.text);
+    await install('yaml', bundleYaml(json.doc));
     startLint();
   };
 
@@ -116,6 +126,8 @@ export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCo
       return IGNORED_DIRS.has(file.split(sep)[0] ?? '') || IGNORED_FILE.test(file);
     },
   });
+  // A watch that fails (too many files for inotify, a folder gone) is reported; the loop goes on.
+  watcher.on('error', (error) => log(`watching ${specDir}: ${error.message ?? error}`));
   watcher.on('all', (_event, path) => {
     if (closed) return;
     clearTimeout(timer);
@@ -125,8 +137,11 @@ export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCo
 
   schedule('start');
   await running;
-  if (mockServer)
-    await Promise.race([mockServer.ready, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+  if (mockServer) {
+    let timer;
+    await Promise.race([mockServer.ready, new Promise((resolve) => (timer = setTimeout(resolve, 30_000)))]);
+    clearTimeout(timer);
+  }
 
   return {
     previewUrl: preview.url,
@@ -140,4 +155,18 @@ export async function startSpecDev({ specDir, host, port, mockPort, mock, lintCo
       await Promise.all([mockServer?.close(), preview.close()]);
     },
   };
+}
+
+/** The mock on its port, its Prisms' snapshots under dist/.spec-dev/; a port in use is said plainly. */
+async function startMockOn({ specDir, host, mockPort, log, preview }) {
+  try {
+    return await startMock({ stagingDir: join(specDir, 'dist', '.spec-dev'), host, port: mockPort, log });
+  } catch (error) {
+    await preview.close();
+    if (error.code === 'EADDRINUSE')
+      throw new Error(
+        `the mock port ${host}:${mockPort} is in use; pass --mock-port (or SPEC_DEV_MOCK_PORT) to pick another`,
+      );
+    throw error;
+  }
 }

@@ -27,10 +27,10 @@ const REDOC = join(
 /**
  * Starts the preview server.
  *
- * @param {{ host: string, port: number }} options
+ * @param {{ host: string, port: number, log?: (line: string) => void }} options
  * @returns {Promise<{ url: string, publish: (bundle: string) => void, drawn: (timeoutMs: number) => Promise<void>, update: (patch: Partial<PreviewState>) => void, close: () => Promise<void> }>}
  */
-export async function startPreview({ host, port }) {
+export async function startPreview({ host, port, log = () => {} }) {
   const redoc = readFileSync(REDOC);
   const page = previewPage();
   /** @type {PreviewState} */
@@ -40,12 +40,18 @@ export async function startPreview({ host, port }) {
   /** Waiters for a page to report that it has drawn a version: [version, resolve]. */
   let drawnWaiters = [];
 
-  const send = (response) => response.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
+  const send = (response) => {
+    if (!response.writableEnded && !response.destroyed)
+      response.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
+  };
   const broadcast = () => {
     for (const client of clients) send(client);
   };
 
   const server = createServer((request, response) => {
+    // A page closed mid-answer is no error of the loop's.
+    request.on('error', () => response.destroy());
+    response.on('error', () => response.destroy());
     const path = new URL(request.url ?? '/', 'http://preview').pathname;
     if (path === '/') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
@@ -77,7 +83,7 @@ export async function startPreview({ host, port }) {
         connection: 'keep-alive',
       });
       clients.add(response);
-      request.on('close', () => clients.delete(response));
+      response.on('close', () => clients.delete(response));
       send(response);
     } else {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
@@ -86,7 +92,8 @@ export async function startPreview({ host, port }) {
   });
   // Proxies and browsers drop a silent stream; a comment line every 15 s keeps it open.
   const keepAlive = setInterval(() => {
-    for (const client of clients) client.write(': keep-alive\n\n');
+    for (const client of clients)
+      if (!client.writableEnded && !client.destroyed) client.write(': keep-alive\n\n');
   }, 15_000);
   keepAlive.unref();
 
@@ -102,6 +109,7 @@ export async function startPreview({ host, port }) {
     );
     server.listen(port, host, resolve);
   });
+  server.on('error', (error) => log(`preview: ${error.message}`));
   const address = server.address();
   const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}/`;
 
