@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { Agent as TlsAgent } from 'node:https';
 import Docker from 'dockerode';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import type { ComputerFiles } from '../files/driver.js';
 import type { DockerCatalog } from '../operations/docker/catalog.js';
 import { DockerDriver } from '../operations/docker/docker-driver.js';
@@ -128,11 +128,11 @@ export class FleetDriver implements ComputerDriver {
   }
 
   /** Whether some host that answers has the image (GET /images shows `available`). */
-  async imageAvailable(image: string): Promise<boolean> {
+  async imageAvailable(image: string, db?: Queryable): Promise<boolean> {
     // The heartbeat keeps the hosts current; only a replica that has none yet reads them here.
     if (this.hosts.size === 0) await this.refresh();
     const answering = [...this.hosts.values()].filter((host) => host.answering || !this.started);
-    const answers = await Promise.all(answering.map((host) => host.driver.imageAvailable(image)));
+    const answers = await Promise.all(answering.map((host) => host.driver.imageAvailable(image, db)));
     return answers.some(Boolean);
   }
 

@@ -6,6 +6,7 @@ import { createComputerRecord, requestComputerAction } from '../operations/recor
 import { COMPUTER_STATES, type ComputerState } from '../operations/states.js';
 import { pageRequest, toPage } from '../paging.js';
 import { renderComputer, renderOperation } from '../render.js';
+import { listImageRows } from '../repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
@@ -99,6 +100,32 @@ function waitedStates(value: string): ReadonlySet<ComputerState> {
  * with its COMMIT (`commitWith`, after the idempotency record): a name clash is the unique index's to
  * find, so concurrent creates in one workspace overlap until then and wait only for each other's commit.
  */
+/**
+ * Refuses at once (400 on `image`, naming the images that do run) a catalogue image the driver cannot
+ * run here now, as `GET /images` reports it, so no failed computer keeps the name. A driver that pulls
+ * what it lacks (`SVC_DOCKER_PULL=missing`) and an image the catalogue does not hold are left to the
+ * create itself.
+ */
+async function assertImageRuns(deps: AppDeps, db: Ctx<'createComputer'>['db'], image: string): Promise<void> {
+  const { driver } = deps;
+  if (!driver.imageAvailable || (deps.config.driver === 'docker' && deps.config.docker.pull === 'missing'))
+    return;
+  if (await driver.imageAvailable(image, db)) return;
+  const catalogue = await listImageRows(db, { after: null, limit: 100 });
+  if (!catalogue.some((row) => row.name === image)) return;
+  const runs: string[] = [];
+  for (const row of catalogue)
+    if (row.name !== image && (await driver.imageAvailable(row.name, db))) runs.push(row.name);
+  throw invalidArgument([
+    {
+      field: 'image',
+      description: `the image "${image}" cannot run on this ${driver.name} host now; ${
+        runs.length > 0 ? `images that do: ${runs.sort().join(', ')}` : 'no image runs here now'
+      } (GET /images)`,
+    },
+  ]);
+}
+
 export const createComputer: Handler<'createComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
@@ -113,6 +140,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
         description: 'give exactly one of image and snapshot',
       },
     ]);
+  if (image !== undefined) await assertImageRuns(ctx.deps, ctx.db, image);
   const snapshot =
     snapshotRef === undefined ? undefined : await snapshotForCreate(ctx, workspace.id, snapshotRef);
   // What the create leaves out of its lifetime, the workspace's defaults give (design §4.1).

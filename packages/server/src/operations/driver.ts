@@ -1,4 +1,5 @@
 import type { Schema } from '@svc/contract';
+import type { Queryable } from '../db/database.js';
 import type { ErrorCode } from '../errors.js';
 import type { ComputerFiles } from '../files/driver.js';
 import type { DriverComputer } from './computer.js';
@@ -143,9 +144,10 @@ export interface ComputerDriver {
   /**
    * Whether a computer made from the catalogue image `image` can run on this driver now (GET /images
    * shows it as `available`). Optional so that a test's stand-in driver need not; without it every
-   * image is shown unavailable.
+   * image is shown unavailable. `db`, when given, is where the catalogue is read (the caller's
+   * transaction: on PGlite's one connection another query would wait for it).
    */
-  imageAvailable?(image: string): Promise<boolean>;
+  imageAvailable?(image: string, db?: Queryable): Promise<boolean>;
   /**
    * Snapshots of computers' files (design §4.2; both built-in drivers have them). Optional like
    * `files`; without it a `computer.snapshot` operation fails `unavailable`.

@@ -69,21 +69,35 @@ describeDocker('handlers: computers with the Docker driver', (docker) => {
         expect(await docker.containers(created.body.computer.id)).toEqual([]);
       });
 
-      test('an image this host lacks: 202, then the operation fails with unavailable and the computer is failed', async () => {
-        const created = await t.call('POST', `${ws()}/computers`, {
+      test('an image this host lacks: refused at once with 400 naming the images that run, and nothing takes the name', async () => {
+        const name = unique('nope');
+        const refused = await t.call('POST', `${ws()}/computers`, {
           token: token(),
-          body: { name: unique('nope'), size: 'small', image: 'ubuntu-2404' },
+          body: { name, size: 'small', image: 'ubuntu-2404' },
         });
-        const operation = await settle(created);
-        expect(operation).toMatchObject({
-          state: 'failed',
-          error: {
-            code: 'unavailable',
-            message: 'the image "ubuntu-2404" is not available on this host yet',
+        expect(refused.status).toBe(400);
+        expect(refused.body.error).toMatchObject({
+          code: 'invalid_argument',
+          details: {
+            field_violations: [
+              {
+                field: 'image',
+                description: expect.stringMatching(
+                  /^the image "ubuntu-2404" cannot run on this docker host now; images that do: .*busybox/,
+                ),
+              },
+            ],
           },
         });
-        const path = `${ws()}/computers/${created.body.computer.id}`;
-        expect(await state(path)).toBe('failed');
+        const listed = await t.call('GET', `${ws()}/computers`, { token: token() });
+        expect(listed.body.computers.map((c: { name: string }) => c.name)).not.toContain(name);
+        const again = await t.call('POST', `${ws()}/computers`, {
+          token: token(),
+          body: { name, size: 'small', image: 'busybox' },
+        });
+        expect(again.status).toBe(202);
+        expect((await settle(again)).state).toBe('succeeded');
+        const path = `${ws()}/computers/${again.body.computer.id}`;
         expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
       });
 

@@ -1,9 +1,10 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
 import type { WarmPoolConfig, WarmPoolTarget } from '../../config.js';
-import type { Database } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
 import type { FilesContainer } from '../../files/docker-files.js';
 import { DockerFiles } from '../../files/docker-files.js';
+import { imageReference } from '../../repositories/catalog.js';
 import type {
   ComputerDriver,
   DriverAction,
@@ -372,8 +373,8 @@ export class DockerDriver implements ComputerDriver {
    * @example
    * await driver.imageAvailable('debian-13'); // true once `pnpm images:build` made svc/debian:13
    */
-  async imageAvailable(image: string): Promise<boolean> {
-    const entry = await this.catalog.image(image);
+  async imageAvailable(image: string, db?: Queryable): Promise<boolean> {
+    const entry = await (db ? imageReference(db, image) : this.catalog.image(image));
     if (!entry?.reference) return false;
     const now = Date.now();
     const known = this.imageChecks.get(entry.reference);
@@ -514,10 +515,14 @@ export class DockerDriver implements ComputerDriver {
     }
     if (!image) {
       this.log('docker driver: image not on this host', { image: imageName, reference });
-      throw new DriverError('unavailable', `the image "${imageName}" is not available on this host yet`, {
-        driver: this.name,
-        image: imageName,
-      });
+      throw new DriverError(
+        'unavailable',
+        `the image "${imageName}" is not available on this host yet; delete this computer to free its name (GET /images lists the images that run)`,
+        {
+          driver: this.name,
+          image: imageName,
+        },
+      );
     }
     return { reference, user: image.Config?.User ?? '' };
   }

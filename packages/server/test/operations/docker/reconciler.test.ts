@@ -152,7 +152,9 @@ describeDocker('docker driver with the worker and the reconciler', (engine) => {
         state: 'failed',
         error: { code: 'unavailable', details: { driver: 'docker', image: 'ubuntu-2404' } },
       });
-      expect(failed.error?.message).toBe('the image "ubuntu-2404" is not available on this host yet');
+      expect(failed.error?.message).toBe(
+        'the image "ubuntu-2404" is not available on this host yet; delete this computer to free its name (GET /images lists the images that run)',
+      );
       expect(await computer(created.computer.id)).toMatchObject({
         state: 'failed',
         current_operation_id: null,
