@@ -4,50 +4,27 @@
 // when the median of three saves is above 2 s (a median, because the two cores are shared). It also saves
 // an invalid document: the preview shows the error and keeps the last good docs, and the mock keeps
 // answering from the last good bundle.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { launchChromium } from '../browser.mjs';
-import { freePort } from '../spec-mock.mjs';
+import { type SpecDevRun, startSpecDevRun } from './spec-dev-run.js';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
-const SPEC_DEV = join(repo, 'tools', 'spec-dev.mjs');
 const LIMIT_MS = 2_000;
 
-let work: string;
+let run: SpecDevRun;
 let specDir: string;
-let child: ChildProcess;
-let output = '';
 let browser: Browser;
 let page: Page;
-let previewUrl: string;
 let mockUrl: string;
 let healthPath: string;
 
-/** Resolves when the loop's output after `from` matches `pattern`. */
-function waitForOutput(pattern: RegExp, from: number, timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const match = pattern.exec(output.slice(from));
-      if (match) {
-        clearInterval(timer);
-        clearTimeout(deadline);
-        resolve(match[0]);
-      }
-    };
-    const timer = setInterval(check, 20);
-    const deadline = setTimeout(() => {
-      clearInterval(timer);
-      reject(new Error(`spec:dev never printed ${pattern}:\n${output.slice(from)}`));
-    }, timeoutMs);
-    check();
-  });
-}
+const output = () => run.output();
+const waitForOutput = (pattern: RegExp, from: number, timeoutMs?: number) =>
+  run.waitForOutput(pattern, from, timeoutMs);
 
 /** Rewrites `info.description` of the copy's root document (or of `base`) and returns the time of the save. */
 function saveDescription(text: string, base?: string): number {
@@ -61,31 +38,9 @@ function saveDescription(text: string, base?: string): number {
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'spec-dev-'));
-  specDir = join(work, 'spec');
-  cpSync(join(repo, 'spec'), specDir, {
-    recursive: true,
-    filter: (source) => !/[/\\](node_modules|dist|\.turbo)$/.test(source),
-  });
-  // The copy runs the spec's own lint script, which needs the spec's tools and the repository's tools/.
-  symlinkSync(join(repo, 'spec', 'node_modules'), join(specDir, 'node_modules'), 'dir');
-  symlinkSync(join(repo, 'tools'), join(work, 'tools'), 'dir');
-
-  const [port, mockPort] = [await freePort(), await freePort()];
-  child = spawn(
-    process.execPath,
-    [SPEC_DEV, '--spec', specDir, '--port', String(port), '--mock-port', String(mockPort)],
-    { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  previewUrl = `http://127.0.0.1:${port}/`;
-  mockUrl = `http://127.0.0.1:${mockPort}`;
-  await waitForOutput(/\[spec:dev\] preview http/, 0, 120_000);
+  run = await startSpecDevRun();
+  specDir = run.specDir;
+  mockUrl = run.mockUrl;
   // The first lint run takes the CPU for several seconds; the measurement starts once it is over.
   await waitForOutput(/\[spec:dev\] lint finished/, 0, 120_000);
 
@@ -98,18 +53,13 @@ beforeAll(async () => {
 
   browser = await launchChromium();
   page = await browser.newPage();
-  await page.goto(previewUrl);
+  await page.goto(run.previewUrl);
   await page.getByText(bundle.info.title).first().waitFor({ timeout: 60_000 });
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (child?.pid !== undefined && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(child.pid, 'SIGTERM');
-    await exited;
-  }
-  if (work) rmSync(work, { recursive: true, force: true });
+  await run?.stop();
 });
 
 describe('pnpm spec:dev', () => {
@@ -145,7 +95,7 @@ describe('pnpm spec:dev', () => {
     const bundled: string[] = [];
     for (let save = 1; save <= 3; save++) {
       const marker = `Preview check ${save} ${Date.now().toString(36)}`;
-      const from = output.length;
+      const from = output().length;
       const savedAt = saveDescription(`${marker}. Manage computers inside workspaces.`);
       await page.getByText(marker).first().waitFor({ timeout: 30_000 });
       times.push(Math.round(performance.now() - savedAt));
@@ -165,7 +115,7 @@ describe('pnpm spec:dev', () => {
   it('keeps the last good preview and mock when a save does not bundle, and shows why', async () => {
     const file = join(specDir, 'openapi.yaml');
     const good = readFileSync(file, 'utf8');
-    const from = output.length;
+    const from = output().length;
     writeFileSync(file, `${good}\npaths: [\n`);
     const status = page.locator('#spec-dev-status');
     await status.locator('.error-title').waitFor({ timeout: 30_000 });
