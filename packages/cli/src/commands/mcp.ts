@@ -18,7 +18,10 @@ export function addMcpCommand(program: Command, context: () => Context): void {
     .description(
       'serve every API operation as an MCP tool over stdio (for agents), as SVC_KEY_FILE or the signed-in session',
     )
-    .option('--toolsets <tags>', 'only the tools of these spec tags, comma-separated (default: all)')
+    .option(
+      '--toolsets <sets>',
+      'the toolsets to serve, comma-separated (default: the default set an agent working in computers needs; all: every tool; also SVC_MCP_TOOLSETS)',
+    )
     .option(
       '--mode <mode>',
       'compact (default), full (whole spec text and output schemas) or dynamic (3 tools)',

@@ -50,8 +50,8 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
   });
   afterAll(() => server?.close());
 
-  test('lists every operation but getHealth and exchangeToken as a tool (a file’s bytes as text tools); calls one as the key', async () => {
-    const { client } = await connectSvcMcp(env);
+  test('with SVC_MCP_TOOLSETS=all, lists every operation but getHealth and exchangeToken as a tool (a file’s bytes as text tools); calls one as the key', async () => {
+    const { client } = await connectSvcMcp({ ...env, SVC_MCP_TOOLSETS: 'all' });
     try {
       // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's none.
       const document = loadDocument();
