@@ -48,7 +48,11 @@ describe('the OWASP string-limit exemption of byte bodies (spectral.yaml `overri
     const bundle = JSON.parse(readFileSync(BUNDLE, 'utf8'));
     const uploads = byteBodies(bundle).filter((b: { headers?: string[] }) => b.headers === undefined);
     expect(uploads.length).toBeGreaterThan(0);
-    for (const upload of uploads as { operationId: string; schema: { maxLength?: number }; maxBytes?: number }[])
+    for (const upload of uploads as {
+      operationId: string;
+      schema: { maxLength?: number };
+      maxBytes?: number;
+    }[])
       expect([upload.operationId, upload.schema.maxLength]).toEqual([upload.operationId, upload.maxBytes]);
   });
 });
