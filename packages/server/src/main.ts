@@ -8,7 +8,7 @@ import { createApp } from './app.js';
 import { bootstrap, bootstrapMessage } from './bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
 import { HOSTS_USAGE, runHostsCommand } from './commands/hosts.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { tuneHeapForFiles } from './files/heap.js';
 import { listen } from './http/node-adapter.js';
 import { drainAndStop, Lifecycle, notYetServing } from './lifecycle.js';
@@ -26,6 +26,30 @@ SVC_DATA_DIR (default .svc/data). --sandbox: in memory, with demo data and simul
 
 ${ACCOUNT_USAGE}
 ${HOSTS_USAGE}`;
+
+/**
+ * What a person starting the server wants to know at once: which driver runs computers (and its warm
+ * pool), which database holds the data, and how to reach it. Never a secret: a database URL
+ * is shown without its password.
+ */
+function startBanner(config: Readonly<Config>, sandbox: boolean): string {
+  const driver =
+    config.driver === 'docker'
+      ? `docker (Engine ${config.docker.socketPath}; warm pool ${
+          config.docker.pool.targets.length > 0
+            ? config.docker.pool.targets.map((t) => `${t.image}:${t.size}=${t.count}`).join(',')
+            : 'off'
+        })`
+      : 'simulated (commands are simulated too; SVC_DRIVER=docker for containers)';
+  let database = sandbox ? 'PGlite in memory (sandbox)' : `PGlite in ${config.dataDir}`;
+  if (config.databaseUrl) {
+    const url = new URL(config.databaseUrl);
+    url.password = '';
+    database = `PostgreSQL ${url.host}${url.pathname} (pool ${config.poolSize})`;
+  }
+  const origin = new URL(config.baseUrl).origin;
+  return `  computers: ${driver}\n  database:  ${database}\n  agents:    MCP at ${origin}/mcp; people: svc login --base-url ${config.baseUrl}\n`;
+}
 
 async function serve(sandbox: boolean): Promise<void> {
   const loaded = loadConfig(process.env, { sandbox });
@@ -76,7 +100,7 @@ async function serve(sandbox: boolean): Promise<void> {
   if (tracing) logger.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing to OTLP');
   // A plain line, whatever LOG_LEVEL says: scripts and tests wait for it to learn the address.
   process.stdout.write(
-    `svc-server listening on ${running.url} (API ${baseUrl})${sandbox ? ' [sandbox]' : ''}\n`,
+    `svc-server listening on ${running.url} (API ${baseUrl})${sandbox ? ' [sandbox]' : ''}\n${startBanner(config, sandbox)}`,
   );
 
   let stopping = false;
