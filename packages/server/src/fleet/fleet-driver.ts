@@ -136,6 +136,15 @@ export class FleetDriver implements ComputerDriver {
     return answers.some(Boolean);
   }
 
+  /** Whether every host that answers lacks the image (and one answers): a create of it is refused. */
+  async imageMissing(image: string, db?: Queryable): Promise<boolean> {
+    if (this.hosts.size === 0) await this.refresh();
+    const answering = [...this.hosts.values()].filter((host) => host.answering || !this.started);
+    if (answering.length === 0) return false;
+    const answers = await Promise.all(answering.map((host) => host.driver.imageMissing(image, db)));
+    return answers.every(Boolean);
+  }
+
   /** Loads the hosts, and starts the heartbeat, and every host's reconciler and warm pool. */
   async start(): Promise<void> {
     this.started = true;

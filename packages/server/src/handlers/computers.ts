@@ -101,21 +101,22 @@ function waitedStates(value: string): ReadonlySet<ComputerState> {
  * find, so concurrent creates in one workspace overlap until then and wait only for each other's commit.
  */
 /**
- * Refuses at once (400 on `image`, naming the images that do run) a catalogue image the driver cannot
- * run here now, as `GET /images` reports it, so no failed computer keeps the name. A driver that pulls
+ * Refuses at once (400 on `image`, naming the images that do run) a catalogue image the driver knows
+ * it cannot run here now (its Engine answered that it lacks it), so no failed computer keeps the name. A driver that pulls
  * what it lacks (`SVC_DOCKER_PULL=missing`) and an image the catalogue does not hold are left to the
  * create itself.
  */
 async function assertImageRuns(deps: AppDeps, db: Ctx<'createComputer'>['db'], image: string): Promise<void> {
   const { driver } = deps;
-  if (!driver.imageAvailable || (deps.config.driver === 'docker' && deps.config.docker.pull === 'missing'))
+  if (!driver.imageMissing || (deps.config.driver === 'docker' && deps.config.docker.pull === 'missing'))
     return;
-  if (await driver.imageAvailable(image, db)) return;
+  // Only an Engine that answered: one that does not answer now is the create's to wait for (503).
+  if (!(await driver.imageMissing(image, db))) return;
   const catalogue = await listImageRows(db, { after: null, limit: 100 });
   if (!catalogue.some((row) => row.name === image)) return;
   const runs: string[] = [];
   for (const row of catalogue)
-    if (row.name !== image && (await driver.imageAvailable(row.name, db))) runs.push(row.name);
+    if (row.name !== image && (await driver.imageAvailable?.(row.name, db))) runs.push(row.name);
   throw invalidArgument([
     {
       field: 'image',

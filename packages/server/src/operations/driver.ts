@@ -149,6 +149,12 @@ export interface ComputerDriver {
    */
   imageAvailable?(image: string, db?: Queryable): Promise<boolean>;
   /**
+   * Whether the driver knows that a computer of the catalogue image `image` cannot run here now: its
+   * Engine answered that it lacks the image (not: did not answer). A create of it is refused at once.
+   * Optional: without it, no image is refused before its create runs.
+   */
+  imageMissing?(image: string, db?: Queryable): Promise<boolean>;
+  /**
    * Snapshots of computers' files (design §4.2; both built-in drivers have them). Optional like
    * `files`; without it a `computer.snapshot` operation fails `unavailable`.
    */

@@ -313,7 +313,12 @@ export class DockerDriver implements ComputerDriver {
     try {
       return await this.execOnce(computer, request);
     } catch (error) {
-      if (error instanceof DriverError || request.signal.aborted || !engineFault(error)) throw error;
+      if (error instanceof DriverError || request.signal.aborted) throw error;
+      // The container stopped or went between the look and the command (an Engine restart stops
+      // every container): as when the look finds it so.
+      if (isStatus(error, 404, 409))
+        throw new DriverError('invalid_state', 'the computer is not running', { driver: this.name });
+      if (!engineFault(error)) throw error;
       // The Engine failed under the command (restarted, gone, answered 5xx): the caller may retry
       // once it is back. The command may have run in part; nothing of it is reported as a result.
       this.log('docker driver: the Engine failed an exec', {
@@ -395,6 +400,33 @@ export class DockerDriver implements ComputerDriver {
     // Only catalogue references are ever keys, so the map stays as small as the catalogue.
     this.imageChecks.set(entry.reference, { at: now, available });
     return available;
+  }
+
+  /**
+   * Whether the Engine answered that it lacks the container image of `image` (or the catalogue has no
+   * reference for it); an Engine that does not answer within {@link IMAGE_CHECK_TIMEOUT_MS}: no.
+   *
+   * @example
+   * await driver.imageMissing('ubuntu-2404'); // true where `pnpm images:build` cannot build it
+   */
+  async imageMissing(image: string, db?: Queryable): Promise<boolean> {
+    const entry = await (db ? imageReference(db, image) : this.catalog.image(image));
+    if (!entry) return false;
+    if (!entry.reference) return true;
+    const reference = entry.reference;
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      this.docker
+        .getImage(reference)
+        .inspect()
+        .then(
+          () => false,
+          (error: unknown) => isStatus(error, 404),
+        ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), IMAGE_CHECK_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
   }
 
   /** The container of `computer`, as the Engine reports it; `undefined` when there is none. */
