@@ -136,9 +136,17 @@ export async function startMock({ stagingDir, host, port, log }) {
         for (const line of chunk.toString().split('\n')) {
           if (!line.trim()) continue;
           if (/Prism is listening/.test(line)) settle();
-          else if (/\b(error|fatal|warn)/i.test(line)) {
-            if (listening) log(`mock │ ${line.trim()}`);
-            else tail = [...tail.slice(-4), line.trim()];
+          else if (listening) {
+            if (/\b(error|fatal|warn)/i.test(line)) log(`mock │ ${line.trim()}`);
+          } else if (/^\[[^\]]*\].*(✖|\bfatal\b)/.test(line)) {
+            // Why it would not start: its fatal lines, without their time (not its usage text).
+            tail = [
+              ...tail.slice(-2),
+              line
+                .replace(/^\[[^\]]*\]\s*›?\s*/, '')
+                .replace(/\s+/g, ' ')
+                .trim(),
+            ];
           }
         }
       };
@@ -149,10 +157,11 @@ export async function startMock({ stagingDir, host, port, log }) {
       child.on('error', (error) => settle(error));
       child.on('exit', (code, signal) => {
         running.delete(prism);
-        void rm(file, { force: true });
+        // A snapshot that cannot be removed is left in dist/.spec-dev/, not thrown.
+        rm(file, { force: true }).catch(() => {});
         const wasListening = listening;
         settle(
-          new Error(`it exited (${signal ?? `code ${code}`})${tail.length ? `:\n${tail.join('\n')}` : ''}`),
+          new Error(`it exited (${signal ?? `code ${code}`})${tail.length ? `: ${tail.join('; ')}` : ''}`),
         );
         if (wasListening && !prism.retired && !closing) exited(prism, code, signal);
       });
@@ -186,7 +195,7 @@ export async function startMock({ stagingDir, host, port, log }) {
       // Exited between the check and the signal.
     }
     running.delete(prism);
-    await rm(prism.file, { force: true });
+    await rm(prism.file, { force: true }).catch(() => {});
   };
 
   /** Starts a Prism for the wanted bundle, one at a time; saves meanwhile coalesce into the latest. */
