@@ -240,7 +240,27 @@ export function keyLost(): IdempotencyError {
  * await releaseKey(db, scope, owner);
  */
 export async function releaseKey(db: Database, scope: IdempotencyScope, owner: string): Promise<void> {
-  await releaseIdempotencyKey(db, scope.principalId, scope.key, owner);
+  try {
+    await releaseIdempotencyKey(db, scope.principalId, scope.key, owner);
+  } catch {
+    // The database is what failed the request (restarting, unreachable): the key is freed once it is
+    // back, not left in flight for the lock's whole minute while the client retries.
+    releaseLater(db, scope, owner, 0);
+  }
+}
+
+/** When a release the database refused is tried again (then the lock's expiry frees the key). */
+const RELEASE_RETRY_MS = [250, 500, 1000, 2000, 4000, 8000] as const;
+
+function releaseLater(db: Database, scope: IdempotencyScope, owner: string, attempt: number): void {
+  const delay = RELEASE_RETRY_MS[attempt];
+  if (delay === undefined) return;
+  setTimeout(() => {
+    // Fenced by `owner`: a request that took the key over meanwhile keeps it.
+    releaseIdempotencyKey(db, scope.principalId, scope.key, owner).catch(() =>
+      releaseLater(db, scope, owner, attempt + 1),
+    );
+  }, delay).unref();
 }
 
 /**

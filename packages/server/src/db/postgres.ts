@@ -51,12 +51,18 @@ function wrap(target: PgLike, finals?: FinalStatement[]): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
       const query = statement(sql, params);
-      const result = typeof query === 'string' ? await target.query(query) : await target.query(query);
+      const result = await (typeof query === 'string' ? target.query(query) : target.query(query)).catch(
+        (error: unknown) => {
+          throw connectionLost(error);
+        },
+      );
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
     },
     async exec(sql: string): Promise<void> {
       // No parameters: pg uses the simple protocol, which runs several statements.
-      await target.query(sql);
+      await target.query(sql).catch((error: unknown) => {
+        throw connectionLost(error);
+      });
     },
     async commitWith(final: FinalStatement): Promise<void> {
       if (finals) {
@@ -114,6 +120,19 @@ export class PoolTimeoutError extends Error {
 // pg-pool's only signal for a checkout that timed out is this message.
 const CHECKOUT_TIMED_OUT = 'timeout exceeded when trying to connect';
 
+/**
+ * pg's own errors for a connection that ended under a statement carry no SQLSTATE (`Connection
+ * terminated unexpectedly`, `… is not queryable`): given 08006 (connection_failure), so the API answers
+ * them as what they are, a database briefly away (503 with Retry-After), not a 500.
+ */
+function connectionLost(error: unknown): unknown {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== undefined) return error;
+  if (!/^Connection terminated|is not queryable/.test(error.message)) return error;
+  return Object.assign(new Error(`the database connection was lost: ${error.message}`, { cause: error }), {
+    code: '08006',
+  });
+}
+
 function checkedOut(error: unknown): unknown {
   return error instanceof Error && error.message === CHECKOUT_TIMED_OUT
     ? new PoolTimeoutError(`no database connection came free in time`, { cause: error })
@@ -156,6 +175,12 @@ export async function openPostgres(
     });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     created.on('error', () => {});
+    // pg-pool hands a new client out with no 'error' listener of its own until its taker adds one (a
+    // microtask later for `await pool.connect()`): an ErrorResponse read in the same chunk as the
+    // connection's first ReadyForQuery (a server shutting down as it accepts, 57P01) would be emitted to
+    // nobody and end the process (seen under a restart, one run in about ten). The error still fails
+    // the statement that meets the client, or the transaction that holds it (`lost` below).
+    created.on('connect', (client) => client.on('error', () => {}));
     return created;
   };
   const pool = newPool(max);
@@ -264,9 +289,19 @@ export async function openPostgres(
 
   const transaction = async <T>(target: pg.Pool, fn: (tx: Queryable) => Promise<T>): Promise<T> => {
     const client = await target.connect().catch((error: unknown) => {
-      throw checkedOut(error);
+      throw connectionLost(checkedOut(error));
     });
     let broken: Error | undefined;
+    // While checked out, a client is no longer heard by the pool: a connection the server ends between
+    // two statements of this transaction (a restart, an admin's terminate) would raise an 'error'
+    // nobody listens to, which ends the process. Heard here, it fails the next statement instead, and
+    // the client is destroyed on release.
+    let lostWith: Error | undefined;
+    const lost = (error: Error) => {
+      lostWith ??= error;
+      broken ??= error;
+    };
+    client.on('error', lost);
     const finals: FinalStatement[] = [];
     let committing = false;
     try {
@@ -281,8 +316,12 @@ export async function openPostgres(
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;
       });
-      throw committing ? finalError(finals, error) : error;
+      // A statement after the connection was lost fails with pg's own "not queryable": the loss
+      // itself (57P01, ECONNRESET) is what happened, and what the API answers by (503).
+      const cause = connectionLost(lostWith ?? error);
+      throw committing ? finalError(finals, cause) : cause;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   };
