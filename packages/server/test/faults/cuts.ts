@@ -1,6 +1,7 @@
 // A client that breaks off: one HTTP/1.1 request over a raw socket to 127.0.0.1, cut at a chosen point
 // of the request or of the response, in one of the ways a flaky network or a hostile client cuts.
 import { connect, type Socket } from 'node:net';
+import { seededRandom } from '../support/random.js';
 
 /** How a request is broken off. */
 export const CUT_KINDS = [
@@ -144,7 +145,7 @@ export async function cutRequest(port: number, request: CutRequest, cut: Cut): P
 }
 
 /**
- * A small seeded generator (mulberry32): the same seed gives the same cuts, so a failing run is
+ * Seeded choices (see `seededRandom`): the same seed gives the same cuts, so a failing run is
  * reproduced with `FAULT_SEED=<seed>`.
  *
  * @example
@@ -155,14 +156,7 @@ export function seeded(seed: number): {
   int(n: number): number;
   pick<T>(items: readonly T[]): T;
 } {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const int = (n: number) => Math.floor(next() * n);
   return { next, int, pick: (items) => items[int(items.length)] as (typeof items)[number] };
 }

@@ -17,6 +17,7 @@ import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import { type Answer, ORIGIN, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
+import { seededRandom } from '../support/random.js';
 
 const SECONDS = Number(process.env.STORM_SECONDS ?? 8);
 const CLIENTS = Number(process.env.STORM_CLIENTS ?? 12);
@@ -27,18 +28,6 @@ const WAIT_BOUND_MS = 5000;
 const WORKSPACES = 3;
 /** Statuses a storm may see; 403 only as `quota_exceeded`. */
 const DOCUMENTED = new Set([200, 201, 202, 204, 403, 404, 409, 429, 503]);
-
-/** A deterministic generator (mulberry32), so a failing storm can be replayed with STORM_SEED. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Person {
   id: string;
@@ -207,7 +196,7 @@ describeEngines('storm at production defaults', (engine) => {
       };
 
       const client = async (index: number) => {
-        const rand = random(seed + index);
+        const rand = seededRandom(seed + index); // replayed with STORM_SEED
         for (let n = 0; n < MAX_REQUESTS_PER_CLIENT && Date.now() < deadline; n++) {
           // Half the traffic goes to the first workspace, the rest across the others.
           const g = (rand() < 0.5 ? grounds[0] : pick(rand, grounds)) as Ground;
@@ -216,7 +205,7 @@ describeEngines('storm at production defaults', (engine) => {
       };
 
       const probe = async () => {
-        const rand = random(seed - 1);
+        const rand = seededRandom(seed - 1);
         while (storming) {
           for (const app of apps) {
             const health = await send(app, 'GET', '/v1/health', undefined);
