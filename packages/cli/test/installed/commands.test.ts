@@ -3,7 +3,7 @@
 // (simulated computers). Every output format over a few answers, and at least one command of every
 // command `svc` lists (the spec's groups and its own), so a bundling fault that the in-process tests
 // cannot see (they run the sources) fails here: `-o yaml` once failed only in the bundle.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,14 +18,13 @@ import { parse as parseYaml } from 'yaml';
 import { COMPLETE_COMMAND } from '../../src/commands/completion.js';
 import { FORMATS, type Format } from '../../src/output/print.js';
 import { GROUP_ALIASES } from '../../src/spec/commands.js';
-import { type InstalledCli, installPacked, PACKAGE } from '../support/installed.js';
-
-/** How a run of the installed `svc` ended. */
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import {
+  type InstalledCli,
+  installPacked,
+  type Outcome,
+  PACKAGE,
+  runInstalled,
+} from '../support/installed.js';
 
 /** A run still going (a stream, `svc listen`, `svc login`), stopped with SIGINT to its pid as Ctrl-C does. */
 interface Running {
@@ -55,11 +54,7 @@ describe.skipIf(missing)('svc installed from its packed tarball, against svc-ser
   /** Runs the installed `svc` to its end. */
   function svc(argv: string[]): Promise<Outcome> {
     record(argv);
-    return new Promise((resolve) => {
-      execFile(cli.bin, argv, { env, encoding: 'utf8' }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
-      );
-    });
+    return runInstalled(cli.bin, env, argv);
   }
   /** Runs it and expects exit 0; its stdout. */
   async function ok(argv: string[]): Promise<string> {

@@ -2,21 +2,19 @@
 // -g` (test/support/installed.ts), its `svc` run against the built `svc-server --sandbox`. Each
 // message must say what to type next, in the words of the command line (flags, `svc` commands), not
 // of the HTTP API (patterns, JSON Schema types, `GET /…`).
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childEnv } from '@svc/tools/child-process';
 import { type ServerProcess, serverBuilt, spawnServer } from '@svc/tools/server-process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type InstalledCli, installPacked, PACKAGE } from '../support/installed.js';
-
-/** How a run of the installed `svc` ended. */
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import {
+  type InstalledCli,
+  installPacked,
+  type Outcome,
+  PACKAGE,
+  runInstalled,
+} from '../support/installed.js';
 
 const missing = !existsSync(join(PACKAGE, 'dist', 'main.js')) || !serverBuilt();
 if (missing && process.env.CI)
@@ -154,11 +152,7 @@ describe.skipIf(missing)('a new user’s mistakes, through the installed svc and
   let env: Record<string, string>;
 
   function svc(argv: string[]): Promise<Outcome> {
-    return new Promise((resolve) => {
-      execFile(cli.bin, argv, { env, encoding: 'utf8' }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
-      );
-    });
+    return runInstalled(cli.bin, env, argv);
   }
   async function ok(argv: string[]): Promise<string> {
     const outcome = await svc(argv);

@@ -50,3 +50,24 @@ export async function installPacked(
     remove: () => rm(prefix as string, { recursive: true, force: true }),
   };
 }
+
+/** How a run of the installed `svc` ended. */
+export interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the installed `svc` (`bin`) with exactly `env` to its end; never rejects.
+ *
+ * @example
+ * const { code, stdout } = await runInstalled(cli.bin, env, ['whoami', '-o', 'json']);
+ */
+export function runInstalled(bin: string, env: Record<string, string>, argv: string[]): Promise<Outcome> {
+  return new Promise((resolve) => {
+    execFile(bin, argv, { env, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
