@@ -29,7 +29,7 @@ ${HOSTS_USAGE}`;
 
 /**
  * What a person starting the server wants to know at once: which driver runs computers (and its warm
- * pool), which database holds the data, and how to reach it. Never a secret: a database URL
+ * pool), which database holds the data, how to reach it and where its reference is. Never a secret: a database URL
  * is shown without its password.
  */
 function startBanner(config: Readonly<Config>, sandbox: boolean): string {
@@ -48,7 +48,7 @@ function startBanner(config: Readonly<Config>, sandbox: boolean): string {
     database = `PostgreSQL ${url.host}${url.pathname} (pool ${config.poolSize})`;
   }
   const origin = new URL(config.baseUrl).origin;
-  return `  computers: ${driver}\n  database:  ${database}\n  agents:    MCP at ${origin}/mcp; people: svc login --base-url ${config.baseUrl}\n`;
+  return `  computers: ${driver}\n  database:  ${database}\n  agents:    MCP at ${origin}/mcp; people: svc login --base-url ${config.baseUrl}\n  docs:      ${origin}/docs (the API reference)\n`;
 }
 
 async function serve(sandbox: boolean): Promise<void> {

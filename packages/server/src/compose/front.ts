@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { type ContextHandler, fetchHandler, type RequestContext } from '../http/context.js';
 import { createCors } from '../http/cors.js';
+import { createDocsPage } from '../http/docs-page.js';
 import { createMcpRoute } from '../http/mcp-route.js';
 import { newRequestId } from '../http/request-id.js';
 import { ClientRegistry } from '../oauth/clients.js';
@@ -17,8 +18,9 @@ import { clientAddress } from './rate-limits.js';
 
 /**
  * Everything the service answers, by path: `/v1/**` (the API), `/signin/**` (browser sign-in),
- * `/mcp`, and the OAuth metadata and token routes MCP clients sign in with (anonymous, counted by the
- * `/v1` rate limits per client address). Anything else goes to the API, which answers 404.
+ * `/mcp`, the OAuth metadata and token routes MCP clients sign in with (anonymous, counted by the
+ * `/v1` rate limits per client address), and the API reference at `/docs` (`/` points there). Anything
+ * else goes to the API, which answers 404.
  *
  * @example
  * const fetch = await createFront({ config, db, tokens, counters, document, api, admit: onRequest, authenticate });
@@ -70,9 +72,12 @@ export async function createFront(options: {
     resourceMetadataUrl: `${origin}${OAUTH_PATHS.resourceMetadata}`,
   });
 
+  const docs = createDocsPage();
+
   return async (c) => {
     if (c.apiPath !== undefined) return api(c);
     const path = c.path;
+    if (path === '/' || path.startsWith('/docs')) return (await docs(c.request)) ?? api(c);
     if (path.startsWith('/signin')) return signin(c.request, c.env);
     if (path === '/mcp') return mcp(c);
     if (path.startsWith('/.well-k') || path.startsWith('/oauth/')) {
