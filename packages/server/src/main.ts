@@ -98,17 +98,14 @@ async function serve(sandbox: boolean): Promise<void> {
     logger.info({ url: metricsServer.url }, `metrics on ${metricsServer.url}`);
   }
   if (tracing) logger.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing to OTLP');
-  // A plain line, whatever LOG_LEVEL says: scripts and tests wait for it to learn the address.
-  process.stdout.write(
-    `svc-server listening on ${running.url} (API ${baseUrl})${sandbox ? ' [sandbox]' : ''}\n${startBanner(config, sandbox)}`,
-  );
-
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Ctrl-C at a terminal has no balancer to wait for.
+    const drainDelayMs = signal === 'SIGINT' ? 0 : config.drainDelayMs;
     logger.info(
-      { signal, drain_delay_ms: config.drainDelayMs, timeout_ms: config.shutdownTimeoutMs },
+      { signal, drain_delay_ms: drainDelayMs, timeout_ms: config.shutdownTimeoutMs },
       `${signal}: draining (not ready), finishing in-flight requests and operations, then stopping`,
     );
     // Whatever happens below, the process is gone shortly after the timeout.
@@ -120,8 +117,7 @@ async function serve(sandbox: boolean): Promise<void> {
       const current = app;
       const clean = await drainAndStop({
         lifecycle,
-        // Ctrl-C at a terminal has no balancer to wait for.
-        drainDelayMs: signal === 'SIGINT' ? 0 : config.drainDelayMs,
+        drainDelayMs,
         timeoutMs: config.shutdownTimeoutMs,
         endKeepAlive: () => running.endKeepAlive(),
         endStreams: () => current?.endStreams(),
@@ -152,6 +148,11 @@ async function serve(sandbox: boolean): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A plain line, whatever LOG_LEVEL says: scripts and tests wait for it to learn the address. Once it
+  // is out a Ctrl-C may follow at once, so the signals above are heard before it is written.
+  process.stdout.write(
+    `svc-server listening on ${running.url} (API ${baseUrl})${sandbox ? ' [sandbox]' : ''}\n${startBanner(config, sandbox)}`,
+  );
 }
 
 async function main(argv: readonly string[]): Promise<void> {
