@@ -14,4 +14,6 @@ export interface ServerProcess {
 export declare function spawnServer(options?: {
   args?: string[];
   env?: Record<string, string>;
+  /** How long it may take to say it listens (default 60 s; a first start on a busy machine takes longer). */
+  startTimeoutMs?: number;
 }): Promise<ServerProcess>;

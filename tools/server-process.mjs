@@ -21,7 +21,7 @@ export const serverBuilt = () => existsSync(SERVER_MAIN);
  * console.log(server.baseUrl, server.keyFilePath);
  * await server.close();
  */
-export async function spawnServer({ args = ['--sandbox'], env = {} } = {}) {
+export async function spawnServer({ args = ['--sandbox'], env = {}, startTimeoutMs = 60_000 } = {}) {
   const keyFilePath = join(mkdtempSync(join(tmpdir(), 'svc-server-')), 'bootstrap-key.json');
   const child = spawn(process.execPath, [SERVER_MAIN, ...args], {
     // Only what the server needs: a parent's DATABASE_URL must never reach a sandbox server.
@@ -38,7 +38,10 @@ export async function spawnServer({ args = ['--sandbox'], env = {} } = {}) {
   let output = '';
   const close = () => stopChild(child);
   const baseUrl = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`svc-server did not start in 60 s:\n${output}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`svc-server did not start in ${startTimeoutMs / 1000} s:\n${output}`)),
+      startTimeoutMs,
+    );
     const read = (chunk) => {
       output += chunk.toString();
       const match = /\(API (http:\S+\/v1)\)/.exec(output);

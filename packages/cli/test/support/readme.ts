@@ -16,16 +16,22 @@ export interface ConsoleStep {
   line: number;
 }
 
+/** A marked console block: the marker's line as written (it may say more, e.g. what the block needs) and its steps. */
+export interface ConsoleBlock {
+  marker: string;
+  steps: ConsoleStep[];
+}
+
 /**
- * The steps of every ```` ```console ```` block that follows a line holding `marker` (an HTML comment
- * in the README, invisible when rendered), in order. Throws when the marker names no block.
+ * Every ```` ```console ```` block that follows a line holding `marker` (an HTML comment in the README,
+ * invisible when rendered), in order. Throws when the marker names no block.
  *
  * @example
- * const steps = consoleSteps(readFileSync(README, 'utf8'), '<!-- run by test/installed/readme.test.ts -->');
+ * const blocks = consoleSteps(readFileSync(README, 'utf8'), 'run as written by test/installed/readme.test.ts');
  */
-export function consoleSteps(markdown: string, marker: string): ConsoleStep[][] {
+export function consoleSteps(markdown: string, marker: string): ConsoleBlock[] {
   const lines = markdown.split('\n');
-  const blocks: ConsoleStep[][] = [];
+  const blocks: ConsoleBlock[] = [];
   for (let at = 0; at < lines.length; at++) {
     if (!lines[at]?.includes(marker)) continue;
     const open = lines.findIndex((line, i) => i > at && line.startsWith('```'));
@@ -38,14 +44,14 @@ export function consoleSteps(markdown: string, marker: string): ConsoleStep[][] 
       else if (steps.length === 0) throw new Error(`README.md:${i + 1}: output before the first $ line`);
       else steps.at(-1)?.output.push(line);
     }
-    blocks.push(steps);
+    blocks.push({ marker: (lines[at] as string).trim(), steps });
   }
   if (blocks.length === 0) throw new Error(`README.md has no line with ${marker}`);
   return blocks;
 }
 
 /** {@link consoleSteps} of README.md as it is on disk. */
-export function readmeSteps(marker: string): ConsoleStep[][] {
+export function readmeSteps(marker: string): ConsoleBlock[] {
   return consoleSteps(readFileSync(README, 'utf8'), marker);
 }
 

@@ -31,7 +31,7 @@ describe.skipIf(!built)('the built svc-server serves its API reference', () => {
     });
     banner = await new Promise<string>((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => reject(new Error(`no banner in 60 s:\n${output}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no banner in 150 s:\n${output}`)), 150_000);
       child.stdout?.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         if (/\n {2}docs: .*\n/.test(output)) {
@@ -41,7 +41,7 @@ describe.skipIf(!built)('the built svc-server serves its API reference', () => {
       });
     });
     origin = /listening on (http:\S+)/.exec(banner)?.[1] ?? '';
-  }, 90_000);
+  }, 180_000);
   afterAll(async () => {
     if (child) await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
