@@ -1,23 +1,23 @@
 import { type Schema, type StreamOperationId, streamOperations } from '@svc/contract';
-import { type Access, allows, type Permission, workspaceAccess } from '../access.js';
-import { bearerToken } from '../auth/authenticate.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError, invalidArgument } from '../errors.js';
-import { eventStream } from '../http/sse.js';
-import { TERMINAL_OPERATION_STATES } from '../operations/states.js';
 import {
   firstRetainedWorkspaceEventSequence,
   lastWorkspaceEventSequence,
   workspaceEventsAfter,
-} from '../repositories/events.js';
-import { touchComputerActivity } from '../repositories/lifetimes.js';
+} from '../computers/repositories/events.js';
+import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
 import {
   lastOperationOutput,
   type OutputEventRecord,
   operationOutputAfter,
-} from '../repositories/operation-output.js';
-import { type OperationRow, operationById } from '../repositories/operations.js';
-import type { Role } from '../roles.js';
+} from '../computers/repositories/operation-output.js';
+import { type OperationRow, operationById } from '../computers/repositories/operations.js';
+import { TERMINAL_OPERATION_STATES } from '../computers/states.js';
+import { eventStream } from '../http/sse.js';
+import { type Access, allows, type Permission, workspaceAccess } from '../identity/access.js';
+import { bearerToken } from '../identity/auth/authenticate.js';
+import type { Role } from '../identity/roles.js';
+import type { Queryable } from '../platform/db/database.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
 import { type Batch, type EndReason, type Following, follow } from '../streams/follow.js';
 import { permittedWorkspace } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';

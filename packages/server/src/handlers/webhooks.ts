@@ -1,13 +1,15 @@
-import { ApiError, invalidArgument } from '../errors.js';
-import { newId } from '../ids.js';
-import { pageRequest, toPage } from '../paging.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
+import { newWebhookSecret } from '../platform/secrets.js';
+import { urlProblem } from '../webhooks/outbound.js';
 import {
   attemptsOf,
   listWebhookDeliveryRows,
   queueWebhookDelivery,
   redeliverWebhookDelivery,
   webhookDeliveryOf,
-} from '../repositories/webhook-deliveries.js';
+} from '../webhooks/repositories/webhook-deliveries.js';
 import {
   countWebhookEndpoints,
   deleteWebhookEndpoint,
@@ -19,10 +21,8 @@ import {
   sealedSecretOf,
   updateWebhookEndpoint,
   webhookEndpointOf,
-} from '../repositories/webhooks.js';
-import { urlProblem } from '../webhooks/outbound.js';
+} from '../webhooks/repositories/webhooks.js';
 import { sampleEvent, workspaceEventTypes } from '../webhooks/samples.js';
-import { newWebhookSecret } from '../webhooks/secrets.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 import { renderWebhookDelivery, renderWebhookEndpoint } from './webhooks-render.js';

@@ -1,16 +1,16 @@
-import type { Database } from '../db/database.js';
-import { newId } from '../ids.js';
 import {
   lastWorkspaceEventSequence,
   WORKSPACE_EVENTS_CHANNEL,
   workspaceEventsAfter,
-} from '../repositories/events.js';
+} from '../computers/repositories/events.js';
+import type { Database } from '../platform/db/database.js';
+import { newId } from '../platform/ids.js';
 import {
   lockFollowingEndpoints,
   queueWebhookDelivery,
   setQueuedThrough,
   workspacesBehind,
-} from '../repositories/webhook-deliveries.js';
+} from './repositories/webhook-deliveries.js';
 
 /** Events read per endpoint and pass; a longer backlog takes more passes. */
 const BATCH = 200;

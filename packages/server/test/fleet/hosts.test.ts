@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { runHostsCommand } from '../../src/commands/hosts.js';
-import { Metrics } from '../../src/observe/metrics.js';
-import { hostByName, markUnreachableComputers, recordHeartbeat } from '../../src/repositories/hosts.js';
+import { runHostsCommand } from '../../src/compose/commands/hosts.js';
+import { Metrics } from '../../src/compose/metrics.js';
+import { hostByName, markUnreachableComputers, recordHeartbeat } from '../../src/fleet/repositories/hosts.js';
 import { errorOf, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 
