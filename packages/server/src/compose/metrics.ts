@@ -1,8 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type OperationQueue, operationQueue } from '../computers/repositories/operations.js';
-import { RESOURCES } from '../fleet/placement.js';
 import { type HostStatus, hostCapacity, hostStatuses } from '../fleet/repositories/hosts.js';
 import type { Database } from '../platform/db/database.js';
+import { RESOURCES } from '../platform/resources.js';
 
 /** Latency buckets in seconds: a cached read takes ~1 ms, a long-poll up to 60 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -1,3 +1,5 @@
+export type { Resource, Resources } from '../platform/resources.js';
+export { RESOURCES } from '../platform/resources.js';
 export type {
   HostState,
   NoCapacity,
@@ -7,7 +9,5 @@ export type {
   PlacementPolicy,
   PlacementRequest,
   PlacementResult,
-  Resource,
-  Resources,
 } from './placement.js';
-export { matchesLabels, placeComputer, RESOURCES, shortOf } from './placement.js';
+export { matchesLabels, placeComputer, shortOf } from './placement.js';

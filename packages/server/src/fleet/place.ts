@@ -1,6 +1,7 @@
 import type { Queryable } from '../platform/db/database.js';
 import { ApiError } from '../platform/errors.js';
-import { type PlacementPolicy, placeComputer, type Resource, type Resources } from './placement.js';
+import type { Resource, Resources } from '../platform/resources.js';
+import { type PlacementPolicy, placeComputer } from './placement.js';
 import {
   hostStatuses,
   placementHost,

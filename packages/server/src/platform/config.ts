@@ -7,14 +7,12 @@ import {
   loadDocument,
   responseFor,
 } from '@svc/contract';
-import { RESOURCES, type Resource, type Resources } from '../fleet/placement.js';
-import type { SigninAttemptsOptions } from '../identity/signin/attempts.js';
-import { DEFAULT_SIGNIN_LIMITS } from '../identity/signin/attempts.js';
 import { type ConnectionBounds, DEFAULT_CONNECTION_BOUNDS } from './db/postgres.js';
 import type { LogLevel } from './observe/logger.js';
 import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
 import { parseRateLimits } from './ratelimit.js';
+import { RESOURCES, type Resource, type Resources } from './resources.js';
 
 /** Resource quotas of design §11; each has its own environment variable. */
 export interface Quotas {
@@ -421,6 +419,32 @@ function parseRetrySchedule(text: string | undefined): readonly number[] {
 }
 
 const SIGNIN_LIMIT_NAMES = ['address', 'account', 'failures'] as const;
+
+/** `quota` per `windowSeconds`. */
+export interface SigninLimit {
+  quota: number;
+  windowSeconds: number;
+}
+
+/** Options of {@link SigninAttempts}. */
+export interface SigninAttemptsOptions {
+  /** Wrong passwords allowed per account and client address within the window. Default 5. */
+  maxFailures?: number;
+  /** The failure window, default 15 minutes. */
+  windowSeconds?: number;
+  /** Sign-in posts per client address, whatever the account. Default 30 per minute. */
+  address?: SigninLimit;
+  /** Wrong passwords per account, from every address together. Default 50 per 15 minutes. */
+  account?: SigninLimit;
+}
+
+/** The sign-in limits when `SVC_SIGNIN_LIMITS` does not set them (`SigninAttempts` takes them as well). */
+export const DEFAULT_SIGNIN_LIMITS = Object.freeze({
+  maxFailures: 5,
+  windowSeconds: 15 * 60,
+  address: Object.freeze({ quota: 30, windowSeconds: 60 }),
+  account: Object.freeze({ quota: 50, windowSeconds: 15 * 60 }),
+});
 
 /**
  * `SVC_SIGNIN_LIMITS`: a comma list `name=quota/seconds` over the defaults, names `address` (posts

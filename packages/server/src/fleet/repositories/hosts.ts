@@ -1,7 +1,8 @@
 import type { ComputerRow } from '../../computers/repositories/computers.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
-import type { HostState, PlacementHost, Resource, Resources } from '../placement.js';
+import type { Resource, Resources } from '../../platform/resources.js';
+import type { HostState, PlacementHost } from '../placement.js';
 import { shortOf } from '../placement.js';
 
 // The statements of the fleet (design §4.4, migration 019): hosts, their heartbeats, what each holds,

@@ -1,23 +1,8 @@
+import { DEFAULT_SIGNIN_LIMITS, type SigninAttemptsOptions } from '../../platform/config.js';
 import type { Counter } from '../../platform/ratelimit-counter.js';
 import type { CounterStore } from '../../platform/ratelimit-store.js';
 
-/** `quota` per `windowSeconds`. */
-export interface SigninLimit {
-  quota: number;
-  windowSeconds: number;
-}
-
-/** Options of {@link SigninAttempts}. */
-export interface SigninAttemptsOptions {
-  /** Wrong passwords allowed per account and client address within the window. Default 5. */
-  maxFailures?: number;
-  /** The failure window, default 15 minutes. */
-  windowSeconds?: number;
-  /** Sign-in posts per client address, whatever the account. Default 30 per minute. */
-  address?: SigninLimit;
-  /** Wrong passwords per account, from every address together. Default 50 per 15 minutes. */
-  account?: SigninLimit;
-}
+export type { SigninAttemptsOptions } from '../../platform/config.js';
 
 /** Which limit refused an attempt: the policy names of `details.policy` (the spec's `^[a-z][a-z0-9-]*$`). */
 export type SigninPolicy = 'signin-address' | 'signin-account' | 'signin-failures';
@@ -39,13 +24,6 @@ export interface Refusal {
   policy: SigninPolicy;
   retryAfterSeconds: number;
 }
-
-export const DEFAULT_SIGNIN_LIMITS = Object.freeze({
-  maxFailures: 5,
-  windowSeconds: 15 * 60,
-  address: Object.freeze({ quota: 30, windowSeconds: 60 }),
-  account: Object.freeze({ quota: 50, windowSeconds: 15 * 60 }),
-});
 
 /**
  * Limits password guessing on the sign-in form, over shared atomic counters (PostgreSQL when the
