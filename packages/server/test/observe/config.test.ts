@@ -1,4 +1,4 @@
-// The operations settings of src/config.ts: logging, metrics, shutdown.
+// The operations settings of src/platform/config.ts: logging, metrics, shutdown.
 import { expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/platform/config.js';
 

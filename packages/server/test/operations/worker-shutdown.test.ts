@@ -1,4 +1,4 @@
-// The worker's part of a graceful shutdown (src/lifecycle.ts): stop claiming, let what is in hand
+// The worker's part of a graceful shutdown (src/http/readiness.ts): stop claiming, let what is in hand
 // finish, and at the deadline hand it back so another replica takes it over at once, not after the lease.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ComputerDriver } from '../../src/computers/driver.js';

@@ -385,7 +385,7 @@ describeEngines('workspace event log', (engine) => {
     );
     const row = rows[0] as { id: string; next: string; after: string };
     expect(isId(row.id)).toBe(true);
-    // The time part is this millisecond's, as src/ids.ts reads it (the database's clock and ours agree).
+    // The time part is this millisecond's, as src/platform/ids.ts reads it (the database's clock and ours agree).
     expect(Math.abs((idTime(row.id) as number) - Date.now())).toBeLessThan(60_000);
     expect(row.next).toBe('00000000000000000000000010' + '0');
   });
