@@ -77,8 +77,9 @@ test.each(outside.filter((path) => path.startsWith('handlers/')))('%s opens no t
 // module that reaches the database.
 const PURE = ['computers/states.ts', 'computers/transitions.ts', 'computers/render.ts', 'identity/roles.ts'];
 
+const graph = importGraph();
+
 test.each(PURE)('%s loads no module of repositories/ or db/, however indirectly', (path) => {
-  const graph = importGraph();
   const loaded = new Set<string>();
   const load = (module: string): void => {
     for (const { to, kind } of graph.get(module) ?? [])
