@@ -2,7 +2,7 @@ import { ApiError } from '../platform/errors.js';
 import type { ComputerState } from './states.js';
 
 /** The `details.policy` of a 429 for one wait too many (the spec's `ErrorDetails.policy`). */
-export const COMPUTER_WAITS_POLICY = 'computer-waits';
+const COMPUTER_WAITS_POLICY = 'computer-waits';
 
 /** What the `Wait-Result` header says (the spec's `Wait-Result` header). */
 export type WaitResult = 'reached' | 'timed_out' | 'unreachable';

@@ -5,7 +5,7 @@ import type { OutputEvent } from './repositories/operation-output.js';
 /** The most bytes one `output` event carries (the spec's `OutputChunk`). */
 export const MAX_CHUNK_BYTES = 65_536;
 /** How long written output waits before it is appended, at most (when less than a chunk is waiting). */
-export const OUTPUT_FLUSH_MS = 50;
+const OUTPUT_FLUSH_MS = 50;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -81,7 +81,7 @@ export function renderKey(row: KeyRow): Schema<'Key'> {
  *
  * @example renderLifetime(row) // { idle_timeout_seconds: 1800, on_end: 'stop', last_active_at: '…' }
  */
-export function renderLifetime(row: ComputerRow | ComputerView): Schema<'ComputerLifetime'> | undefined {
+function renderLifetime(row: ComputerRow | ComputerView): Schema<'ComputerLifetime'> | undefined {
   const idle = row.idle_timeout_seconds ?? null;
   const expires = row.expires_at ?? null;
   if ((idle === null && expires === null) || !row.last_active_at) return undefined;

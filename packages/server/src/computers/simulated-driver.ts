@@ -22,7 +22,7 @@ export const SIM_FAIL_LABEL = 'sim-fail';
  * `sim-recover=running` (a container that runs), `stopped` (one that does not; the default) or
  * `missing` (none: a new one is made, left stopped).
  */
-export const SIM_RECOVER_LABEL = 'sim-recover';
+const SIM_RECOVER_LABEL = 'sim-recover';
 
 export interface SimulatedDriverOptions {
   /** Time of one step; every action takes `steps` of them (`SVC_SIM_STEP_MS`). */
@@ -171,8 +171,8 @@ export class SimulatedDriver implements ComputerDriver {
 }
 
 /** SIMULATED: how many pieces a command's output is written in, per stream, and the pause between them. */
-export const SIMULATED_OUTPUT_PIECES = 4;
-export const SIMULATED_OUTPUT_PAUSE_MS = 10;
+const SIMULATED_OUTPUT_PIECES = 4;
+const SIMULATED_OUTPUT_PAUSE_MS = 10;
 
 /**
  * SIMULATED writing: hands each stream's (capped) output to `onOutput` in up to

@@ -66,7 +66,7 @@ function assertNoOperation(computer: Pick<ComputerStatus, 'state' | 'current_ope
 }
 
 /** The states a snapshot may be taken from (design §4.2): a `docker commit` works on both. */
-export const SNAPSHOT_FROM: readonly ComputerState[] = ['running', 'stopped'];
+const SNAPSHOT_FROM: readonly ComputerState[] = ['running', 'stopped'];
 
 /**
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless

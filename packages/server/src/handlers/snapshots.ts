@@ -101,7 +101,7 @@ export const deleteSnapshot: Handler<'deleteSnapshot'> = async (ctx) => {
 };
 
 /** 409 `invalid_state` while the snapshot is being made (its operation still writes it). */
-export function assertNotCreating(snapshot: SnapshotRow): void {
+function assertNotCreating(snapshot: SnapshotRow): void {
   if (snapshot.state === 'creating')
     throw new ApiError(
       'invalid_state',

@@ -32,7 +32,7 @@ const BATCH = 200;
  * @example
  * closesStream('streamOperationOutput', 'exit'); // true
  */
-export function closesStream(operationId: StreamOperationId, event: string): boolean {
+function closesStream(operationId: StreamOperationId, event: string): boolean {
   const events: Readonly<Record<string, string>> = streamOperations[operationId].events;
   return Object.hasOwn(events, event) && events[event] === 'closes';
 }
@@ -45,7 +45,7 @@ export function closesStream(operationId: StreamOperationId, event: string): boo
  * @example
  * allows(role, eventPermission('computer.updated')); // true for any member
  */
-export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
+function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
   return 'read';
 }
 
@@ -57,7 +57,7 @@ export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission
  * @example
  * streamCursor(new Request(url, { headers: { 'last-event-id': '41' } }), '7'); // 41
  */
-export function streamCursor(request: Request, after: string | undefined): number | undefined {
+function streamCursor(request: Request, after: string | undefined): number | undefined {
   const header = request.headers.get('last-event-id');
   const [field, text] = header !== null ? ['header.Last-Event-ID', header] : ['after', after];
   if (text === undefined) return undefined;

@@ -26,7 +26,7 @@ export function renderWebhookEndpoint(row: WebhookEndpointRow): Schema<'WebhookE
 }
 
 /** @example renderWebhookAttempt(row) // { started_at, duration_ms, outcome, … } */
-export function renderWebhookAttempt(row: WebhookAttemptRow): Schema<'WebhookAttempt'> {
+function renderWebhookAttempt(row: WebhookAttemptRow): Schema<'WebhookAttempt'> {
   return {
     started_at: time(row.started_at),
     duration_ms: row.duration_ms,

@@ -39,7 +39,7 @@ const DEFAULT_LOCK: BytesLockOptions = {
  * @example
  * bytesFingerprint(requestFingerprint({ method, path, query, body: null }), body.sha256());
  */
-export function bytesFingerprint(requestLine: string, sha256: string): string {
+function bytesFingerprint(requestLine: string, sha256: string): string {
   return `${requestLine}+${sha256}`;
 }
 

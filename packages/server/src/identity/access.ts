@@ -42,7 +42,7 @@ export function atLeast(role: Role, other: Role): boolean {
 }
 
 /** 404 `not_found` for a workspace, the same whether it does not exist or the caller is no member. */
-export function workspaceNotFound(ref: string): ApiError {
+function workspaceNotFound(ref: string): ApiError {
   return new ApiError('not_found', `workspace ${ref} not found`);
 }
 

@@ -178,7 +178,7 @@ function filesBounds(): { maxBytes: number; maxEntries: number } {
 }
 
 /** The computer drivers `SVC_DRIVER` may name. */
-export const DRIVER_NAMES = ['simulated', 'docker'] as const;
+const DRIVER_NAMES = ['simulated', 'docker'] as const;
 export type DriverName = (typeof DRIVER_NAMES)[number];
 
 /** The Docker driver's environment (`SVC_DOCKER_*`). */
@@ -252,7 +252,7 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /** The env variable names of the quotas, so docs and errors can list them. */
-export const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> = {
+const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> = {
   computersPerWorkspace: ['SVC_QUOTA_COMPUTERS_PER_WORKSPACE', 20],
   workspacesPerPrincipal: ['SVC_QUOTA_WORKSPACES_PER_PRINCIPAL', 10],
   membersPerWorkspace: ['SVC_QUOTA_MEMBERS_PER_WORKSPACE', 100],
@@ -406,7 +406,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
 }
 
 /** Standard Webhooks' recommended schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 27.5 h). */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
+const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const;
 
 function parseRetrySchedule(text: string | undefined): readonly number[] {
   if (!text) return Object.freeze([...DEFAULT_WEBHOOK_RETRY_SCHEDULE]);

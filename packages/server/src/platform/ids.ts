@@ -1,13 +1,13 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Lowercase Crockford base32: no i, l, o or u, so an id never reads as a word or a look-alike digit. */
-export const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /** The id pattern of design §1: 27 characters of {@link ID_ALPHABET}. */
 export const ID_PATTERN = /^[0-9a-hjkmnp-tv-z]{27}$/;
 
 /** A DNS label (design §1): lowercase letters, digits and hyphens, no hyphen first or last, 1–63 long. */
-export const NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 17;

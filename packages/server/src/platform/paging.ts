@@ -6,8 +6,8 @@ import { isId } from './ids.js';
 import { serverSecret } from './repositories/server-secrets.js';
 
 /** design §6: default page size, and the most one page holds (larger `limit`s are clamped). */
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
 
 const SIGNATURE_CHARS = 22; // 16 bytes of HMAC-SHA256, base64url
 const SECRET_NAME = 'cursor_hmac';

@@ -1,11 +1,11 @@
 import type { Counter, CounterState } from './ratelimit-counter.js';
 
 /** The share of a window's budget one replica takes from the shared store at once. */
-export const LEASE_SHARE = 100;
+const LEASE_SHARE = 100;
 /** The largest block: what a replica that dies with its blocks unspent can take from a window. */
-export const MAX_BLOCK = 1000;
+const MAX_BLOCK = 1000;
 /** Keys held at most; past it, a key without a lease counts straight in the store. */
-export const MAX_LEASED_KEYS = 10_000;
+const MAX_LEASED_KEYS = 10_000;
 
 interface Lease {
   /** Points taken from the store and not yet spent here. */

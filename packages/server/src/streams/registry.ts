@@ -4,7 +4,7 @@ import { ApiError } from '../platform/errors.js';
 import type { Log } from '../platform/observe/log.js';
 
 /** The `details.policy` of a 429 for one stream too many (the spec's `ErrorDetails.policy`). */
-export const STREAMS_POLICY = 'streams';
+const STREAMS_POLICY = 'streams';
 
 /** How often an open stream re-checks its caller's access at the least (it also does on every wake-up). */
 export const RECHECK_MS = 500;

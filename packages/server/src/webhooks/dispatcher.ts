@@ -16,7 +16,7 @@ import {
 const BATCH = 200;
 
 /** Whether an endpoint subscribed to `types` receives an event of `type` (`*`: every type). */
-export function subscribes(types: readonly string[], type: string): boolean {
+function subscribes(types: readonly string[], type: string): boolean {
   return types.includes('*') || types.includes(type);
 }
 

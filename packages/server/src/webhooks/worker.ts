@@ -14,7 +14,7 @@ import {
 import { signedHeaders } from './signing.js';
 
 /** How long an endpoint may stay `failing` before it is `disabled` (`failing`): 3 days. */
-export const FAILING_DISABLE_MS = 3 * 24 * 3600_000;
+const FAILING_DISABLE_MS = 3 * 24 * 3600_000;
 
 /** What the delivery worker needs. */
 export interface WebhookWorkerOptions {

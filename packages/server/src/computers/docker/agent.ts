@@ -19,7 +19,7 @@ import { CappedSink, killMarked } from './exec.js';
  * shell's own job messages ("Killed") go nowhere. Then `RS <token> <exit code>\n` on stdout and on
  * stderr: each stream's end. The token is random per command and never shown to the command.
  */
-export const AGENT_SCRIPT = `set -o pipefail
+const AGENT_SCRIPT = `set -o pipefail
 N='
 '
 r() { export SVC_EXEC="$k" SHLVL=0; exec /bin/sh -c 'exec "$@"' sh "$@"; }

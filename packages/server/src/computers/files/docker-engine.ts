@@ -75,7 +75,7 @@ export async function engineStat(
 }
 
 /** The status of an Engine answer (dockerode's `statusCode`), if it was one. */
-export function statusOf(error: unknown): number | undefined {
+function statusOf(error: unknown): number | undefined {
   return (error as { statusCode?: number } | undefined)?.statusCode;
 }
 

@@ -668,7 +668,7 @@ export class DockerFiles implements ComputerFiles {
 }
 
 /** How long a measure of a computer's /home (`du`) is used for its quota, plus the bytes written since. */
-export const USAGE_TTL_MS = 10_000;
+const USAGE_TTL_MS = 10_000;
 
 /**
  * Awaits every promise, then answers their values or throws the first failure in the list's order

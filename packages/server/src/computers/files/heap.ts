@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 /** The file bytes moved (all transfers together) between two young collections. */
 export const FILE_STEP_BYTES = 8 * 1024 * 1024;
 /** `--heap-growing-percent`: the old generation's limit becomes 4× what a full collection kept. */
-export const HEAP_GROWING_PERCENT = 300;
+const HEAP_GROWING_PERCENT = 300;
 
 type Collect = (options: { type: 'minor' }) => void;
 

@@ -59,7 +59,7 @@ export type ComputerView = Omit<
 };
 
 /** design §4: a deleted computer answers GET for 7 days, then is gone (housekeeping). */
-export const DELETED_COMPUTER_RETENTION_DAYS = 7;
+const DELETED_COMPUTER_RETENTION_DAYS = 7;
 
 /** Deleted computers answer by id for 7 days (design §4); by name only live ones (the name is freed). */
 const VISIBLE = `(state <> 'deleted' OR deleted_at > now() - make_interval(days => ${DELETED_COMPUTER_RETENTION_DAYS}))`;
@@ -169,7 +169,7 @@ export async function countLiveComputers(db: Queryable, workspaceId: string): Pr
 }
 
 /** The SQLSTATE `svc_take_computer_place` raises when the workspace has no place left (migration 012). */
-export const NO_COMPUTER_PLACE = 'P0Q01';
+const NO_COMPUTER_PLACE = 'P0Q01';
 
 /** The largest `integer` PostgreSQL takes: the quota is inlined into SQL as one. */
 const INT4_MAX = 2_147_483_647;

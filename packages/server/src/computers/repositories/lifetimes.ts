@@ -4,7 +4,7 @@ import type { ComputerRow } from './computers.js';
 // The statements of computer lifetimes (design §4.1): activity, and the check that ends computers.
 
 /** Activity is written at most this often per computer: the idle timeout's floor is 60 s. */
-export const ACTIVITY_THROTTLE_MS = 30_000;
+const ACTIVITY_THROTTLE_MS = 30_000;
 
 /** Computers whose last touch this process remembers; past it the memory starts over. */
 const MAX_REMEMBERED = 10_000;

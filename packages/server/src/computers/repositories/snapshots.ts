@@ -142,12 +142,6 @@ export async function snapshotOfOperation(
   return rows[0];
 }
 
-/** A snapshot by id, in any workspace: the drivers' look-up when a computer is created from one. */
-export async function snapshotById(db: Queryable, snapshotId: string): Promise<SnapshotRow | undefined> {
-  const { rows } = await db.query<SnapshotRow>('SELECT * FROM snapshots WHERE id = $1', [snapshotId]);
-  return rows[0];
-}
-
 /** Deletes a snapshot's row. */
 export async function deleteSnapshotRow(db: Queryable, snapshotId: string): Promise<void> {
   await db.query('DELETE FROM snapshots WHERE id = $1', [snapshotId]);

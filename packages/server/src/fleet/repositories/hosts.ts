@@ -191,7 +191,7 @@ export function placementHost(host: HostStatus): PlacementHost {
  * @example
  * const held = await lockHostForPlacement(tx, host.id, 30_000);
  */
-export async function lockHostForPlacement(
+async function lockHostForPlacement(
   tx: Queryable,
   hostId: string,
   unhealthyAfterMs: number,

@@ -18,7 +18,7 @@ import { verifyAssertion } from './assertion.js';
 import { AuthError, type AuthFailure } from './errors.js';
 
 /** Refresh tokens expire after 30 days without use (each rotation starts a new 30 days). */
-export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
 /** What the browser-sign-in grants need. */
 export interface GrantDeps {

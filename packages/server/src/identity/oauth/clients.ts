@@ -20,7 +20,7 @@ const MAX_NAME_LENGTH = 100;
  * isRegistrableRedirect('http://127.0.0.1:33418/callback'); // true
  * isRegistrableRedirect('http://evil.example/cb'); // false
  */
-export function isRegistrableRedirect(uri: string): boolean {
+function isRegistrableRedirect(uri: string): boolean {
   if (uri.length > MAX_URI_LENGTH) return false;
   let url: URL;
   try {

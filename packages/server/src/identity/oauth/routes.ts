@@ -66,7 +66,7 @@ export function resourceMetadata(deps: Pick<OAuthDeps, 'origin' | 'resource'>) {
 }
 
 /** RFC 8414 metadata of the authorization server at `origin`. */
-export function serverMetadata(origin: string) {
+function serverMetadata(origin: string) {
   return {
     issuer: origin,
     authorization_endpoint: `${origin}${OAUTH_PATHS.authorize}`,

@@ -58,7 +58,7 @@ export class Csrf {
  * @example
  * readCookie(new Request('http://x/', { headers: { cookie: 'a=1; b=2' } }), 'b'); // '2'
  */
-export function readCookie(request: Request, name: string): string | undefined {
+function readCookie(request: Request, name: string): string | undefined {
   for (const part of (request.headers.get('cookie') ?? '').split(';')) {
     const index = part.indexOf('=');
     if (index > 0 && part.slice(0, index).trim() === name) return part.slice(index + 1).trim();

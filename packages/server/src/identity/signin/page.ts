@@ -4,7 +4,7 @@
  * @example
  * escapeHtml('<a href="x">'); // '&lt;a href=&quot;x&quot;&gt;'
  */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -34,7 +34,7 @@ button{margin-top:1rem;padding:.5rem 1.2rem}.error{color:#b00020}.muted{color:#6
  * @example
  * htmlPage('Signed out', '<p>Bye.</p>');
  */
-export function htmlPage(title: string, body: string): string {
+function htmlPage(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
 }
 

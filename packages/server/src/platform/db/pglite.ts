@@ -75,7 +75,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
  * @example
  * const db = wrapPglite(await PGlite.create());
  */
-export function wrapPglite(pg: PGlite): Database {
+function wrapPglite(pg: PGlite): Database {
   const outer = wrap(pg);
   const db: Database = {
     engine: 'pglite',

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 export type { Logger };
 
 /** The values `LOG_LEVEL` accepts: pino's levels, and `silent` (nothing at all). */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = Level | 'silent';
 
 /**
@@ -13,7 +13,7 @@ export type LogLevel = Level | 'silent';
  * logs headers or bodies in the first place (`headers` and `body` are on the list as a backstop): a
  * request line carries ids, the operation, the status and the time only.
  */
-export const REDACTED_FIELDS: readonly string[] = [
+const REDACTED_FIELDS: readonly string[] = [
   'authorization',
   'cookie',
   'set-cookie',
