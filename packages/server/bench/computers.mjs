@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
-import { dockerClient, POOL_LABEL } from '../dist/operations/docker/index.js';
+import { dockerClient, POOL_LABEL } from '../dist/compose/docker.js';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({

@@ -25,8 +25,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { childEnv, stopChild } from '@svc/tools/child-process';
-import { signAssertion } from '../dist/auth/assertion.js';
-import { DockerDriver, dockerClient } from '../dist/operations/docker/index.js';
+import { DockerDriver, dockerClient } from '../dist/compose/docker.js';
+import { signAssertion } from '../dist/identity/auth/assertion.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MAIN = join(here, '..', 'dist', 'main.js');

@@ -41,8 +41,8 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { childEnv, stopChild } from '@svc/tools/child-process';
-import { signAssertion } from '../dist/auth/assertion.js';
-import { dockerClient } from '../dist/operations/docker/index.js';
+import { dockerClient } from '../dist/compose/docker.js';
+import { signAssertion } from '../dist/identity/auth/assertion.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MAIN = join(here, '..', 'dist', 'main.js');

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import pg from 'pg';
-import { runHostsCommand } from '../dist/commands/hosts.js';
+import { runHostsCommand } from '../dist/compose/commands/hosts.js';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({

@@ -26,14 +26,16 @@ const { values } = parseArgs({
 });
 
 /**
- * Transpiles src/http/*.ts, src/ids.ts and src/errors.ts (what the core imports at run time; types
+ * Transpiles src/http/*.ts and the three modules of src/platform/ it loads (ids, errors, request ids; types
  * stripped, nothing else): no build step needed.
  */
 async function transpile() {
   const ts = (await import('typescript')).default;
   const httpFiles = readdirSync(join(pkg, 'src', 'http')).filter((f) => f.endsWith('.ts'));
   mkdirSync(join(out, 'http'), { recursive: true });
-  for (const file of [...httpFiles.map((f) => join('http', f)), 'ids.ts', 'errors.ts']) {
+  mkdirSync(join(out, 'platform'), { recursive: true });
+  const platformFiles = ['ids.ts', 'errors.ts', 'request-id.ts'].map((f) => join('platform', f));
+  for (const file of [...httpFiles.map((f) => join('http', f)), ...platformFiles]) {
     const { outputText } = ts.transpileModule(readFileSync(join(pkg, 'src', file), 'utf8'), {
       compilerOptions: {
         module: ts.ModuleKind.ESNext,

@@ -39,8 +39,8 @@ import { startPrism } from '@svc/contract-tests/prism';
 import { childEnv, stopChild } from '@svc/tools/child-process';
 import { createTestDatabase } from '@svc/tools/postgres';
 import autocannon from 'autocannon';
-import { signAssertion } from '../dist/auth/assertion.js';
-import { openDatabase } from '../dist/db/open.js';
+import { signAssertion } from '../dist/identity/auth/assertion.js';
+import { openDatabase } from '../dist/platform/db/open.js';
 import { seedWorkspaces } from './seed.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,6 +1,6 @@
 // Seeds the list benchmark straight in SQL (generate_series), bypassing the API and its quotas: a
 // workspace per size, owned by the bootstrap service account, with `count` running computers each.
-import { newId } from '../dist/ids.js';
+import { newId } from '../dist/platform/ids.js';
 
 /**
  * @param {{ query: (sql: string, params?: unknown[]) => Promise<{ rows: any[] }> }} db the server's own

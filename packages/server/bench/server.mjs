@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv } from '@svc/tools/child-process';
-import { signAssertion } from '../dist/auth/assertion.js';
+import { signAssertion } from '../dist/identity/auth/assertion.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 

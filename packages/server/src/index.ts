@@ -1,5 +1,33 @@
-export type { App, AppOptions, ResponseValidation } from './app.js';
-export { createApp } from './app.js';
+export type { App, AppOptions, ResponseValidation } from './compose/app.js';
+export { createApp } from './compose/app.js';
+export type { BootstrapOptions, BootstrapResult } from './compose/bootstrap.js';
+export { BootstrapError, bootstrap, bootstrapMessage } from './compose/bootstrap.js';
+export { housekeeping } from './compose/housekeeping.js';
+export { seedSandbox } from './compose/sandbox.js';
+export type {
+  ComputerFiles,
+  FileErrorReason,
+  FileStat,
+  FileType,
+  WriteOptions,
+} from './computers/files/index.js';
+export { FileError, normalizeComputerPath } from './computers/files/index.js';
+export type { ComputerDriver } from './computers/index.js';
+export {
+  ComputerStateError,
+  createComputerRecord,
+  DriverError,
+  OperationEvents,
+  OperationWorker,
+  requestComputerAction,
+  SimulatedDriver,
+  waitForOperation,
+} from './computers/index.js';
+export type { ComputerRow } from './computers/repositories/computers.js';
+export type { OperationRow } from './computers/repositories/operations.js';
+export type { Handler, Handlers } from './handlers/types.js';
+export type { RunningServer } from './http/node-adapter.js';
+export { listen } from './http/node-adapter.js';
 export type {
   AccessTokenClaims,
   AuthFailure,
@@ -8,7 +36,7 @@ export type {
   KeyFile,
   Principal,
   VerifiedAssertion,
-} from './auth/index.js';
+} from './identity/auth/index.js';
 export {
   AccessTokens,
   AuthError,
@@ -20,49 +48,27 @@ export {
   signAssertion,
   verifyAssertion,
   writeKeyFile,
-} from './auth/index.js';
-export type { BootstrapOptions, BootstrapResult } from './bootstrap.js';
-export { BootstrapError, bootstrap, bootstrapMessage } from './bootstrap.js';
-export type { Config, Quotas } from './config.js';
-export { ConfigError, loadConfig } from './config.js';
-export type { Database, Queryable, QueryResult } from './db/index.js';
-export { migrate, openDatabase } from './db/index.js';
-export type { ErrorCode, ErrorEnvelope, FieldViolation } from './errors.js';
-export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './errors.js';
-export type { ComputerFiles, FileErrorReason, FileStat, FileType, WriteOptions } from './files/index.js';
-export { FileError, normalizeComputerPath } from './files/index.js';
-export type { Handler, Handlers } from './handlers/types.js';
-export { housekeeping } from './housekeeping.js';
-export type { RunningServer } from './http/node-adapter.js';
-export { listen } from './http/node-adapter.js';
-export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './idempotency.js';
-export { IdempotencyError, requestFingerprint, runIdempotent } from './idempotency.js';
-export { idTime, isId, isName, newId } from './ids.js';
-export type { ComputerDriver } from './operations/index.js';
-export {
-  ComputerStateError,
-  createComputerRecord,
-  DriverError,
-  OperationEvents,
-  OperationWorker,
-  requestComputerAction,
-  SimulatedDriver,
-  waitForOperation,
-} from './operations/index.js';
-export { Cursors } from './paging.js';
-export type { RateLimitPolicies, RateLimitState } from './ratelimit.js';
+} from './identity/auth/index.js';
+export type { LocalAccountInput } from './identity/signin/index.js';
+export { createSigninHandler, setLocalAccount } from './identity/signin/index.js';
+export type { Config, Quotas } from './platform/config.js';
+export { ConfigError, loadConfig } from './platform/config.js';
+export type { Database, Queryable, QueryResult } from './platform/db/index.js';
+export { migrate, openDatabase } from './platform/db/index.js';
+export type { ErrorCode, ErrorEnvelope, FieldViolation } from './platform/errors.js';
+export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './platform/errors.js';
+export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './platform/idempotency.js';
+export { IdempotencyError, requestFingerprint, runIdempotent } from './platform/idempotency.js';
+export { idTime, isId, isName, newId } from './platform/ids.js';
+export { Cursors } from './platform/paging.js';
+export type { RateLimitPolicies, RateLimitState } from './platform/ratelimit.js';
 export {
   DEFAULT_RATE_LIMITS,
   parseRateLimits,
   RateLimitError,
   RateLimiter,
   rateLimitHeaders,
-} from './ratelimit.js';
-export type { Counter, CounterState } from './ratelimit-counter.js';
-export type { CounterOptions, CounterStore } from './ratelimit-store.js';
-export { counterStore, memoryCounters } from './ratelimit-store.js';
-export type { ComputerRow } from './repositories/computers.js';
-export type { OperationRow } from './repositories/operations.js';
-export { seedSandbox } from './sandbox.js';
-export type { LocalAccountInput } from './signin/index.js';
-export { createSigninHandler, setLocalAccount } from './signin/index.js';
+} from './platform/ratelimit.js';
+export type { Counter, CounterState } from './platform/ratelimit-counter.js';
+export type { CounterOptions, CounterStore } from './platform/ratelimit-store.js';
+export { counterStore, memoryCounters } from './platform/ratelimit-store.js';

@@ -3,21 +3,21 @@
 // `svc-server account set …`: creates or resets a local sign-in account in the configured database.
 // `svc-server hosts …`: the fleet of Docker Engines computers are placed on (an operator's command).
 import { parseArgs } from 'node:util';
-import type { App, ResponseValidation } from './app.js';
-import { createApp } from './app.js';
-import { bootstrap, bootstrapMessage } from './bootstrap.js';
-import { ACCOUNT_USAGE, runAccountCommand } from './commands/account.js';
-import { HOSTS_USAGE, runHostsCommand } from './commands/hosts.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
-import { tuneHeapForFiles } from './files/heap.js';
+import type { App, ResponseValidation } from './compose/app.js';
+import { createApp } from './compose/app.js';
+import { bootstrap, bootstrapMessage } from './compose/bootstrap.js';
+import { ACCOUNT_USAGE, runAccountCommand } from './compose/commands/account.js';
+import { HOSTS_USAGE, runHostsCommand } from './compose/commands/hosts.js';
+import { Metrics } from './compose/metrics.js';
+import type { MetricsServer } from './compose/metrics-server.js';
+import { serveMetrics } from './compose/metrics-server.js';
+import { seedSandbox } from './compose/sandbox.js';
+import { tuneHeapForFiles } from './computers/files/heap.js';
 import { listen } from './http/node-adapter.js';
-import { drainAndStop, Lifecycle, notYetServing } from './lifecycle.js';
-import { createLogger } from './observe/logger.js';
-import { Metrics } from './observe/metrics.js';
-import type { MetricsServer } from './observe/metrics-server.js';
-import { serveMetrics } from './observe/metrics-server.js';
-import { startTracing } from './observe/tracing.js';
-import { seedSandbox } from './sandbox.js';
+import { drainAndStop, Lifecycle, notYetServing } from './http/readiness.js';
+import { type Config, ConfigError, loadConfig } from './platform/config.js';
+import { createLogger } from './platform/observe/logger.js';
+import { startTracing } from './platform/observe/tracing.js';
 
 const USAGE = `Usage: svc-server [--sandbox]
 

@@ -1,8 +1,14 @@
 import { loadDocument } from '@svc/contract';
 import { describe, expect, test } from 'vitest';
-import { AuthError } from '../src/auth/errors.js';
-import { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from '../src/errors.js';
 import { RequestContext } from '../src/http/context.js';
+import { AuthError } from '../src/identity/auth/errors.js';
+import {
+  ApiError,
+  ERROR_STATUS,
+  errorResponse,
+  invalidArgument,
+  toApiError,
+} from '../src/platform/errors.js';
 
 describe('the status of each error code', () => {
   const schema = loadDocument().components?.schemas?.ErrorCode as { enum: string[]; description: string };

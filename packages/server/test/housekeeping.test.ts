@@ -1,7 +1,7 @@
 import { beforeAll, expect, test } from 'vitest';
-import type { Database } from '../src/db/database.js';
-import { housekeeping } from '../src/housekeeping.js';
-import { newId } from '../src/ids.js';
+import { housekeeping } from '../src/compose/housekeeping.js';
+import type { Database } from '../src/platform/db/database.js';
+import { newId } from '../src/platform/ids.js';
 import { describeEngines } from './support/databases.js';
 import { createWorkspace } from './support/fixtures.js';
 

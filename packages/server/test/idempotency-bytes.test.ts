@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, expect, test } from 'vitest';
-import type { Database } from '../src/db/database.js';
 import { IncomingBytes } from '../src/http/byte-body.js';
-import { IdempotencyError } from '../src/idempotency.js';
-import { runIdempotentBytes } from '../src/idempotency-bytes.js';
-import { newId } from '../src/ids.js';
+import { runIdempotentBytes } from '../src/http/idempotency-bytes.js';
+import type { Database } from '../src/platform/db/database.js';
+import { IdempotencyError } from '../src/platform/idempotency.js';
+import { newId } from '../src/platform/ids.js';
 import { describeEngines } from './support/databases.js';
 import { createWorkspace } from './support/fixtures.js';
 

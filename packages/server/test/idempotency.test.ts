@@ -1,15 +1,15 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import type { Database, Queryable } from '../src/db/database.js';
-import { ApiError } from '../src/errors.js';
 import { createHttpCore } from '../src/http/pipeline.js';
-import type { IdempotencyScope, StoredResponse } from '../src/idempotency.js';
+import type { Database, Queryable } from '../src/platform/db/database.js';
+import { ApiError } from '../src/platform/errors.js';
+import type { IdempotencyScope, StoredResponse } from '../src/platform/idempotency.js';
 import {
   canonicalJson,
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
   runIdempotent,
-} from '../src/idempotency.js';
-import { newId } from '../src/ids.js';
+} from '../src/platform/idempotency.js';
+import { newId } from '../src/platform/ids.js';
 import { document } from './http/fixtures.js';
 import { describeEngines, describePostgres } from './support/databases.js';
 import { createWorkspace } from './support/fixtures.js';

@@ -1,6 +1,14 @@
 import { describe, expect, test } from 'vitest';
-import type { IdSource } from '../src/ids.js';
-import { createIdFactory, ID_PATTERN, IdOverflowError, idTime, isId, isName, newId } from '../src/ids.js';
+import type { IdSource } from '../src/platform/ids.js';
+import {
+  createIdFactory,
+  ID_PATTERN,
+  IdOverflowError,
+  idTime,
+  isId,
+  isName,
+  newId,
+} from '../src/platform/ids.js';
 
 function fixedSource(times: number[], fill = 0): IdSource {
   let call = 0;

@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, expect, test } from 'vitest';
 import { listen, type RunningServer } from '../src/http/node-adapter.js';
-import { drainAndStop, Lifecycle, notYetServing } from '../src/lifecycle.js';
+import { drainAndStop, Lifecycle, notYetServing } from '../src/http/readiness.js';
 
 const servers: RunningServer[] = [];
 afterAll(async () => {

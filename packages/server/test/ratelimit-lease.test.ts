@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { Counter } from '../src/ratelimit-counter.js';
-import { leased } from '../src/ratelimit-lease.js';
-import { memoryCounters } from '../src/ratelimit-store.js';
+import type { Counter } from '../src/platform/ratelimit-counter.js';
+import { leased } from '../src/platform/ratelimit-lease.js';
+import { memoryCounters } from '../src/platform/ratelimit-store.js';
 
 /** A shared store (one budget for every replica), counting the statements it would run. */
 function sharedStore(points: number, durationSeconds = 60) {

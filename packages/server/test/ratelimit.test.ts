@@ -5,8 +5,8 @@ import {
   RateLimitError,
   RateLimiter,
   rateLimitHeaders,
-} from '../src/ratelimit.js';
-import { memoryCounters } from '../src/ratelimit-store.js';
+} from '../src/platform/ratelimit.js';
+import { memoryCounters } from '../src/platform/ratelimit-store.js';
 
 describe('parseRateLimits', () => {
   test.each([

@@ -4,14 +4,14 @@
 // checks what the compiler cannot: the values at run time, the order of roles, and the live schema.
 import { loadDocument, type OpenApiDocument } from '@svc/contract';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { atLeast } from '../src/access.js';
-import { KEY_ALGORITHMS } from '../src/auth/keypair.js';
-import type { Database } from '../src/db/database.js';
-import { MAX_LIFETIME_SECONDS } from '../src/lifetimes.js';
-import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/operations/driver.js';
-import { TERMINAL_OPERATION_STATES, TRANSIENT_COMPUTER_STATES } from '../src/operations/states.js';
-import { COMPUTER_ACTIONS } from '../src/operations/transitions.js';
-import type { Role } from '../src/roles.js';
+import { driverMethodOf, OPERATION_DRIVER_METHOD } from '../src/computers/driver.js';
+import { MAX_LIFETIME_SECONDS } from '../src/computers/lifetimes.js';
+import { TERMINAL_OPERATION_STATES, TRANSIENT_COMPUTER_STATES } from '../src/computers/states.js';
+import { COMPUTER_ACTIONS } from '../src/computers/transitions.js';
+import { atLeast } from '../src/identity/access.js';
+import { KEY_ALGORITHMS } from '../src/identity/auth/keypair.js';
+import type { Role } from '../src/identity/roles.js';
+import type { Database } from '../src/platform/db/database.js';
 import { describeEngines } from './support/databases.js';
 
 const document = loadDocument();

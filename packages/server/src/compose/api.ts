@@ -1,11 +1,11 @@
 import type { OpenApiDocument } from '@svc/contract';
-import { toApiError } from '../errors.js';
 import type { ContextHandler } from '../http/context.js';
 import type { HttpCoreOptions } from '../http/pipeline.js';
 import { createPipeline } from '../http/pipeline.js';
 import type { Router } from '../http/router.js';
 import type { Validator } from '../http/validation.js';
-import { causeText, type Log } from './log.js';
+import { toApiError } from '../platform/errors.js';
+import { causeText, type Log } from '../platform/observe/log.js';
 
 /** What to do with a response that breaks the spec: nothing (production), log it (dev), throw (tests). */
 export type ResponseValidation = 'off' | 'log' | 'throw';

@@ -1,13 +1,13 @@
 import type { OpenApiDocument } from '@svc/contract';
-import type { AccessTokens } from '../auth/access-token.js';
-import { authenticate, bearerToken, type Principal } from '../auth/authenticate.js';
-import { AuthError } from '../auth/errors.js';
-import { ACCESS_CHANNEL, PrincipalCache } from '../auth/principal-cache.js';
-import { hasGrantCredentialForm, routeSecurity } from '../auth/route-security.js';
-import type { Database } from '../db/database.js';
-import { toApiError } from '../errors.js';
 import type { RouteContext } from '../http/context.js';
-import { causeText, type Log } from './log.js';
+import type { AccessTokens } from '../identity/auth/access-token.js';
+import { authenticate, bearerToken, type Principal } from '../identity/auth/authenticate.js';
+import { AuthError } from '../identity/auth/errors.js';
+import { ACCESS_CHANNEL, PrincipalCache } from '../identity/auth/principal-cache.js';
+import { hasGrantCredentialForm, routeSecurity } from '../identity/auth/route-security.js';
+import type { Database } from '../platform/db/database.js';
+import { toApiError } from '../platform/errors.js';
+import { causeText, type Log } from '../platform/observe/log.js';
 
 /** The one authentication of `/v1` and `/mcp`. */
 export interface Authentication {

@@ -1,24 +1,24 @@
 import type { OpenApiDocument } from '@svc/contract';
-import { AccessTokens } from '../auth/access-token.js';
-import { serverSecretKey } from '../auth/secret-key.js';
-import { ServerKeys } from '../auth/signing-keys.js';
-import { ComputerChanges, WaitSlots } from '../computer-waits.js';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import { ComputerChanges, WaitSlots } from '../computers/computer-waits.js';
+import type { ComputerDriver } from '../computers/driver.js';
+import { OperationEvents } from '../computers/events.js';
+import { WORKSPACE_EVENTS_CHANNEL } from '../computers/repositories/events.js';
+import { OPERATION_OUTPUT_CHANNEL } from '../computers/repositories/operation-output.js';
+import { COMPUTERS_CHANNEL, ReadCache } from '../computers/repositories/read-cache.js';
 import type { AppDeps } from '../handlers/types.js';
-import type { Metrics } from '../observe/metrics.js';
-import type { ComputerDriver } from '../operations/driver.js';
-import { OperationEvents } from '../operations/events.js';
-import { Cursors, loadCursorSecret } from '../paging.js';
-import { POLICY_WIRE_NAMES, RateLimiter } from '../ratelimit.js';
-import { type CounterStore, counterStore } from '../ratelimit-store.js';
-import { WORKSPACE_EVENTS_CHANNEL } from '../repositories/events.js';
-import { OPERATION_OUTPUT_CHANNEL } from '../repositories/operation-output.js';
-import { COMPUTERS_CHANNEL, ReadCache } from '../repositories/read-cache.js';
+import { AccessTokens } from '../identity/auth/access-token.js';
+import { serverSecretKey } from '../identity/auth/secret-key.js';
+import { ServerKeys } from '../identity/auth/signing-keys.js';
+import type { Config } from '../platform/config.js';
+import type { Database } from '../platform/db/database.js';
+import { Cursors, loadCursorSecret } from '../platform/paging.js';
+import { POLICY_WIRE_NAMES, RateLimiter } from '../platform/ratelimit.js';
+import { type CounterStore, counterStore } from '../platform/ratelimit-store.js';
+import { SecretBox } from '../platform/secrets.js';
 import { Streams } from '../streams/registry.js';
 import { Wakeups } from '../streams/wakeups.js';
 import { type Resolve, systemResolve } from '../webhooks/outbound.js';
-import { SecretBox } from '../webhooks/secrets.js';
+import type { Metrics } from './metrics.js';
 
 /**
  * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.

@@ -1,18 +1,18 @@
 import type { OpenApiDocument } from '@svc/contract';
 import { createMcpHttpHandler } from '@svc/mcp';
-import type { AccessTokens } from '../auth/access-token.js';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
 import { type ContextHandler, fetchHandler, type RequestContext } from '../http/context.js';
 import { createCors } from '../http/cors.js';
 import { createDocsPage } from '../http/docs-page.js';
 import { createMcpRoute } from '../http/mcp-route.js';
-import { newRequestId } from '../http/request-id.js';
-import { ClientRegistry } from '../oauth/clients.js';
-import { createOAuthRoutes, OAUTH_PATHS } from '../oauth/routes.js';
-import type { CounterStore } from '../ratelimit-store.js';
-import { serverSecret } from '../repositories/server-secrets.js';
-import { createSigninHandler } from '../signin/handler.js';
+import type { AccessTokens } from '../identity/auth/access-token.js';
+import { ClientRegistry } from '../identity/oauth/clients.js';
+import { createOAuthRoutes, OAUTH_PATHS } from '../identity/oauth/routes.js';
+import { createSigninHandler } from '../identity/signin/handler.js';
+import type { Config } from '../platform/config.js';
+import type { Database } from '../platform/db/database.js';
+import type { CounterStore } from '../platform/ratelimit-store.js';
+import { serverSecret } from '../platform/repositories/server-secrets.js';
+import { newRequestId } from '../platform/request-id.js';
 import type { Authentication } from './authentication.js';
 import { clientAddress } from './rate-limits.js';
 

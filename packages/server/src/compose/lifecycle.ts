@@ -1,7 +1,7 @@
-import type { Database } from '../db/database.js';
-import { type HousekeepingOptions, housekeeping } from '../housekeeping.js';
-import type { OperationWorker } from '../operations/worker.js';
-import type { Log } from './log.js';
+import type { OperationWorker } from '../computers/worker.js';
+import type { Database } from '../platform/db/database.js';
+import type { Log } from '../platform/observe/log.js';
+import { type HousekeepingOptions, housekeeping } from './housekeeping.js';
 
 /**
  * Starts and stops what runs beside requests: the operation worker and housekeeping (every

@@ -1,8 +1,8 @@
-import { workspaceAccess } from '../access.js';
-import type { Principal } from '../auth/authenticate.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError } from '../errors.js';
-import type { RateLimiter, RateLimitState } from '../ratelimit.js';
+import { workspaceAccess } from '../identity/access.js';
+import type { Principal } from '../identity/auth/authenticate.js';
+import type { Queryable } from '../platform/db/database.js';
+import { ApiError } from '../platform/errors.js';
+import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
 
 /**
  * A mutation's place in its workspace's budget (design §11), taken before its transaction opens and

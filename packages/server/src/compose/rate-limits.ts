@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import type { AccessTokens } from '../auth/access-token.js';
 import type { RequestContext } from '../http/context.js';
-import type { RateLimiter, RateLimitState } from '../ratelimit.js';
-import { RateLimitError, rateLimitHeaders } from '../ratelimit.js';
+import type { AccessTokens } from '../identity/auth/access-token.js';
+import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
+import { RateLimitError, rateLimitHeaders } from '../platform/ratelimit.js';
 
 /** The principal rate limit of `/v1`, `/mcp` and the OAuth routes (design §11). */
 export interface RateLimiting {

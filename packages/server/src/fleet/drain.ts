@@ -1,11 +1,15 @@
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import { databaseCatalog } from '../operations/docker/catalog.js';
-import { DockerDriver, moveImageId } from '../operations/docker/docker-driver.js';
-import { snapshotReference } from '../operations/docker/snapshots.js';
-import type { DriverComputer } from '../operations/driver.js';
-import { requestComputerAction } from '../operations/records.js';
-import type { ComputerRow } from '../repositories/computers.js';
+import { databaseCatalog } from '../computers/docker/catalog.js';
+import { DockerDriver, moveImageId } from '../computers/docker/docker-driver.js';
+import { snapshotReference } from '../computers/docker/snapshots.js';
+import type { DriverComputer } from '../computers/driver.js';
+import { requestComputerAction } from '../computers/records.js';
+import type { ComputerRow } from '../computers/repositories/computers.js';
+import { forgetPoolClaim } from '../computers/repositories/warm-pool.js';
+import type { Config } from '../platform/config.js';
+import type { Database } from '../platform/db/database.js';
+import type { SecretBox } from '../platform/secrets.js';
+import { engineClient } from './fleet-driver.js';
+import { placeComputer } from './placement.js';
 import {
   abandonMove,
   computerRow,
@@ -19,11 +23,7 @@ import {
   sizeResources,
   startMove,
   tryHostForPlacement,
-} from '../repositories/hosts.js';
-import { forgetPoolClaim } from '../repositories/warm-pool.js';
-import type { SecretBox } from '../webhooks/secrets.js';
-import { engineClient } from './fleet-driver.js';
-import { placeComputer } from './placement.js';
+} from './repositories/hosts.js';
 
 /** What a drain did. `left`: live computers still on the host when it ended. */
 export interface DrainReport {

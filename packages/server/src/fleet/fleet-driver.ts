@@ -1,12 +1,9 @@
 import { Agent } from 'node:http';
 import { Agent as TlsAgent } from 'node:https';
 import Docker from 'dockerode';
-import type { Config } from '../config.js';
-import type { Database, Queryable } from '../db/database.js';
-import type { ComputerFiles } from '../files/driver.js';
-import type { DockerCatalog } from '../operations/docker/catalog.js';
-import { DockerDriver } from '../operations/docker/docker-driver.js';
-import { DockerReconciler } from '../operations/docker/reconciler.js';
+import type { DockerCatalog } from '../computers/docker/catalog.js';
+import { DockerDriver } from '../computers/docker/docker-driver.js';
+import { DockerReconciler } from '../computers/docker/reconciler.js';
 import type {
   ComputerDriver,
   ComputerSnapshots,
@@ -17,15 +14,18 @@ import type {
   ExecRequest,
   ExecResult,
   SnapshotTarget,
-} from '../operations/driver.js';
-import { DriverError } from '../operations/driver.js';
+} from '../computers/driver.js';
+import { DriverError } from '../computers/driver.js';
+import type { ComputerFiles } from '../computers/files/driver.js';
+import type { Config } from '../platform/config.js';
+import type { Database, Queryable } from '../platform/db/database.js';
+import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
 import {
   type HostRow,
   hostStatuses,
   markUnreachableComputers,
   recordHeartbeat,
-} from '../repositories/hosts.js';
-import { HOST_KEYS, SecretBox } from '../webhooks/secrets.js';
+} from './repositories/hosts.js';
 
 /** How long a heartbeat waits for a host's Engine to answer. */
 const PING_TIMEOUT_MS = 2000;

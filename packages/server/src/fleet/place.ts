@@ -1,5 +1,7 @@
-import type { Queryable } from '../db/database.js';
-import { ApiError } from '../errors.js';
+import type { Queryable } from '../platform/db/database.js';
+import { ApiError } from '../platform/errors.js';
+import type { Resource, Resources } from '../platform/resources.js';
+import { type PlacementPolicy, placeComputer } from './placement.js';
 import {
   hostStatuses,
   placementHost,
@@ -7,8 +9,7 @@ import {
   sizeResources,
   tryHostForPlacement,
   workspaceZones,
-} from '../repositories/hosts.js';
-import { type PlacementPolicy, placeComputer, type Resource, type Resources } from './placement.js';
+} from './repositories/hosts.js';
 
 /** How creates are placed on hosts (`SVC_FLEET_*`; design §4.4). */
 export interface FleetPlacement {

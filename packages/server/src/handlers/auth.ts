@@ -1,6 +1,6 @@
-import { bearerToken } from '../auth/authenticate.js';
-import { exchangeGrant, JWT_BEARER } from '../auth/grants.js';
-import { nestedDatabase } from '../db/nested.js';
+import { bearerToken } from '../identity/auth/authenticate.js';
+import { exchangeGrant, JWT_BEARER } from '../identity/auth/grants.js';
+import { nestedDatabase } from '../platform/db/nested.js';
 import type { Handler } from './types.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Schema } from '@svc/contract';
-import { pageRequest, toPage } from '../paging.js';
-import { listImageRows, listSizeRows } from '../repositories/catalog.js';
+import { listImageRows, listSizeRows } from '../computers/repositories/catalog.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import type { Handler } from './types.js';
 
 const withTime = <T extends { created_at: Date }>(

@@ -1,8 +1,8 @@
-import { type Access, type Permission, type WorkspaceAccess, workspaceAccess } from '../access.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError, invalidArgument } from '../errors.js';
-import { isName } from '../ids.js';
-import { memberCount } from '../repositories/members.js';
+import { type Access, type Permission, type WorkspaceAccess, workspaceAccess } from '../identity/access.js';
+import { memberCount } from '../identity/repositories/members.js';
+import type { Queryable } from '../platform/db/database.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { isName } from '../platform/ids.js';
 
 /** The path prefix of `Location` headers (design §2: `/v1/…`). */
 export { API_PREFIX } from '../http/path.js';

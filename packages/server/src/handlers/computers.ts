@@ -1,12 +1,8 @@
-import { waitForComputerState } from '../computer-waits.js';
-import { ApiError, invalidArgument } from '../errors.js';
-import { placeNewComputer } from '../fleet/place.js';
-import { createLifetime, lifetimeChange } from '../lifetimes.js';
-import { createComputerRecord, requestComputerAction } from '../operations/records.js';
-import { COMPUTER_STATES, type ComputerState } from '../operations/states.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderComputer, renderOperation } from '../render.js';
-import { listImageRows } from '../repositories/catalog.js';
+import { waitForComputerState } from '../computers/computer-waits.js';
+import { createLifetime, lifetimeChange } from '../computers/lifetimes.js';
+import { createComputerRecord, requestComputerAction } from '../computers/records.js';
+import { renderComputer, renderOperation } from '../computers/render.js';
+import { listImageRows } from '../computers/repositories/catalog.js';
 import {
   computerIn,
   computerNameTaken,
@@ -14,9 +10,13 @@ import {
   readComputerPage,
   takeComputerPlace,
   updateComputerRow,
-} from '../repositories/computers.js';
-import { touchComputerActivity } from '../repositories/lifetimes.js';
-import type { OperationRow } from '../repositories/operations.js';
+} from '../computers/repositories/computers.js';
+import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
+import type { OperationRow } from '../computers/repositories/operations.js';
+import { COMPUTER_STATES, type ComputerState } from '../computers/states.js';
+import { placeNewComputer } from '../fleet/place.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
 import { snapshotForCreate } from './snapshots.js';

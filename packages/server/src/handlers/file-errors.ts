@@ -1,7 +1,7 @@
 import { deref, loadDocument } from '@svc/contract';
-import { ApiError, invalidArgument } from '../errors.js';
-import { FileError } from '../files/driver.js';
+import { FileError } from '../computers/files/driver.js';
 import { BodyTooLargeError, type IncomingBytes } from '../http/byte-body.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
 
 /** What a files failure is answered with besides the error itself. */
 interface FailureScope {

@@ -1,7 +1,7 @@
-import { compareNames } from '../files/paths.js';
+import { compareNames } from '../computers/files/paths.js';
+import { renderFileInfo } from '../computers/render.js';
 import { outgoingBytes } from '../http/byte-body.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderFileInfo } from '../render.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { auditedDownload, auditTransfer, guarded, reach, upload } from './file-transfer.js';
 import type { Handler } from './types.js';
 

@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.js';
-import { ping } from '../repositories/health.js';
+import { ApiError } from '../platform/errors.js';
+import { ping } from '../platform/repositories/health.js';
 import type { Handler } from './types.js';
 
 /** How long `GET /health` waits for the database before answering 503. */

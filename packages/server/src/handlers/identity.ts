@@ -1,5 +1,5 @@
 import type { Schema } from '@svc/contract';
-import { membershipsOf } from '../repositories/principals.js';
+import { membershipsOf } from '../identity/repositories/principals.js';
 import type { Handler } from './types.js';
 
 /**

@@ -1,12 +1,15 @@
-import { judgeReach } from '../access.js';
-import type { KeyAlgorithm } from '../auth/keypair.js';
-import { generateServiceAccountKey, keyFile } from '../auth/keypair.js';
-import { invalidArgument } from '../errors.js';
-import { newId } from '../ids.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderKey } from '../render.js';
-import { countActiveKeys, insertKey, keyOf, listKeyRows, revokeKey } from '../repositories/keys.js';
-import { type ServiceAccountRow, serviceAccountWithReach } from '../repositories/service-accounts.js';
+import { renderKey } from '../computers/render.js';
+import { judgeReach } from '../identity/access.js';
+import type { KeyAlgorithm } from '../identity/auth/keypair.js';
+import { generateServiceAccountKey, keyFile } from '../identity/auth/keypair.js';
+import { countActiveKeys, insertKey, keyOf, listKeyRows, revokeKey } from '../identity/repositories/keys.js';
+import {
+  type ServiceAccountRow,
+  serviceAccountWithReach,
+} from '../identity/repositories/service-accounts.js';
+import { invalidArgument } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import type { Ctx, Handler } from './types.js';
 

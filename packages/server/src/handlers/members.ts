@@ -1,8 +1,5 @@
-import { allows, NEEDS, permissionDenied, workspaceAccess } from '../access.js';
-import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderMember } from '../render.js';
+import { renderMember } from '../computers/render.js';
+import { allows, NEEDS, permissionDenied, workspaceAccess } from '../identity/access.js';
 import {
   deleteMemberRow,
   insertMember,
@@ -10,10 +7,13 @@ import {
   memberIn,
   ownerCount,
   setMemberRole,
-} from '../repositories/members.js';
-import { enabledPrincipalKind } from '../repositories/principals.js';
-import { isServiceAccountOf } from '../repositories/service-accounts.js';
-import type { Role } from '../roles.js';
+} from '../identity/repositories/members.js';
+import { enabledPrincipalKind } from '../identity/repositories/principals.js';
+import { isServiceAccountOf } from '../identity/repositories/service-accounts.js';
+import type { Role } from '../identity/roles.js';
+import { ApiError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkMemberQuota, lastOwner, permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 

@@ -1,10 +1,10 @@
-import { allows, workspaceAccess } from '../access.js';
-import { ApiError } from '../errors.js';
-import { waitForOperation } from '../operations/events.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderOperation } from '../render.js';
-import { listOperationRows, operationWorkspace } from '../repositories/operations.js';
-import type { Role } from '../roles.js';
+import { waitForOperation } from '../computers/events.js';
+import { renderOperation } from '../computers/render.js';
+import { listOperationRows, operationWorkspace } from '../computers/repositories/operations.js';
+import { allows, workspaceAccess } from '../identity/access.js';
+import type { Role } from '../identity/roles.js';
+import { ApiError } from '../platform/errors.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 

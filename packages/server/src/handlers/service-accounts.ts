@@ -1,21 +1,18 @@
-import { checkReach, permissionDenied } from '../access.js';
-import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderServiceAccount } from '../render.js';
-import { revokeKeysOf } from '../repositories/keys.js';
+import { renderServiceAccount } from '../computers/render.js';
+import { checkReach, permissionDenied } from '../identity/access.js';
+import { revokeKeysOf } from '../identity/repositories/keys.js';
 import {
   deleteMembershipsOf,
   insertServiceAccountMember,
   ownerCount,
   setRoleIn,
   soleOwnerOf,
-} from '../repositories/members.js';
+} from '../identity/repositories/members.js';
 import {
   disablePrincipal,
   insertServiceAccountPrincipal,
   renamePrincipal,
-} from '../repositories/principals.js';
+} from '../identity/repositories/principals.js';
 import {
   deleteServiceAccountRow,
   insertServiceAccount,
@@ -23,7 +20,10 @@ import {
   renameServiceAccount,
   serviceAccountIn,
   touchServiceAccount,
-} from '../repositories/service-accounts.js';
+} from '../identity/repositories/service-accounts.js';
+import { ApiError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkMemberQuota, checkName, lastOwner, permittedWorkspace } from './common.js';
 import type { Handler } from './types.js';
 

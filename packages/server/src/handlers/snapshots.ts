@@ -1,10 +1,7 @@
-import { ApiError, invalidArgument } from '../errors.js';
-import { newId } from '../ids.js';
-import type { ComputerSnapshots } from '../operations/driver.js';
-import { requestComputerSnapshot } from '../operations/records.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderOperation, renderSnapshot } from '../render.js';
-import { computerIn } from '../repositories/computers.js';
+import type { ComputerSnapshots } from '../computers/driver.js';
+import { requestComputerSnapshot } from '../computers/records.js';
+import { renderOperation, renderSnapshot } from '../computers/render.js';
+import { computerIn } from '../computers/repositories/computers.js';
 import {
   countSnapshots,
   deleteSnapshotRow,
@@ -12,7 +9,10 @@ import {
   listSnapshotRows,
   type SnapshotRow,
   snapshotIn,
-} from '../repositories/snapshots.js';
+} from '../computers/repositories/snapshots.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import type { AppDeps, Handler } from './types.js';
 
@@ -101,7 +101,7 @@ export const deleteSnapshot: Handler<'deleteSnapshot'> = async (ctx) => {
 };
 
 /** 409 `invalid_state` while the snapshot is being made (its operation still writes it). */
-export function assertNotCreating(snapshot: SnapshotRow): void {
+function assertNotCreating(snapshot: SnapshotRow): void {
   if (snapshot.state === 'creating')
     throw new ApiError(
       'invalid_state',

@@ -1,23 +1,23 @@
 import { type Schema, type StreamOperationId, streamOperations } from '@svc/contract';
-import { type Access, allows, type Permission, workspaceAccess } from '../access.js';
-import { bearerToken } from '../auth/authenticate.js';
-import type { Queryable } from '../db/database.js';
-import { ApiError, invalidArgument } from '../errors.js';
-import { eventStream } from '../http/sse.js';
-import { TERMINAL_OPERATION_STATES } from '../operations/states.js';
 import {
   firstRetainedWorkspaceEventSequence,
   lastWorkspaceEventSequence,
   workspaceEventsAfter,
-} from '../repositories/events.js';
-import { touchComputerActivity } from '../repositories/lifetimes.js';
+} from '../computers/repositories/events.js';
+import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
 import {
   lastOperationOutput,
   type OutputEventRecord,
   operationOutputAfter,
-} from '../repositories/operation-output.js';
-import { type OperationRow, operationById } from '../repositories/operations.js';
-import type { Role } from '../roles.js';
+} from '../computers/repositories/operation-output.js';
+import { type OperationRow, operationById } from '../computers/repositories/operations.js';
+import { TERMINAL_OPERATION_STATES } from '../computers/states.js';
+import { eventStream } from '../http/sse.js';
+import { type Access, allows, type Permission, workspaceAccess } from '../identity/access.js';
+import { bearerToken } from '../identity/auth/authenticate.js';
+import type { Role } from '../identity/roles.js';
+import type { Queryable } from '../platform/db/database.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
 import { type Batch, type EndReason, type Following, follow } from '../streams/follow.js';
 import { permittedWorkspace } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
@@ -32,7 +32,7 @@ const BATCH = 200;
  * @example
  * closesStream('streamOperationOutput', 'exit'); // true
  */
-export function closesStream(operationId: StreamOperationId, event: string): boolean {
+function closesStream(operationId: StreamOperationId, event: string): boolean {
   const events: Readonly<Record<string, string>> = streamOperations[operationId].events;
   return Object.hasOwn(events, event) && events[event] === 'closes';
 }
@@ -45,7 +45,7 @@ export function closesStream(operationId: StreamOperationId, event: string): boo
  * @example
  * allows(role, eventPermission('computer.updated')); // true for any member
  */
-export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
+function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
   return 'read';
 }
 
@@ -57,7 +57,7 @@ export function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission
  * @example
  * streamCursor(new Request(url, { headers: { 'last-event-id': '41' } }), '7'); // 41
  */
-export function streamCursor(request: Request, after: string | undefined): number | undefined {
+function streamCursor(request: Request, after: string | undefined): number | undefined {
   const header = request.headers.get('last-event-id');
   const [field, text] = header !== null ? ['header.Last-Event-ID', header] : ['after', after];
   if (text === undefined) return undefined;

@@ -1,6 +1,6 @@
 import type { Schema } from '@svc/contract';
-import type { WebhookAttemptRow, WebhookDeliveryRow } from '../repositories/webhook-deliveries.js';
-import type { WebhookEndpointRow } from '../repositories/webhooks.js';
+import type { WebhookAttemptRow, WebhookDeliveryRow } from '../webhooks/repositories/webhook-deliveries.js';
+import type { WebhookEndpointRow } from '../webhooks/repositories/webhooks.js';
 
 // Webhook rows → the spec's shapes. Optional fields are present exactly when the spec says: a reason
 // only while `disabled`, `failing_since` only while `failing`, `secret_expires_at` only during an
@@ -26,7 +26,7 @@ export function renderWebhookEndpoint(row: WebhookEndpointRow): Schema<'WebhookE
 }
 
 /** @example renderWebhookAttempt(row) // { started_at, duration_ms, outcome, … } */
-export function renderWebhookAttempt(row: WebhookAttemptRow): Schema<'WebhookAttempt'> {
+function renderWebhookAttempt(row: WebhookAttemptRow): Schema<'WebhookAttempt'> {
   return {
     started_at: time(row.started_at),
     duration_ms: row.duration_ms,

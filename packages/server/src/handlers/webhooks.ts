@@ -1,13 +1,15 @@
-import { ApiError, invalidArgument } from '../errors.js';
-import { newId } from '../ids.js';
-import { pageRequest, toPage } from '../paging.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
+import { newWebhookSecret } from '../platform/secrets.js';
+import { urlProblem } from '../webhooks/outbound.js';
 import {
   attemptsOf,
   listWebhookDeliveryRows,
   queueWebhookDelivery,
   redeliverWebhookDelivery,
   webhookDeliveryOf,
-} from '../repositories/webhook-deliveries.js';
+} from '../webhooks/repositories/webhook-deliveries.js';
 import {
   countWebhookEndpoints,
   deleteWebhookEndpoint,
@@ -19,10 +21,8 @@ import {
   sealedSecretOf,
   updateWebhookEndpoint,
   webhookEndpointOf,
-} from '../repositories/webhooks.js';
-import { urlProblem } from '../webhooks/outbound.js';
+} from '../webhooks/repositories/webhooks.js';
 import { sampleEvent, workspaceEventTypes } from '../webhooks/samples.js';
-import { newWebhookSecret } from '../webhooks/secrets.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 import { renderWebhookDelivery, renderWebhookEndpoint } from './webhooks-render.js';
@@ -124,7 +124,7 @@ export const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async (ctx) => 
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-export const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint'> = async (ctx) => {
+const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   checkEventTypes(ctx.body.event_types);
   await checkUrl(ctx.deps, ctx.body.url);
@@ -136,26 +136,26 @@ export const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint'> = async (c
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-export const deleteWebhookEndpoint_: Handler<'deleteWebhookEndpoint'> = async (ctx) => {
+const deleteWebhookEndpoint_: Handler<'deleteWebhookEndpoint'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   await deleteWebhookEndpoint(ctx.db, endpoint.id);
   return { status: 204, body: undefined };
 };
 
-export const disableWebhookEndpoint_: Handler<'disableWebhookEndpoint'> = async (ctx) => {
+const disableWebhookEndpoint_: Handler<'disableWebhookEndpoint'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const row = await disableWebhookEndpoint(ctx.db, endpoint.id);
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-export const enableWebhookEndpoint_: Handler<'enableWebhookEndpoint'> = async (ctx) => {
+const enableWebhookEndpoint_: Handler<'enableWebhookEndpoint'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const row = await enableWebhookEndpoint(ctx.db, endpoint.id, now(ctx));
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
 /** A new secret, shown once; the current one signs beside it for `overlap_seconds` (default a day). */
-export const rotateWebhookEndpoint_: Handler<'rotateWebhookEndpoint'> = async (ctx) => {
+const rotateWebhookEndpoint_: Handler<'rotateWebhookEndpoint'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const overlap = ctx.body?.overlap_seconds ?? 86_400;
   const { box } = ctx.deps.webhooks;
@@ -235,7 +235,7 @@ export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async (ctx) => 
 };
 
 /** The delivery again, at once, with a fresh round of retries; not while pending or disabled. */
-export const redeliverWebhookDelivery_: Handler<'redeliverWebhookDelivery'> = async (ctx) => {
+const redeliverWebhookDelivery_: Handler<'redeliverWebhookDelivery'> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const delivery = await webhookDeliveryOf(ctx.db, endpoint.id, ctx.path.delivery, { lock: true });
   if (delivery.status === 'pending')

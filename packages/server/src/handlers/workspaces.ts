@@ -1,19 +1,19 @@
-import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
-import { storedDefaults } from '../lifetimes.js';
-import { pageRequest, toPage } from '../paging.js';
-import { renderWorkspace } from '../render.js';
-import { countLiveComputers } from '../repositories/computers.js';
-import { insertOwner } from '../repositories/members.js';
-import { lockPrincipal } from '../repositories/principals.js';
-import { workspaceSnapshots } from '../repositories/snapshots.js';
+import { storedDefaults } from '../computers/lifetimes.js';
+import { renderWorkspace } from '../computers/render.js';
+import { countLiveComputers } from '../computers/repositories/computers.js';
+import { workspaceSnapshots } from '../computers/repositories/snapshots.js';
+import { insertOwner } from '../identity/repositories/members.js';
+import { lockPrincipal } from '../identity/repositories/principals.js';
 import {
   countWorkspacesCreatedBy,
   deleteWorkspaceRow,
   insertWorkspace,
   listWorkspaceRows,
   updateWorkspaceRow,
-} from '../repositories/workspaces.js';
+} from '../identity/repositories/workspaces.js';
+import { ApiError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import { snapshotStore } from './snapshots.js';
 import type { Handler } from './types.js';

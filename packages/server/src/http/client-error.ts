@@ -1,7 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError } from '../errors.js';
-import { newRequestId } from './request-id.js';
+import { ApiError } from '../platform/errors.js';
+import { newRequestId } from '../platform/request-id.js';
 
 /** node:http's answer when a whole request took longer than `requestTimeout` (no published code says it). */
 const TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';

@@ -1,10 +1,10 @@
 import type { OperationId } from '@svc/contract';
-import type { Principal } from '../auth/authenticate.js';
-import { ERROR_STATUS, type ErrorCode } from '../errors.js';
-import type { RateLimitState } from '../ratelimit.js';
+import type { Principal } from '../identity/auth/authenticate.js';
+import { ERROR_STATUS, type ErrorCode } from '../platform/errors.js';
+import type { RateLimitState } from '../platform/ratelimit.js';
+import { newRequestId } from '../platform/request-id.js';
 import type { OutgoingBytes } from './byte-body.js';
 import { apiPath, pathOf } from './path.js';
-import { newRequestId } from './request-id.js';
 import { type EventStreamBody, eventStreamResponse } from './sse.js';
 import type { ValidRequest } from './validation.js';
 

@@ -10,7 +10,7 @@ export interface Cors {
 }
 
 /** How long a browser may cache a preflight. Chromium caps it at 2 hours, so more would be a lie. */
-export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
+const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 
 /**
  * CORS for browser frontends. The API authenticates with `Authorization` only, never cookies, so any

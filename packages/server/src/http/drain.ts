@@ -6,9 +6,9 @@ import type { FetchHandler } from './pipeline.js';
  * How long no client may have connected, nor been told to reconnect, before the listener closes. A
  * client reconnects within a millisecond of its answer on an idle machine; the rest is for a busy one.
  */
-export const QUIET_MS = 100;
+const QUIET_MS = 100;
 /** The longest {@link Drain.stop} waits for that quiet before it closes the listener anyway. */
-export const MAX_QUIET_WAIT_MS = 1000;
+const MAX_QUIET_WAIT_MS = 1000;
 
 /**
  * How a listener stops without resetting a connection a client has opened or a request it has sent.

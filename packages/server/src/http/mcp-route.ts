@@ -1,5 +1,5 @@
-import type { Principal } from '../auth/authenticate.js';
-import { toApiError } from '../errors.js';
+import type { Principal } from '../identity/auth/authenticate.js';
+import { toApiError } from '../platform/errors.js';
 import { readBody } from './body.js';
 import type { ContextHandler, RequestContext } from './context.js';
 

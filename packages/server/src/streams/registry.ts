@@ -1,10 +1,10 @@
-import type { Principal } from '../auth/authenticate.js';
-import type { Log } from '../compose/log.js';
-import { WaitSlots } from '../computer-waits.js';
-import { ApiError } from '../errors.js';
+import { WaitSlots } from '../computers/computer-waits.js';
+import type { Principal } from '../identity/auth/authenticate.js';
+import { ApiError } from '../platform/errors.js';
+import type { Log } from '../platform/observe/log.js';
 
 /** The `details.policy` of a 429 for one stream too many (the spec's `ErrorDetails.policy`). */
-export const STREAMS_POLICY = 'streams';
+const STREAMS_POLICY = 'streams';
 
 /** How often an open stream re-checks its caller's access at the least (it also does on every wake-up). */
 export const RECHECK_MS = 500;

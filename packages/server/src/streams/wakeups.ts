@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.js';
+import type { Database } from '../platform/db/database.js';
 
 /**
  * In-process wake-ups for open streams, per key (a workspace id, an operation id), fed by a `NOTIFY`

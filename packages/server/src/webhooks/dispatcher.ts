@@ -1,22 +1,22 @@
-import type { Database } from '../db/database.js';
-import { newId } from '../ids.js';
 import {
   lastWorkspaceEventSequence,
   WORKSPACE_EVENTS_CHANNEL,
   workspaceEventsAfter,
-} from '../repositories/events.js';
+} from '../computers/repositories/events.js';
+import type { Database } from '../platform/db/database.js';
+import { newId } from '../platform/ids.js';
 import {
   lockFollowingEndpoints,
   queueWebhookDelivery,
   setQueuedThrough,
   workspacesBehind,
-} from '../repositories/webhook-deliveries.js';
+} from './repositories/webhook-deliveries.js';
 
 /** Events read per endpoint and pass; a longer backlog takes more passes. */
 const BATCH = 200;
 
 /** Whether an endpoint subscribed to `types` receives an event of `type` (`*`: every type). */
-export function subscribes(types: readonly string[], type: string): boolean {
+function subscribes(types: readonly string[], type: string): boolean {
   return types.includes('*') || types.includes(type);
 }
 

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Database } from '../db/database.js';
+import type { Database } from '../platform/db/database.js';
+import type { SecretBox } from '../platform/secrets.js';
+import { type AttemptResult, type OutboundOptions, postWebhook } from './outbound.js';
 import {
   type ClaimedDelivery,
   claimWebhookDelivery,
@@ -8,13 +10,11 @@ import {
   endpointsWithDueDeliveries,
   recordWebhookAttempt,
   renewWebhookLease,
-} from '../repositories/webhook-deliveries.js';
-import { type AttemptResult, type OutboundOptions, postWebhook } from './outbound.js';
-import type { SecretBox } from './secrets.js';
+} from './repositories/webhook-deliveries.js';
 import { signedHeaders } from './signing.js';
 
 /** How long an endpoint may stay `failing` before it is `disabled` (`failing`): 3 days. */
-export const FAILING_DISABLE_MS = 3 * 24 * 3600_000;
+const FAILING_DISABLE_MS = 3 * 24 * 3600_000;
 
 /** What the delivery worker needs. */
 export interface WebhookWorkerOptions {

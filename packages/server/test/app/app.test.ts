@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import type { TestApp } from '../support/app.js';
 import { errorOf, ORIGIN, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { childEnv } from '@svc/tools/child-process';
 import { decodeJwt } from 'jose';
 import { afterAll, describe, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
 import { opened, openStream } from '../support/streams.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));

@@ -4,9 +4,9 @@
 // read began is seen by it, with no wait in the test. A replica that cannot hear notifications reads
 // the database instead.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 import { callReplica as call, replicaConfig as config } from '../support/replicas.js';

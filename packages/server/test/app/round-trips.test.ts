@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database, FinalStatement, Queryable } from '../../src/db/database.js';
+import type { Database, FinalStatement, Queryable } from '../../src/platform/db/database.js';
 import type { Team, TestApp } from '../support/app.js';
 import { openTestApp, unique } from '../support/app.js';
 import { describeEngines, describePostgres } from '../support/databases.js';

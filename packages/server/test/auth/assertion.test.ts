@@ -1,13 +1,13 @@
 import { base64url, exportSPKI, SignJWT } from 'jose';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { AccessTokens } from '../../src/auth/access-token.js';
-import { signAssertion, verifyAssertion } from '../../src/auth/assertion.js';
-import type { AuthFailure } from '../../src/auth/errors.js';
-import { AuthError } from '../../src/auth/errors.js';
-import type { KeyFile } from '../../src/auth/keypair.js';
-import { ServerKeys } from '../../src/auth/signing-keys.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { AccessTokens } from '../../src/identity/auth/access-token.js';
+import { signAssertion, verifyAssertion } from '../../src/identity/auth/assertion.js';
+import type { AuthFailure } from '../../src/identity/auth/errors.js';
+import { AuthError } from '../../src/identity/auth/errors.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
+import { ServerKeys } from '../../src/identity/auth/signing-keys.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { craftAssertion } from '../support/credentials.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { addKey, BASE_URL, createServiceAccount, TOKEN_URL } from '../support/fixtures.js';
@@ -211,7 +211,7 @@ describePostgres('verifyAssertion under concurrency', (engine) => {
 
 describe('signAssertion', () => {
   test('sets typ JWT, kid, iss = sub, aud, a 5-minute lifetime and a fresh jti', async () => {
-    const { generateServiceAccountKey, keyFile } = await import('../../src/auth/keypair.js');
+    const { generateServiceAccountKey, keyFile } = await import('../../src/identity/auth/keypair.js');
     const file = keyFile({
       keyId: newId(),
       principalId: newId(),

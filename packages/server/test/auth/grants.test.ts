@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AccessTokens } from '../../src/auth/access-token.js';
-import type { AuthFailure } from '../../src/auth/errors.js';
-import { exchangeAuthorizationCode, exchangeRefreshToken, type GrantDeps } from '../../src/auth/grants.js';
-import { ServerKeys } from '../../src/auth/signing-keys.js';
-import type { Database } from '../../src/db/database.js';
-import { ApiError } from '../../src/errors.js';
-import { setLocalAccount } from '../../src/signin/accounts.js';
-import { issueAuthorizationCode } from '../../src/signin/codes.js';
-import { s256 } from '../../src/signin/pkce.js';
-import { hashSecret } from '../../src/signin/secrets.js';
+import { AccessTokens } from '../../src/identity/auth/access-token.js';
+import type { AuthFailure } from '../../src/identity/auth/errors.js';
+import {
+  exchangeAuthorizationCode,
+  exchangeRefreshToken,
+  type GrantDeps,
+} from '../../src/identity/auth/grants.js';
+import { ServerKeys } from '../../src/identity/auth/signing-keys.js';
+import { setLocalAccount } from '../../src/identity/signin/accounts.js';
+import { issueAuthorizationCode } from '../../src/identity/signin/codes.js';
+import { s256 } from '../../src/identity/signin/pkce.js';
+import { hashSecret } from '../../src/identity/signin/secrets.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { ApiError } from '../../src/platform/errors.js';
 import { errorOf, openTestApp, type TestApp } from '../support/app.js';
 import { refusalReason } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';

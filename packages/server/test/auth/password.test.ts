@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { hashPassword, verifyPassword } from '../../src/auth/password.js';
+import { hashPassword, verifyPassword } from '../../src/identity/auth/password.js';
 
 test('a hash verifies its password and nothing else', async () => {
   const stored = await hashPassword('correct horse battery staple');

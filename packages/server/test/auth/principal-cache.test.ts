@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Membership, Principal } from '../../src/auth/authenticate.js';
-import { PrincipalCache } from '../../src/auth/principal-cache.js';
+import type { Membership, Principal } from '../../src/identity/auth/authenticate.js';
+import { PrincipalCache } from '../../src/identity/auth/principal-cache.js';
 
 const member = (workspaceId: string): Membership => ({
   workspace: {

@@ -3,9 +3,9 @@
 // key, a removed member — is refused by the other within a second: normally through NOTIFY within
 // milliseconds, and by the cache's TTL alone when notifications are lost.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 import { callReplica as call, replicaConfig as config } from '../support/replicas.js';

@@ -1,6 +1,6 @@
 import type { OpenApiDocument } from '@svc/contract';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { routeSecurity, type WithoutAccessToken } from '../../src/auth/route-security.js';
+import { routeSecurity, type WithoutAccessToken } from '../../src/identity/auth/route-security.js';
 import { document, operations } from '../http/fixtures.js';
 
 describe('routeSecurity', () => {

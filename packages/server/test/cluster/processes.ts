@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { childEnv, stopChild } from '@svc/tools/child-process';
 import { createTestDatabase } from '@svc/tools/postgres';
 import pg from 'pg';
-import { signAssertion } from '../../src/auth/assertion.js';
-import type { KeyFile } from '../../src/auth/keypair.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { bootstrap } from '../../src/bootstrap.js';
-import { runAccountCommand } from '../../src/commands/account.js';
-import { openDatabase } from '../../src/db/open.js';
-import { checkLocalPassword } from '../../src/signin/accounts.js';
+import { bootstrap } from '../../src/compose/bootstrap.js';
+import { runAccountCommand } from '../../src/compose/commands/account.js';
+import { checkLocalPassword } from '../../src/identity/signin/accounts.js';
+import { openDatabase } from '../../src/platform/db/open.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const EMAIL = 'Ada@Example.com';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { LISTEN_APPLICATION_NAME } from '../../src/db/postgres.js';
+import { LISTEN_APPLICATION_NAME } from '../../src/platform/db/postgres.js';
 import { errorOf, openTestApp, type TestApp, unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { sqlLiteral } from '../../src/db/database.js';
-import { loadMigrations, MigrationError, migrate } from '../../src/db/migrate.js';
-import { newId } from '../../src/ids.js';
-import { takeComputerPlace } from '../../src/repositories/computers.js';
+import { takeComputerPlace } from '../../src/computers/repositories/computers.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { sqlLiteral } from '../../src/platform/db/database.js';
+import { loadMigrations, MigrationError, migrate } from '../../src/platform/db/migrate.js';
+import { newId } from '../../src/platform/ids.js';
 
 import { describeEngines, describePostgres } from '../support/databases.js';
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { expect, test } from 'vitest';
-import { checkArchive } from '../../src/files/archive-check.js';
-import { FileError } from '../../src/files/driver.js';
+import { checkArchive } from '../../src/computers/files/archive-check.js';
+import { FileError } from '../../src/computers/files/driver.js';
 import { entriesOf, tarOf } from './file-rules.js';
 
 const check = (bytes: Uint8Array, overrides: Partial<Parameters<typeof checkArchive>[1]> = {}) =>

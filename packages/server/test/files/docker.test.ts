@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { DockerFiles, WHOLE_BYTES } from '../../src/files/docker-files.js';
-import type { ComputerFiles } from '../../src/files/driver.js';
-import { newId } from '../../src/ids.js';
-import type { DockerCatalog } from '../../src/operations/docker/catalog.js';
-import { DockerDriver } from '../../src/operations/docker/docker-driver.js';
-import type { DriverComputer, DriverContext } from '../../src/operations/driver.js';
+import type { DockerCatalog } from '../../src/computers/docker/catalog.js';
+import { DockerDriver } from '../../src/computers/docker/docker-driver.js';
+import type { DriverComputer, DriverContext } from '../../src/computers/driver.js';
+import { DockerFiles, WHOLE_BYTES } from '../../src/computers/files/docker-files.js';
+import type { ComputerFiles } from '../../src/computers/files/driver.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeDocker } from '../support/docker.js';
 import { TEST_IMAGE } from '../support/docker-probe.js';
 import {

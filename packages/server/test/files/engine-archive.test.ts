@@ -6,16 +6,16 @@ import { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { FileError } from '../../src/files/driver.js';
+import { dockerClient } from '../../src/compose/docker.js';
+import { FileError } from '../../src/computers/files/driver.js';
 import {
   type EngineSocket,
   engineSocketOf,
   getArchive,
   oneFileTarLength,
   putOneFile,
-} from '../../src/files/engine-archive.js';
-import { END_OF_TAR, padding, type TarEntryHeader, tarHeader } from '../../src/files/tar-entry.js';
-import { dockerClient } from '../../src/operations/docker/index.js';
+} from '../../src/computers/files/engine-archive.js';
+import { END_OF_TAR, padding, type TarEntryHeader, tarHeader } from '../../src/computers/files/tar-entry.js';
 
 const mtime = new Date('2026-01-02T03:04:05Z');
 const dir = (name: string): TarEntryHeader => ({

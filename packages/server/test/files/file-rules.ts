@@ -1,9 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { expect, test } from 'vitest';
-import type { ComputerFiles, FileErrorReason, WriteOptions } from '../../src/files/driver.js';
-import { FileError } from '../../src/files/driver.js';
-import type { DriverComputer } from '../../src/operations/driver.js';
+import type { DriverComputer } from '../../src/computers/driver.js';
+import type { ComputerFiles, FileErrorReason, WriteOptions } from '../../src/computers/files/driver.js';
+import { FileError } from '../../src/computers/files/driver.js';
 
 /** What the shared rules need of a driver's files. */
 export interface FilesHarness {

@@ -1,6 +1,11 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { FILE_STEP_BYTES, fileBytesMoved, nodeGiven, tuneHeapForFiles } from '../../src/files/heap.js';
+import {
+  FILE_STEP_BYTES,
+  fileBytesMoved,
+  nodeGiven,
+  tuneHeapForFiles,
+} from '../../src/computers/files/heap.js';
 
 /** The young collections that started between two instants of `performance.now()`, as Node reports them. */
 async function youngCollectionsDuring(run: () => void): Promise<number> {

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import { FileError } from '../../src/files/driver.js';
-import { isWritablePath, MAX_PATH_BYTES, normalizeComputerPath } from '../../src/files/paths.js';
+import { FileError } from '../../src/computers/files/driver.js';
+import { isWritablePath, MAX_PATH_BYTES, normalizeComputerPath } from '../../src/computers/files/paths.js';
 
 test.each([
   ['/', '/'],

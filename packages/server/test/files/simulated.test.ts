@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { SimulatedFiles } from '../../src/files/simulated-files.js';
-import { newId } from '../../src/ids.js';
-import type { DriverComputer } from '../../src/operations/driver.js';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
+import type { DriverComputer } from '../../src/computers/driver.js';
+import { SimulatedFiles } from '../../src/computers/files/simulated-files.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
+import { newId } from '../../src/platform/ids.js';
 import {
   bytesOf,
   expectFileError,

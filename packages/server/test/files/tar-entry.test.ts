@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { expect, test } from 'vitest';
-import { FileError } from '../../src/files/driver.js';
-import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from '../../src/files/tar-entry.js';
+import { FileError } from '../../src/computers/files/driver.js';
+import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from '../../src/computers/files/tar-entry.js';
 
 const mtime = new Date('2026-01-02T03:04:05Z');
 const dir = (name: string): TarEntryHeader => ({

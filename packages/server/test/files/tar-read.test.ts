@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { expect, test } from 'vitest';
-import { FileError } from '../../src/files/driver.js';
-import { DOWNLOAD_BUFFER_BYTES, firstFileStream } from '../../src/files/tar-read.js';
+import { FileError } from '../../src/computers/files/driver.js';
+import { DOWNLOAD_BUFFER_BYTES, firstFileStream } from '../../src/computers/files/tar-read.js';
 
 const PIECE = 256 * 1024;
 

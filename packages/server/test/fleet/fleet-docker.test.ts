@@ -7,13 +7,13 @@
 // on a loaded machine, more than the rest of a scenario.
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, expect, onTestFailed, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import { runHostsCommand } from '../../src/commands/hosts.js';
-import { loadConfig } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import { runHostsCommand } from '../../src/compose/commands/hosts.js';
+import { LABEL, labelFilter } from '../../src/computers/docker/labels.js';
 import type { FleetDriver } from '../../src/fleet/fleet-driver.js';
-import { newId } from '../../src/ids.js';
-import { LABEL, labelFilter } from '../../src/operations/docker/labels.js';
+import { loadConfig } from '../../src/platform/config.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { query } from '../handlers/files-support.js';
 import {
   type Answer,

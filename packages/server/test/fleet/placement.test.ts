@@ -5,10 +5,9 @@ import {
   type PlacementPolicy,
   type PlacementRequest,
   placeComputer,
-  RESOURCES,
-  type Resources,
   shortOf,
 } from '../../src/fleet/placement.js';
+import { RESOURCES, type Resources } from '../../src/platform/resources.js';
 
 const CAPACITY: Resources = { vcpus: 64, memory_mib: 262_144, computers: 500 };
 const SMALL = { vcpus: 2, memory_mib: 4096 };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
 import type { Team, TestApp } from '../support/app.js';
 import { openTestApp } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -2,9 +2,9 @@
 // wait, answered within a second of the change whoever made it (SQL on another connection, an
 // operation on another replica), a documented answer on timeout, and a bound per principal.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import type { Database, Queryable } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import type { Database, Queryable } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import type { Team, TestApp } from '../support/app.js';
 import { errorOf, ORIGIN, openTestApp, unique } from '../support/app.js';
 import { describeEngines, describePostgres } from '../support/databases.js';

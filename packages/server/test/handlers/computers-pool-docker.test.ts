@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { LABEL } from '../../src/operations/docker/labels.js';
-import { POOL_LABEL } from '../../src/operations/docker/warm-pool.js';
+import { LABEL } from '../../src/computers/docker/labels.js';
+import { POOL_LABEL } from '../../src/computers/docker/warm-pool.js';
 import type { Team, TestApp } from '../support/app.js';
 import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/platform/ids.js';
 import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { listen } from '../../src/http/node-adapter.js';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/platform/ids.js';
 import { tarOf } from '../files/file-rules.js';
 import { errorOf } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
 import type { Team, TestApp } from '../support/app.js';
 import { ORIGIN, openTestApp, unique } from '../support/app.js';
 import type { EngineUnderTest } from '../support/databases.js';

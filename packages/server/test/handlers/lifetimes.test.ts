@@ -3,7 +3,7 @@
 // and the expiry ending a computer (with its trigger, its events), activity postponing the idle stop;
 // and recovery from failed for each outcome the simulated engine can report.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { forgetActivity } from '../../src/repositories/lifetimes.js';
+import { forgetActivity } from '../../src/computers/repositories/lifetimes.js';
 import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
 import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

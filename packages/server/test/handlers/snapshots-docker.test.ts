@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { snapshotReference } from '../../src/operations/docker/snapshots.js';
+import { snapshotReference } from '../../src/computers/docker/snapshots.js';
 import type { Team, TestApp } from '../support/app.js';
 import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

@@ -3,8 +3,8 @@
 // its connection resumes on the other replica with exactly the events it missed, and a revocation made
 // on one ends the streams of the other.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import { newId } from '../../src/platform/ids.js';
 import { unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 import { callReplica, replicaConfig } from '../support/replicas.js';

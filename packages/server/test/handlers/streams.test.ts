@@ -3,9 +3,9 @@
 // checked against the spec), how they end (`stream.ended`: token expiry, revoked access, the drain)
 // and that a client's leaving leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { AccessTokens } from '../../src/auth/access-token.js';
 import { listen } from '../../src/http/node-adapter.js';
-import { newId } from '../../src/ids.js';
+import { AccessTokens } from '../../src/identity/auth/access-token.js';
+import { newId } from '../../src/platform/ids.js';
 import { errorOf, ORIGIN, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { type OpenedStream, opened, openStream, type StreamItem } from '../support/streams.js';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
 import { fetchHandler, RequestContext } from '../../src/http/context.js';
+import type { Principal } from '../../src/identity/auth/authenticate.js';
 
 const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
 const ada: Principal = { id: 'p-1', kind: 'user', name: 'ada', display_name: 'Ada', email: null };

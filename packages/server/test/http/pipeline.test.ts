@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
 import type { HandlerContext } from '../../src/http/context.js';
 import { createHttpCore } from '../../src/http/pipeline.js';
-import { newRequestId } from '../../src/http/request-id.js';
 import { compileRouter } from '../../src/http/router.js';
 import { compileValidator } from '../../src/http/validation.js';
+import type { Principal } from '../../src/identity/auth/authenticate.js';
+import { newRequestId } from '../../src/platform/request-id.js';
 import { document, resolve } from './fixtures.js';
 
 const router = compileRouter(document);

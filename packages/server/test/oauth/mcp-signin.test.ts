@@ -18,12 +18,12 @@ import type {
 import { CHROMIUM_PATH, launchChromium } from '@svc/tools/browser';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { App } from '../../src/app.js';
-import { createApp } from '../../src/app.js';
-import { bootstrap } from '../../src/bootstrap.js';
-import { loadConfig } from '../../src/config.js';
+import type { App } from '../../src/compose/app.js';
+import { createApp } from '../../src/compose/app.js';
+import { bootstrap } from '../../src/compose/bootstrap.js';
 import { listen } from '../../src/http/node-adapter.js';
-import { setLocalAccount } from '../../src/signin/index.js';
+import { setLocalAccount } from '../../src/identity/signin/index.js';
+import { loadConfig } from '../../src/platform/config.js';
 
 const EMAIL = 'grace@example.com';
 const PASSWORD = 'a long and correct password';

@@ -1,6 +1,6 @@
-// The operations settings of src/config.ts: logging, metrics, shutdown.
+// The operations settings of src/platform/config.ts: logging, metrics, shutdown.
 import { expect, test } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/platform/config.js';
 
 test('defaults: info logs, no metrics listener, 30 s shutdown with a 5 s drain delay', () => {
   expect(loadConfig({})).toMatchObject({

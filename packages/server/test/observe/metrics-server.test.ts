@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
-import { Metrics } from '../../src/observe/metrics.js';
-import { serveMetrics } from '../../src/observe/metrics-server.js';
+import { Metrics } from '../../src/compose/metrics.js';
+import { serveMetrics } from '../../src/compose/metrics-server.js';
 
 test('GET /metrics serves the Prometheus text format on its own listener; nothing else there', async () => {
   const metrics = new Metrics();
@@ -27,7 +27,7 @@ test('GET /metrics serves the Prometheus text format on its own listener; nothin
   }
 });
 
-const TRACING = fileURLToPath(new URL('../../dist/observe/tracing.js', import.meta.url));
+const TRACING = fileURLToPath(new URL('../../dist/platform/observe/tracing.js', import.meta.url));
 
 /** Which OpenTelemetry modules a fresh process resolves while calling `startTracing({ env })`. */
 function loadedWith(env: Record<string, string>): string[] {

@@ -2,11 +2,11 @@
 // on the app in-process (docs/runbook.md lists what each means).
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
-import { createLoggerSync } from '../../src/observe/logger.js';
-import { Metrics } from '../../src/observe/metrics.js';
-import { startTracing } from '../../src/observe/tracing.js';
-import { setLocalAccount } from '../../src/signin/accounts.js';
+import { Metrics } from '../../src/compose/metrics.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import { setLocalAccount } from '../../src/identity/signin/accounts.js';
+import { createLoggerSync } from '../../src/platform/observe/logger.js';
+import { startTracing } from '../../src/platform/observe/tracing.js';
 import { postSignin, signinForm } from '../security/support/signin.js';
 import { ORIGIN, openTestApp, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

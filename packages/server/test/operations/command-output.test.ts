@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { housekeeping } from '../../src/housekeeping.js';
-import { newId } from '../../src/ids.js';
-import type { ComputerDriver } from '../../src/operations/driver.js';
-import { createComputerRecord, requestComputerCommand } from '../../src/operations/records.js';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
-import { OperationWorker } from '../../src/operations/worker.js';
-import { renderOperation } from '../../src/render.js';
+import { housekeeping } from '../../src/compose/housekeeping.js';
+import type { ComputerDriver } from '../../src/computers/driver.js';
+import { createComputerRecord, requestComputerCommand } from '../../src/computers/records.js';
+import { renderOperation } from '../../src/computers/render.js';
 import {
   appendOperationOutput,
   OPERATION_OUTPUT_CHANNEL,
   type OutputEventRecord,
   operationOutputAfter,
-} from '../../src/repositories/operation-output.js';
-import type { OperationRow } from '../../src/repositories/operations.js';
+} from '../../src/computers/repositories/operation-output.js';
+import type { OperationRow } from '../../src/computers/repositories/operations.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
+import { OperationWorker } from '../../src/computers/worker.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeEngines } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 import { schemaErrors } from '../support/spec-schemas.js';

@@ -2,8 +2,8 @@
 // check at once, again and again, and every computer past its idle timeout or its expiry gets exactly
 // one operation with its trigger.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import { newId } from '../../src/platform/ids.js';
 import { unique } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 import { callReplica, replicaConfig } from '../support/replicas.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { incompleteTail, MAX_CHUNK_BYTES, OutputLog, outputChunk } from '../../src/operations/output-log.js';
-import type { OutputEvent } from '../../src/repositories/operation-output.js';
+import { incompleteTail, MAX_CHUNK_BYTES, OutputLog, outputChunk } from '../../src/computers/output-log.js';
+import type { OutputEvent } from '../../src/computers/repositories/operation-output.js';
 
 // The way from a command's writes to its output log's chunks (design §14), without a database.
 

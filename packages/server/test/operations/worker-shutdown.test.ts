@@ -1,13 +1,13 @@
-// The worker's part of a graceful shutdown (src/lifecycle.ts): stop claiming, let what is in hand
+// The worker's part of a graceful shutdown (src/http/readiness.ts): stop claiming, let what is in hand
 // finish, and at the deadline hand it back so another replica takes it over at once, not after the lease.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
-import type { ComputerDriver } from '../../src/operations/driver.js';
-import { createComputerRecord } from '../../src/operations/records.js';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
-import { OperationWorker } from '../../src/operations/worker.js';
-import type { OperationRow } from '../../src/repositories/operations.js';
+import type { ComputerDriver } from '../../src/computers/driver.js';
+import { createComputerRecord } from '../../src/computers/records.js';
+import type { OperationRow } from '../../src/computers/repositories/operations.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
+import { OperationWorker } from '../../src/computers/worker.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeEngines } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 

@@ -1,6 +1,4 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
 import {
   type ComputerDriver,
   type DriverAction,
@@ -9,20 +7,22 @@ import {
   DriverError,
   type ExecRequest,
   type ExecResult,
-} from '../../src/operations/driver.js';
-import { OperationEvents, waitForOperation } from '../../src/operations/events.js';
+} from '../../src/computers/driver.js';
+import { OperationEvents, waitForOperation } from '../../src/computers/events.js';
 import {
   createComputerRecord,
   requestComputerAction,
   requestComputerCommand,
   requestComputerSnapshot,
-} from '../../src/operations/records.js';
-import { SimulatedDriver } from '../../src/operations/simulated-driver.js';
-import { ComputerStateError } from '../../src/operations/transitions.js';
-import { OperationWorker } from '../../src/operations/worker.js';
-import type { ComputerRow } from '../../src/repositories/computers.js';
-import type { OperationRow } from '../../src/repositories/operations.js';
-import { insertSnapshot } from '../../src/repositories/snapshots.js';
+} from '../../src/computers/records.js';
+import type { ComputerRow } from '../../src/computers/repositories/computers.js';
+import type { OperationRow } from '../../src/computers/repositories/operations.js';
+import { insertSnapshot } from '../../src/computers/repositories/snapshots.js';
+import { SimulatedDriver } from '../../src/computers/simulated-driver.js';
+import { ComputerStateError } from '../../src/computers/transitions.js';
+import { OperationWorker } from '../../src/computers/worker.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeEngines, describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
-import { lastWorkspaceEventSequence, workspaceEventsAfter } from '../../src/repositories/events.js';
+import { lastWorkspaceEventSequence, workspaceEventsAfter } from '../../src/computers/repositories/events.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { openTestApp } from '../support/app.js';
 import { describePostgres } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';

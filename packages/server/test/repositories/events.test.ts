@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { housekeeping } from '../../src/housekeeping.js';
-import { idTime, isId, newId } from '../../src/ids.js';
+import { housekeeping } from '../../src/compose/housekeeping.js';
 import {
   firstRetainedWorkspaceEventSequence,
   lastWorkspaceEventSequence,
   WORKSPACE_EVENTS_CHANNEL,
   type WorkspaceEventRecord,
   workspaceEventsAfter,
-} from '../../src/repositories/events.js';
+} from '../../src/computers/repositories/events.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { idTime, isId, newId } from '../../src/platform/ids.js';
 import { type Answer, openTestApp, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { schemaErrors } from '../support/spec-schemas.js';
@@ -385,7 +385,7 @@ describeEngines('workspace event log', (engine) => {
     );
     const row = rows[0] as { id: string; next: string; after: string };
     expect(isId(row.id)).toBe(true);
-    // The time part is this millisecond's, as src/ids.ts reads it (the database's clock and ours agree).
+    // The time part is this millisecond's, as src/platform/ids.ts reads it (the database's clock and ours agree).
     expect(Math.abs((idTime(row.id) as number) - Date.now())).toBeLessThan(60_000);
     expect(row.next).toBe('00000000000000000000000010' + '0');
   });

@@ -2,10 +2,10 @@
 // sends them, under EXPLAIN ANALYZE, on a table where a big, older workspace is followed by a smaller
 // workspace with newer ids: a plan by the primary key would skip every newer row first.
 import { beforeAll, expect, test } from 'vitest';
-import type { Database, Queryable, QueryResult } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
-import { listComputerRows } from '../../src/repositories/computers.js';
-import { listOperationRows } from '../../src/repositories/operations.js';
+import { listComputerRows } from '../../src/computers/repositories/computers.js';
+import { listOperationRows } from '../../src/computers/repositories/operations.js';
+import type { Database, Queryable, QueryResult } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeEngines } from '../support/databases.js';
 
 interface PlanNode {

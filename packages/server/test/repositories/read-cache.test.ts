@@ -1,7 +1,7 @@
 // The per-replica cache of computers' rows, on its own: what it keeps, what drops it, and that a hit
 // is served only after the notification barrier.
 import { describe, expect, test } from 'vitest';
-import { ReadCache } from '../../src/repositories/read-cache.js';
+import { ReadCache } from '../../src/computers/repositories/read-cache.js';
 
 const WS = 'wsp_1';
 

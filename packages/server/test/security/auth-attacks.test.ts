@@ -3,10 +3,10 @@
 import type { JWK } from 'jose';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { AccessTokens } from '../../src/auth/access-token.js';
-import { signAssertion } from '../../src/auth/assertion.js';
-import type { KeyFile } from '../../src/auth/keypair.js';
-import { newId } from '../../src/ids.js';
+import { AccessTokens } from '../../src/identity/auth/access-token.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
+import { newId } from '../../src/platform/ids.js';
 import { assertionClaims, craftAssertion as craftSigned } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import type { Answer, Harness } from './support/harness.js';

@@ -5,7 +5,7 @@
 import type { OperationInfo } from '@svc/contract';
 import { isAnonymous, listOperations, loadDocument, securitySchemeNames } from '@svc/contract';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
 import { startHarness, TOKEN_URL } from './support/harness.js';

@@ -12,8 +12,8 @@ import {
   requestBody,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { KeyFile } from '../../src/auth/keypair.js';
-import { newId } from '../../src/ids.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
+import { newId } from '../../src/platform/ids.js';
 import { tarOf } from '../files/file-rules.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';

@@ -6,8 +6,8 @@
 import { loadDocument } from '@svc/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
-import { newId } from '../../src/ids.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import { newId } from '../../src/platform/ids.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
 import { BASE_URL, startHarness, TOKEN_URL } from './support/harness.js';

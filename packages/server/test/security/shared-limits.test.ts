@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { signAssertion } from '../../src/auth/assertion.js';
-import type { KeyFile } from '../../src/auth/keypair.js';
-import { openPostgres } from '../../src/db/postgres.js';
-import { setLocalAccount } from '../../src/signin/accounts.js';
+import { signAssertion } from '../../src/identity/auth/assertion.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
+import { setLocalAccount } from '../../src/identity/signin/accounts.js';
+import { openPostgres } from '../../src/platform/db/postgres.js';
 import {
   type ClusterDatabase,
   createClusterDatabase,

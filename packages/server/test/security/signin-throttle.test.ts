@@ -2,8 +2,8 @@
 // at once get exactly `failures` password checks (401), the rest 429 — on each engine, and on
 // PostgreSQL across two replicas sharing one database.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { setLocalAccount } from '../../src/signin/accounts.js';
+import { setLocalAccount } from '../../src/identity/signin/accounts.js';
+import type { Database } from '../../src/platform/db/database.js';
 import { cheapenPassword } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 import type { Harness } from './support/harness.js';
@@ -104,8 +104,8 @@ describeEngines('sign-in throttle is atomic', (engine) => {
 
 /** A second app on the same PostgreSQL database (no bootstrap: the first replica did it). */
 async function startHarnessReplica(db: Database): Promise<{ app: Harness['app'] }> {
-  const { createApp } = await import('../../src/app.js');
-  const { loadConfig } = await import('../../src/config.js');
+  const { createApp } = await import('../../src/compose/app.js');
+  const { loadConfig } = await import('../../src/platform/config.js');
   const config = loadConfig({ SVC_BASE_URL: BASE_URL, SVC_RATE_LIMITS: 'off', ...ENV }, { sandbox: true });
   return { app: await createApp({ config, db, responseValidation: 'off' }) };
 }

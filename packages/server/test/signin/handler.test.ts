@@ -1,9 +1,9 @@
 import { beforeAll, expect, test } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { setLocalAccount } from '../../src/signin/accounts.js';
-import { createSigninHandler } from '../../src/signin/handler.js';
-import { s256 } from '../../src/signin/pkce.js';
-import { hashSecret } from '../../src/signin/secrets.js';
+import { setLocalAccount } from '../../src/identity/signin/accounts.js';
+import { createSigninHandler } from '../../src/identity/signin/handler.js';
+import { s256 } from '../../src/identity/signin/pkce.js';
+import { hashSecret } from '../../src/identity/signin/secrets.js';
+import type { Database } from '../../src/platform/db/database.js';
 import { cheapenPassword } from '../support/credentials.js';
 import { describeEngines } from '../support/databases.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { checkAuthorizeRequest } from '../../src/signin/authorize-request.js';
-import { s256, verifyPkce } from '../../src/signin/pkce.js';
-import { isLoopbackRedirect } from '../../src/signin/redirect.js';
+import { checkAuthorizeRequest } from '../../src/identity/signin/authorize-request.js';
+import { s256, verifyPkce } from '../../src/identity/signin/pkce.js';
+import { isLoopbackRedirect } from '../../src/identity/signin/redirect.js';
 
 describe('isLoopbackRedirect (RFC 8252 §7.3, exact match)', () => {
   test.each<[string, { given: string; want: boolean }]>([

@@ -11,10 +11,10 @@
 //   created exists once, every one it deleted is gone, every operation a 202 named exists once and
 //   no other, and a request sent twice with one Idempotency-Key had one effect.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import { type App, createApp } from '../../src/compose/app.js';
+import { loadConfig } from '../../src/platform/config.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { type Answer, ORIGIN, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { seededRandom } from '../support/random.js';

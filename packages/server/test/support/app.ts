@@ -1,8 +1,8 @@
-import type { App, AppOptions } from '../../src/app.js';
-import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import type { App, AppOptions } from '../../src/compose/app.js';
+import { createApp } from '../../src/compose/app.js';
+import { loadConfig } from '../../src/platform/config.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import type { EngineUnderTest } from './databases.js';
 
 export const ORIGIN = 'http://svc.test';

@@ -2,11 +2,11 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { importPKCS8, SignJWT } from 'jose';
 import { expect } from 'vitest';
-import { AuthError, type AuthFailure } from '../../src/auth/errors.js';
-import type { KeyFile } from '../../src/auth/keypair.js';
-import type { Queryable } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
-import { usernameOf } from '../../src/signin/accounts.js';
+import { AuthError, type AuthFailure } from '../../src/identity/auth/errors.js';
+import type { KeyFile } from '../../src/identity/auth/keypair.js';
+import { usernameOf } from '../../src/identity/signin/accounts.js';
+import type { Queryable } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 
 /** The claims of a valid service-account assertion of `file` for `tokenUrl` (as `signAssertion` sets them). */
 export function assertionClaims(file: KeyFile, tokenUrl: string): Record<string, unknown> {

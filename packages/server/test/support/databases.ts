@@ -1,9 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@svc/tools/postgres';
 import { afterAll, describe, inject } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
-import { openPglite } from '../../src/db/pglite.js';
-import { type ConnectionBounds, openPostgres } from '../../src/db/postgres.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { openPglite } from '../../src/platform/db/pglite.js';
+import { type ConnectionBounds, openPostgres } from '../../src/platform/db/postgres.js';
 
 /** One engine of the test matrix. Databases opened through it are closed (and dropped) after its suite. */
 export interface EngineUnderTest {

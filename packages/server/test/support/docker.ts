@@ -1,7 +1,7 @@
 import Docker from 'dockerode';
 import { afterAll, describe, inject } from 'vitest';
-import { newId } from '../../src/ids.js';
-import { labelFilter } from '../../src/operations/docker/labels.js';
+import { labelFilter } from '../../src/computers/docker/labels.js';
+import { newId } from '../../src/platform/ids.js';
 
 const probe = inject('docker');
 const ci = process.env.CI === 'true';

@@ -1,7 +1,7 @@
-import type { KeyAlgorithm, KeyFile } from '../../src/auth/keypair.js';
-import { generateServiceAccountKey, keyFile } from '../../src/auth/keypair.js';
-import type { Queryable } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
+import type { KeyAlgorithm, KeyFile } from '../../src/identity/auth/keypair.js';
+import { generateServiceAccountKey, keyFile } from '../../src/identity/auth/keypair.js';
+import type { Queryable } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 
 export const BASE_URL = 'https://svc.test/v1';
 export const TOKEN_URL = `${BASE_URL}/auth/token`;

@@ -4,9 +4,9 @@
 // nor logged.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createLoggerSync } from '../../src/observe/logger.js';
-import { Metrics } from '../../src/observe/metrics.js';
-import { workspaceEventsAfter } from '../../src/repositories/events.js';
+import { Metrics } from '../../src/compose/metrics.js';
+import { workspaceEventsAfter } from '../../src/computers/repositories/events.js';
+import { createLoggerSync } from '../../src/platform/observe/logger.js';
 import { errorOf, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { startReceiver } from './receiver.js';

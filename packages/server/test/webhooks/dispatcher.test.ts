@@ -1,7 +1,7 @@
 // The fan-out of a workspace's event log to its endpoints, called directly (the app's own dispatcher
 // is stopped): exactly once under concurrent passes, cursors that follow retention and disabling.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { lastWorkspaceEventSequence } from '../../src/repositories/events.js';
+import { lastWorkspaceEventSequence } from '../../src/computers/repositories/events.js';
 import { fanOut } from '../../src/webhooks/dispatcher.js';
 import { openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';

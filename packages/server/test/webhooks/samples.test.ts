@@ -1,6 +1,6 @@
 import { loadDocument } from '@svc/contract';
 import { describe, expect, test } from 'vitest';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/platform/ids.js';
 import { sampleEvent, workspaceEventTypes } from '../../src/webhooks/samples.js';
 import { schemaErrors } from '../support/spec-schemas.js';
 

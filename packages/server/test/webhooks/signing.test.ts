@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test, vi } from 'vitest';
-import { newWebhookSecret, SecretBox } from '../../src/webhooks/secrets.js';
+import { newWebhookSecret, SecretBox } from '../../src/platform/secrets.js';
 import { signedHeaders } from '../../src/webhooks/signing.js';
 
 describe('webhooks: signing', () => {

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { LineScanner } from '../../../src/operations/docker/agent.js';
+import { LineScanner } from '../../../src/computers/docker/agent.js';
 
 const TOKEN = 'a'.repeat(32);
 

@@ -1,10 +1,10 @@
 import { beforeAll, expect, test } from 'vitest';
-import { newId } from '../../../src/ids.js';
-import type { DockerCatalog } from '../../../src/operations/docker/catalog.js';
-import { DockerDriver } from '../../../src/operations/docker/docker-driver.js';
-import { LABEL } from '../../../src/operations/docker/labels.js';
-import { SNAPSHOT_LABEL, snapshotReference } from '../../../src/operations/docker/snapshots.js';
-import type { DriverComputer, DriverContext, ExecRequest } from '../../../src/operations/driver.js';
+import type { DockerCatalog } from '../../../src/computers/docker/catalog.js';
+import { DockerDriver } from '../../../src/computers/docker/docker-driver.js';
+import { LABEL } from '../../../src/computers/docker/labels.js';
+import { SNAPSHOT_LABEL, snapshotReference } from '../../../src/computers/docker/snapshots.js';
+import type { DriverComputer, DriverContext, ExecRequest } from '../../../src/computers/driver.js';
+import { newId } from '../../../src/platform/ids.js';
 import { describeDocker } from '../../support/docker.js';
 import { TEST_IMAGE } from '../../support/docker-probe.js';
 

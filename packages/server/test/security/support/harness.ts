@@ -2,14 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { App } from '../../../src/app.js';
-import { createApp } from '../../../src/app.js';
-import { signAssertion } from '../../../src/auth/assertion.js';
-import type { KeyFile } from '../../../src/auth/keypair.js';
-import { bootstrap } from '../../../src/bootstrap.js';
-import { loadConfig } from '../../../src/config.js';
-import type { Database } from '../../../src/db/database.js';
-import { newId } from '../../../src/ids.js';
+import type { App } from '../../../src/compose/app.js';
+import { createApp } from '../../../src/compose/app.js';
+import { bootstrap } from '../../../src/compose/bootstrap.js';
+import { signAssertion } from '../../../src/identity/auth/assertion.js';
+import type { KeyFile } from '../../../src/identity/auth/keypair.js';
+import { loadConfig } from '../../../src/platform/config.js';
+import type { Database } from '../../../src/platform/db/database.js';
+import { newId } from '../../../src/platform/ids.js';
 
 /** The public address the in-process app believes it has (tokens' `iss`/`aud`, key files' `base_url`). */
 export const BASE_URL = 'http://svc.test/v1';

@@ -3,8 +3,8 @@
 // its requests) and by jwt-types.test.ts (every field × every wrong value, exhaustively).
 import { createPrivateKey, sign } from 'node:crypto';
 import fc from 'fast-check';
-import type { KeyFile } from '../../../src/auth/keypair.js';
-import { newId } from '../../../src/ids.js';
+import type { KeyFile } from '../../../src/identity/auth/keypair.js';
+import { newId } from '../../../src/platform/ids.js';
 import { assertionClaims } from '../../support/credentials.js';
 
 /** The JSON type RFC 7515 §4.1 / RFC 7519 §4.1 (and our `key_id`) give each field; written from the RFCs. */

@@ -1,4 +1,4 @@
-import type { Role } from '../../../src/roles.js';
+import type { Role } from '../../../src/identity/roles.js';
 
 /**
  * The permission classes of design §8, one per operation of the spec. This is the one place the

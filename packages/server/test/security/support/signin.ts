@@ -1,6 +1,6 @@
 // Drives the browser sign-in form (GET the form, POST it back) as a script would: one CSRF cookie and
 // token, reused for every post, against an in-process app or a real server on 127.0.0.1.
-import { s256 } from '../../../src/signin/pkce.js';
+import { s256 } from '../../../src/identity/signin/pkce.js';
 
 /** Anything that answers a web-standard request: `app.fetch` bound to a client address, or a socket. */
 export type Send = (request: Request) => Promise<Response>;
