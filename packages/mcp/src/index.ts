@@ -21,4 +21,11 @@ export { createMcpServer, MCP_SERVER_VERSION } from './server.js';
 export { strictSchema } from './strict.js';
 export type { ArgumentTarget, ToolDefinition } from './tools.js';
 export { buildTools, toolFromOperation } from './tools.js';
-export { DEFAULT_TOOLSETS, FILES_TOOLSET, parseToolsets, STREAMS_TOOLSET, toolsetOf } from './toolsets.js';
+export {
+  DEFAULT_TOOLSETS,
+  FILES_TOOLSET,
+  parseToolsets,
+  SCREENS_TOOLSET,
+  STREAMS_TOOLSET,
+  toolsetOf,
+} from './toolsets.js';

@@ -1,4 +1,5 @@
 import { waitForComputerState } from '../computer-waits.js';
+import { setScreenAtCreate } from '../desktops/screens.js';
 import { ApiError, invalidArgument } from '../errors.js';
 import { placeNewComputer } from '../fleet/place.js';
 import { createLifetime, lifetimeChange } from '../lifetimes.js';
@@ -159,6 +160,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
     },
     ctx.principal.id,
   );
+  await setScreenAtCreate(ctx.db, computer, ctx.body.screen);
   // On a host with room (design §4.4), under that host's row lock until the commit; a computer made
   // from a snapshot goes where the snapshot's image is. No room: 503, and nothing is created.
   // Only a driver that runs computers on hosts places them: without one, a create costs no statement more.
