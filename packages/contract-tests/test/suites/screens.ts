@@ -1,4 +1,4 @@
-// Screens and input (design §17): a computer of an image with a display, its screen as `image/png` with
+// Screens and input (design §18): a computer of an image with a display, its screen as `image/png` with
 // its size and the pointer in headers, and input actions answered with the pointer. On a server the
 // driver is the simulated one unless the target says otherwise: its screen is a fixed picture and its
 // input is echoed (`simulated: true`), which is what the contract can hold on every driver.

@@ -14,7 +14,7 @@ import { PerSecond } from './rate.js';
 import { screenOf } from './screens.js';
 import { SimulatedDesktop } from './simulated.js';
 
-// Screens and input (design §17): `GET …/screen` and `POST …/input` on a running computer whose image
+// Screens and input (design §18): `GET …/screen` and `POST …/input` on a running computer whose image
 // has a display. What runs inside the computer is the desktop's (engine.ts, simulated.ts); the rules
 // (who, which computer, which state, the bounds) are here, the same on every driver.
 
@@ -152,5 +152,5 @@ export const inputComputer: Handler<'inputComputer'> = async (ctx) => {
   };
 };
 
-/** The handlers of design §17, registered with the app's others (compose/handlers.ts). */
+/** The handlers of design §18, registered with the app's others (compose/handlers.ts). */
 export const desktopHandlers = { downloadComputerScreen, inputComputer };

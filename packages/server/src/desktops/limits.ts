@@ -1,4 +1,4 @@
-// The bounds of screens and input (design §17), stated once: the spec's descriptions say the same numbers,
+// The bounds of screens and input (design §18), stated once: the spec's descriptions say the same numbers,
 // and the handlers refuse anything past them with the published errors.
 
 /** The screen of a computer whose image has a display, when its create names none. */

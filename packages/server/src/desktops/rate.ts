@@ -1,7 +1,7 @@
 import { ApiError } from '../errors.js';
 
 /**
- * Requests a second per computer, in this replica (design §17): a fixed one-second window per
+ * Requests a second per computer, in this replica (design §18): a fixed one-second window per
  * computer and kind. Past it, 429 `rate_limited` with `Retry-After: 1` and the policy's name.
  *
  * @example

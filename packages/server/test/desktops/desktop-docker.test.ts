@@ -8,7 +8,7 @@ import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { describeDocker } from '../support/docker.js';
 
-// Proof that a desktop really works (design §17): a computer of svc/desktop:13 (tools/images/desktop.sh)
+// Proof that a desktop really works (design §18): a computer of svc/desktop:13 (tools/images/desktop.sh)
 // on the Docker driver, driven only through the API. A terminal is opened with a key combination, a
 // sentence typed into it, and the screenshot read back with OCR (Debian's tesseract-ocr, which CI
 // installs: .ci/run); a click lands where it was sent. The screenshots are kept in

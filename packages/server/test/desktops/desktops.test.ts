@@ -4,7 +4,7 @@ import type { Team, TestApp } from '../support/app.js';
 import { openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 
-// Screens and input (design §17) on the simulated driver, whose screen is SIMULATED (a fixed picture,
+// Screens and input (design §18) on the simulated driver, whose screen is SIMULATED (a fixed picture,
 // input echoed): these tests hold the rules around it, one attack per rule: who may look and who may
 // touch, another workspace's computer, a computer without a display, the bounds, the rate, the audit line.
 describeEngines('desktops: the screen and input rules', (engine) => {

@@ -46,7 +46,7 @@ describeEngines(
         'ubuntu-2404',
       ]);
       for (const image of listed) expect(image).toMatchObject({ driver: 'simulated', available: true });
-      // Only the desktop has a screen (design §17).
+      // Only the desktop has a screen (design §18).
       expect(listed.filter((image) => (image as { display?: boolean }).display).map((i) => i.name)).toEqual([
         'debian-13-desktop',
       ]);

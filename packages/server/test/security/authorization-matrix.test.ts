@@ -251,7 +251,7 @@ describeEngines('authorization matrix (design §8)', (engine) => {
                 : op.operationId === 'recoverComputer'
                   ? 'failed'
                   : 'running',
-              // A screen is a display image's (design §17).
+              // A screen is a display image's (design §18).
               /\/(screen|input)$/.test(op.path) ? 'debian-13-desktop' : undefined,
             )
           ).id;

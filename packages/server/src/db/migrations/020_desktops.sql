@@ -1,4 +1,4 @@
--- Screens and input (design §17). An image says whether its computers have a display; a computer of
+-- Screens and input (design §18). An image says whether its computers have a display; a computer of
 -- such an image has a screen of the size chosen at create (both null for any other computer; the
 -- server gives a display computer 1280x800 when its create names no size). The desktop image is built
 -- by `pnpm images:build` (tools/images/desktop.sh) and tagged svc/desktop:13.

@@ -514,7 +514,7 @@ export class DockerDriver implements ComputerDriver {
       Hostname: hostname,
       User: ROOT_USERS.has(image.user) ? FALLBACK_USER : image.user,
       Labels: labels,
-      // The desktop image's entry script sizes its screen from it (design §17).
+      // The desktop image's entry script sizes its screen from it (design §18).
       ...(kind.screen ? { Env: [screenEnv(kind.screen)] } : {}),
       NetworkDisabled: true,
       HostConfig: {

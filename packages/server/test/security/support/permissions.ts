@@ -85,7 +85,7 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   listComputerFiles: 'exec',
   downloadComputerArchive: 'exec',
   uploadComputerArchive: 'exec',
-  // A viewer may look at a screen, not touch it (design §17).
+  // A viewer may look at a screen, not touch it (design §18).
   downloadComputerScreen: 'read',
   inputComputer: 'exec',
   createMember: 'manage',
