@@ -12,12 +12,16 @@ const INPUT_SLACK_MS = 10_000;
 
 /**
  * A screenshot inside the computer, in one command: the screen's size and the pointer to stderr
- * (xdotool), the picture to stdout as a PNG (ImageMagick's `import`; its arguments, an optional
+ * (xdotool, at the same time), the picture to stdout as a PNG (ImageMagick's `import`; its arguments, an optional
  * `-resize`). Low zlib effort: a screenshot is sent at once and thrown away, so speed beats size.
  */
 const SCREENSHOT_SCRIPT = [
-  'xdotool getdisplaygeometry getmouselocation --shell >&2 || exit 3',
-  'exec import -silent -window root "$@" -define png:compression-level=1 -define png:compression-filter=1 png:-',
+  // Side by side: the size and the pointer are asked while the picture is taken.
+  'xdotool getdisplaygeometry getmouselocation --shell >&2 &',
+  'import -silent -window root "$@" -define png:compression-level=1 -define png:compression-filter=1 png:-',
+  'taken=$?',
+  'wait $! || exit 3',
+  'exit $taken',
 ].join('\n');
 
 /**
