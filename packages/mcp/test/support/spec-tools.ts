@@ -30,7 +30,7 @@ const isFile = (document: OpenApiDocument, op: OperationInfo) =>
 /** The expected tools of the document, in spec order, with their tag and toolset. */
 export function expectedTools(
   document: OpenApiDocument = loadDocument(),
-): { name: string; tag: string; toolset: string; operationId: string }[] {
+): { name: string; tag: string; toolset: string; operationId: string; hintsFrom?: string }[] {
   const bytes = new Set(byteOperationIds(document));
   const operations = listOperations(document);
   const fileRoots = operations.filter((op) => isFile(document, op)).map((op) => op.path);
@@ -51,6 +51,14 @@ export function expectedTools(
             : tag;
       const tool = { name, tag, toolset, operationId: op.operationId };
       if (!bytes.has(op.operationId)) return [tool];
+      // The screenshot is the screen tool's, with the computer-use actions over it and the input,
+      // whose hints it has (a click may change anything).
+      if (byteResponse(document, op)?.mediaType === 'image/png') {
+        const input = operations.find(
+          (o) => o.method === 'post' && o.path === op.path.replace(/\/[^/]+$/, '/input'),
+        );
+        return [{ ...tool, name: 'use_computer_screen', hintsFrom: input?.operationId as string }];
+      }
       return isFile(document, op)
         ? [{ ...tool, name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_') }]
         : [];
