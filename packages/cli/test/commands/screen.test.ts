@@ -2,6 +2,7 @@
 // without `then`, and the usage error of a word it cannot read.
 import { describe, expect, it } from 'vitest';
 import { parseInputWords } from '../../src/commands/screen.js';
+import { run } from '../../src/program.js';
 
 describe('parseInputWords', () => {
   it.each([
@@ -46,5 +47,46 @@ describe('parseInputWords', () => {
     ['type without a text', ['type'], 'bad_action'],
   ])('refuses %s as a usage error', (_, words, code) => {
     expect(() => parseInputWords(words)).toThrow(expect.objectContaining({ exit: 'usage', code }));
+  });
+});
+
+describe('svc computers input: an action that failed in the computer', () => {
+  it('prints the pointer, names the action by its number and what the computer said, and exits 1', async () => {
+    const sent: unknown[] = [];
+    let stdout = '';
+    let stderr = '';
+    const code = await run(
+      ['computers', 'input', 'dev', 'desk', 'click', '40', '780', 'then', 'key', 'ctrl+sss'],
+      {
+        env: { SVC_BASE_URL: 'http://api.test/v1', SVC_ACCESS_TOKEN: 'token' },
+        isTTY: false,
+        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+          const request = new Request(input, init);
+          sent.push(await request.json());
+          return Response.json({
+            input: {
+              applied: 1,
+              cursor: { x: 40, y: 780 },
+              failed: { index: 1, message: "(symbol) No such key name 'ctrl+sss'" },
+            },
+          });
+        },
+        stdout: { write: (text: string | Uint8Array) => (stdout += text.toString()) },
+        stderr: { write: (text: string | Uint8Array) => (stderr += text.toString()) },
+      },
+    );
+    expect(sent).toEqual([
+      {
+        actions: [
+          { type: 'click', x: 40, y: 780 },
+          { type: 'key', keys: 'ctrl+sss' },
+        ],
+      },
+    ]);
+    expect(stdout).toBe('pointer at 40,780\n');
+    expect(stderr).toBe(
+      "error: action 2 (key) failed: (symbol) No such key name 'ctrl+sss'; 1 applied before it\n  code: action_failed\n",
+    );
+    expect(code).toBe(1);
   });
 });
