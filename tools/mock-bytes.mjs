@@ -5,7 +5,10 @@
 // Prism only checks a byte request (security, parameters, `Prefer: code=…`), given a short placeholder
 // body of the declared media type, and the front answers the bytes: the download's example in the spec
 // (`Prefer: example=<name>`, else the first; its string's UTF-8, as the spec's byte examples are ASCII),
-// else the mock's own few (a short text, or a tar archive of it), the same every time.
+// else the mock's own few (a short text, or a tar archive of it), the same every time. A screen's
+// picture (`image/png`) is always the mock's own: a PNG is no text, so no example in the spec can hold
+// it.
+import { crc32, deflateSync } from 'node:zlib';
 import { byteBodies } from '../spec/rules/lib/bytes.js';
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -58,11 +61,43 @@ export function mockArchive() {
   ]);
 }
 
+/** One PNG chunk: length, type, data, CRC-32 of type and data. */
+function pngChunk(type, data) {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/**
+ * The mock's screen: a 1280x800 PNG (8-bit RGB) of one colour, the size of the spec's example screen
+ * (`Screen-Width`, `Screen-Height`).
+ */
+export function mockScreen() {
+  const [width, height] = [1280, 800];
+  const row = Buffer.alloc(1 + width * 3);
+  for (let x = 0; x < width; x++) row.set([0x3a, 0x6e, 0xa5], 1 + x * 3);
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /**
  * The bytes the mock answers for a download: its example named `example` (else its first), else the
- * mock's own for its media type (a file's text, or a tar archive of it).
+ * mock's own for its media type (a file's text, or a tar archive of it); a picture is always the
+ * mock's own ({@link mockScreen}).
  */
 export function mockBytes(operation, example) {
+  if (operation.mediaType === 'image/png') return mockScreen();
   const value = operation.examples?.[example] ?? Object.values(operation.examples ?? {})[0];
   if (typeof value === 'string') return Buffer.from(value, 'utf8');
   return operation.mediaType === 'application/x-tar' ? mockArchive() : Buffer.from(MOCK_FILE);

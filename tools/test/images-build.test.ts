@@ -36,7 +36,7 @@ describe('images:build, the Debian recipe', () => {
   test('an unknown image name is refused with the names it knows', () => {
     const result = run(build, ['ubuntu']);
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('unknown image "ubuntu" (busybox, debian)');
+    expect(result.stderr).toContain('unknown image "ubuntu" (busybox, debian, desktop)');
   });
 });
 

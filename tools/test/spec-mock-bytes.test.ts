@@ -37,6 +37,7 @@ describe('the byte operations the front finds in the bundle', () => {
       [
         ['downloadComputerArchive', 'GET', 'download', TAR, undefined],
         ['downloadComputerFile', 'GET', 'download', OCTETS, undefined],
+        ['downloadComputerScreen', 'GET', 'download', 'image/png', undefined],
         ['uploadComputerArchive', 'PUT', 'upload', TAR, 1073741824],
         ['uploadComputerFile', 'PUT', 'upload', OCTETS, 1073741824],
       ].sort(),
@@ -50,6 +51,11 @@ describe('the byte operations the front finds in the bundle', () => {
     expect(mockBytes(file).toString('utf8')).toBe(Object.values(file.examples)[0]);
     expect(mockBytes({ ...file, examples: {} }).toString('utf8')).toBe(MOCK_FILE);
     expect(mockBytes({ ...archive, examples: {} }).equals(mockArchive())).toBe(true);
+    // A screen's picture is the mock's own PNG, whatever the spec's (text) example says.
+    const screen = byteOperations(bundle).find((o) => o.operationId === 'downloadComputerScreen');
+    expect([...mockBytes(screen ?? expect.fail('downloadComputerScreen')).subarray(0, 4)]).toEqual([
+      0x89, 0x50, 0x4e, 0x47,
+    ]);
   });
 
   it("makes archives tar reads: the spec's example, and the mock's own", () => {

@@ -8,6 +8,7 @@ import { addCopyCommand, FILES_PATH } from './commands/cp.js';
 import { addListenCommand } from './commands/listen.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
+import { addScreenCommands, INPUT_PATH, SCREEN_PATH } from './commands/screen.js';
 import { addSessionCommands } from './commands/session.js';
 import { addComputerWaitCommand, addWaitCommand, COMPUTER_WAIT_PATH, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
@@ -139,7 +140,9 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   const commands = operationCommands(document);
   for (const spec of commands) {
     const group = groupOf(spec.group, tags.get(spec.operation.tag ?? '') ?? '');
-    if (wanted(spec.group)) addOperationCommand(group, spec, contextOf);
+    // `input` is hand-written (actions as words, and the same --actions JSON): commands/screen.ts.
+    const handWritten = spec.operation.path === INPUT_PATH && spec.operation.method === 'post';
+    if (wanted(spec.group) && !handWritten) addOperationCommand(group, spec, contextOf);
   }
   // Today's names before nouns (`svc catalog list-sizes`) still work, hidden from help.
   for (const spec of commands)
@@ -162,6 +165,8 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
     addComputerWaitCommand(groupOf(computersGroup.group, ''), contextOf);
   const filesGroup = commands.find((c) => c.operation.path === FILES_PATH);
   if (filesGroup && wanted(filesGroup.group)) addCopyCommand(groupOf(filesGroup.group, ''), contextOf);
+  const screenGroup = commands.find((c) => c.operation.path === SCREEN_PATH);
+  if (screenGroup && wanted(screenGroup.group)) addScreenCommands(groupOf(screenGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   route(program, io);
   return program;

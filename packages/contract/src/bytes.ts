@@ -1,13 +1,20 @@
 // The byte bodies of the spec, read one way: which operations take or answer bytes instead of JSON
-// (a file as `application/octet-stream`, a directory as `application/x-tar`), and the most bytes a
-// request body may carry (`x-svc-max-bytes` on its schema). A byte body's schema is `type: string,
-// format: binary`; the `svc-byte-body` lint rule holds every byte body to that shape.
+// (a file as `application/octet-stream`, a directory as `application/x-tar`, a screenshot as
+// `image/png`), and the most bytes a request body may carry (`x-svc-max-bytes` on its schema). A byte
+// body's schema is `type: string, format: binary`; the `svc-byte-body` lint rule holds every byte body to that shape.
 import type { OpenApiDocument } from './document.js';
 import { listOperations, type OperationInfo } from './operations.js';
 import { deref, type JsonObject } from './refs.js';
 
-/** The media types that carry bytes, never JSON: a file, and a directory as an uncompressed tar archive. */
-export const BYTE_MEDIA_TYPES = Object.freeze(['application/octet-stream', 'application/x-tar'] as const);
+/**
+ * The media types that carry bytes, never JSON: a file, a directory as an uncompressed tar archive, and a
+ * picture of a computer's screen.
+ */
+export const BYTE_MEDIA_TYPES = Object.freeze([
+  'application/octet-stream',
+  'application/x-tar',
+  'image/png',
+] as const);
 
 /** One of {@link BYTE_MEDIA_TYPES}. */
 export type ByteMediaType = (typeof BYTE_MEDIA_TYPES)[number];

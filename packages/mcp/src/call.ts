@@ -13,6 +13,7 @@ import { callFileTool } from './file-tools.js';
 import { followOutput } from './output-progress.js';
 import { progressTracker, type ReportProgress } from './progress.js';
 import { apiErrorResult, successResult, textError } from './results.js';
+import { callScreenTool } from './screen-tool.js';
 import { readWindow } from './stream-window.js';
 import type { ToolDefinition } from './tools.js';
 
@@ -176,6 +177,7 @@ export async function callTool(
   const { method, path } = tool.operation;
   try {
     if (tool.stream) return await readWindow(client, tool, args, context.signal);
+    if (tool.screen) return await callScreenTool(client, tool, args, context.signal);
     if (tool.file)
       return await callFileTool(client, tool, { ...args, idempotency_key: idempotencyKey }, context.signal);
     const request = (client as unknown as { request: LooseRequest }).request;

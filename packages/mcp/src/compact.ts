@@ -147,6 +147,8 @@ function compactSchema(schema: unknown, glossary: Glossary): unknown {
  * show it.
  */
 function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
+  // The screen tool's text is its own (the computer-use actions), not an operation's.
+  if (tool.screen) return tool.description;
   const described = sentences(tool.operation.description)
     .map((sentence) => {
       const id = glossary.notes.get(sentence);
@@ -174,7 +176,7 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
   // A stream tool's output is its own (a window of events), already small; the rest are the spec's bodies.
   const output =
-    tool.stream || tool.file?.direction === 'read'
+    tool.stream || tool.file?.direction === 'read' || tool.screen
       ? tool.outputSchema
       : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
   return {

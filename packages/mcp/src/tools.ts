@@ -17,6 +17,7 @@ import { fileTool } from './file-tools.js';
 import { headerArgument, toolName } from './names.js';
 import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
+import { screenTool } from './screen-tool.js';
 import { STREAM_INPUTS, STREAM_OUTPUT, streamDescription } from './stream-window.js';
 import { strictSchema } from './strict.js';
 import { toolsetOf } from './toolsets.js';
@@ -62,6 +63,11 @@ export interface ToolDefinition {
    * takes it, at most `maxBytes`; `note` says so (the compact mode appends it to the spec's description).
    */
   file?: { direction: 'read' | 'write'; maxBytes: number; note: string };
+  /**
+   * The screen tool (`screen-tool.ts`): the computer-use actions over the screenshot operation and the
+   * input beside it, `maxWaitMs` the longest wait one input action may hold.
+   */
+  screen?: { picture: OperationInfo; input: OperationInfo; maxWaitMs: number };
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -221,7 +227,8 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
  * One tool per operation that takes the caller's access token, in spec order, derived at call time
  * from the document: a new operation in `spec/` becomes a tool without code changes. An operation that
  * takes or answers bytes is no JSON tool: a file's becomes a text tool within a limit
- * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a tar archive's none.
+ * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a screenshot's the screen tool
+ * (`use_computer_screen`: {@link screenTool}), a tar archive's none.
  *
  * @example
  * import { loadDocument } from '@svc/contract';
@@ -233,7 +240,7 @@ export function buildTools(document: OpenApiDocument): ToolDefinition[] {
     .flatMap((op) => {
       const tool = toolFromOperation(document, op);
       if (!isByteOperation(document, op)) return [tool];
-      return fileTool(document, op, tool) ?? [];
+      return fileTool(document, op, tool) ?? screenTool(document, tool) ?? [];
     });
   const output = tools.find((t) => t.stream?.commandOutput && pathParams(t).length === 1);
   for (const tool of tools)

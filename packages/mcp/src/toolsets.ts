@@ -1,8 +1,9 @@
 // Toolsets: the groups a client chooses its tools by (`/mcp?toolsets=…`, `svc-mcp --toolsets …`), as
 // GitHub's MCP server has them: a documented default set, `all`, and `default` to add to. A toolset is
-// the operation's first spec tag, but for two groups an agent working in a computer needs whatever
-// their tags are, derived from the operation itself: `files` (the operations on a computer's files)
-// and `streams` (the operations that answer Server-Sent Events).
+// the operation's first spec tag, but for three groups an agent working in a computer needs whatever
+// their tags are, derived from the operation itself: `files` (the operations on a computer's files),
+// `streams` (the operations that answer Server-Sent Events) and `screens` (a computer's screen and
+// its input, which an agent that only runs commands does without: not in the default set).
 import {
   byteRequestBody,
   byteResponse,
@@ -20,6 +21,12 @@ export const STREAMS_TOOLSET = 'streams';
  * file's bytes (`application/octet-stream`), and the paths beneath it (stat, entries, archives).
  */
 export const FILES_TOOLSET = 'files';
+
+/**
+ * The toolset of the operations on a computer's screen: the one that answers a picture (`image/png`),
+ * and the `input` beside it (`…/{computer}/screen`, `…/{computer}/input`).
+ */
+export const SCREENS_TOOLSET = 'screens';
 
 /**
  * What `tools/list` holds when a client names no toolset: what an agent working in computers uses.
@@ -58,9 +65,24 @@ function fileRoots(document: OpenApiDocument): readonly string[] {
   return roots;
 }
 
+const screenPathCache = new WeakMap<OpenApiDocument, readonly string[]>();
+
+/** The paths of the operations on a computer's screen: each picture's, and the `input` beside it. */
+function screenPaths(document: OpenApiDocument): readonly string[] {
+  let paths = screenPathCache.get(document);
+  if (!paths) {
+    const pictures = listOperations(document)
+      .filter((op) => byteResponse(document, op)?.mediaType === 'image/png')
+      .map((op) => op.path);
+    paths = [...new Set(pictures.flatMap((p) => [p, `${p.slice(0, p.lastIndexOf('/'))}/input`]))];
+    screenPathCache.set(document, paths);
+  }
+  return paths;
+}
+
 /**
  * The toolset of an operation's tool: `streams` for a stream, `files` for an operation on a file's
- * path, else its first spec tag.
+ * path, `screens` for one on a computer's screen, else its first spec tag.
  *
  * @example
  * import { listOperations, loadDocument } from '@svc/contract';
@@ -72,6 +94,7 @@ export function toolsetOf(document: OpenApiDocument, op: OperationInfo): string 
   if (isStreamOperation(document, op)) return STREAMS_TOOLSET;
   if (fileRoots(document).some((root) => op.path === root || op.path.startsWith(`${root}/`)))
     return FILES_TOOLSET;
+  if (screenPaths(document).includes(op.path)) return SCREENS_TOOLSET;
   return ((op.operation.tags as string[] | undefined) ?? [])[0] ?? 'untagged';
 }
 

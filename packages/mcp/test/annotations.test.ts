@@ -94,7 +94,7 @@ describe('titles and hints as listed over streamable HTTP', () => {
         if (!spec) throw new Error(`${tool.name} is no tool of the spec`);
         expect(tool.annotations, tool.name).toEqual({
           title: tool.title,
-          ...fromOperation(spec.operationId),
+          ...fromOperation(spec.hintsFrom ?? spec.operationId),
           openWorldHint: false,
         });
       }
@@ -107,7 +107,7 @@ describe('titles and hints as listed over streamable HTTP', () => {
         else {
           // Only a custom action's verb (start_, rotate_…) has no rule here: the spec judges it (x-svc.mcp).
           const spec = specTools.find((t) => t.name === tool.name);
-          const op = operations.get(spec?.operationId ?? '');
+          const op = operations.get(spec?.hintsFrom ?? spec?.operationId ?? '');
           expect(op && operationPolicy(document, op).mcp, `${tool.name}: no rule, no judgment`).toBeTruthy();
         }
       }

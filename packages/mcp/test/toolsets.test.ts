@@ -64,6 +64,7 @@ describe('the catalog’s toolsets', () => {
       'service-accounts',
       'keys',
       'computers',
+      'screens',
       'files',
       'snapshots',
       'operations',

@@ -1,3 +1,4 @@
+import { isDownloadOperation } from '../lib/bytes.js';
 import { isObject, isPluralNoun, operations } from '../lib/openapi.js';
 import { isStreamOperation } from '../lib/streams.js';
 import { BYTE_VERBS, STANDARD_VERBS, STREAM_VERB } from '../lib/verbs.js';
@@ -6,10 +7,11 @@ const isTemplate = (segment) => /^\{[^}]+\}$/.test(segment);
 
 /**
  * The action segment of a path: a singular literal right after a path parameter (`…/{computer}/start`).
- * A stream operation's has none: its last segment names what it streams (`…/{operation}/output`).
+ * A stream operation's has none: its last segment names what it streams (`…/{operation}/output`); nor
+ * has a download's: it names what it answers (`…/{computer}/screen`).
  */
 function actionSegment(path, method, operation) {
-  if (isStreamOperation(method, operation)) return undefined;
+  if (isStreamOperation(method, operation) || isDownloadOperation(method, operation)) return undefined;
   const segments = path.split('/').filter(Boolean);
   if (segments.length < 2) return undefined;
   const last = segments[segments.length - 1];
@@ -23,8 +25,8 @@ function actionSegment(path, method, operation) {
  * verb, on an action segment equal to the verb right after the resource
  * (`POST /workspaces/{workspace}/computers/{computer}/start`: `action: start`, `startComputer`). A
  * singular literal after a path parameter is such a segment, so an operation there that declares no
- * action (or another verb) is refused too; a stream operation's last segment is no such segment (it
- * names what is streamed). A verb is no standard one, nor the stream verb, nor a byte verb (rules/lib/verbs.js). An action
+ * action (or another verb) is refused too; a stream operation's or a download's last segment is no
+ * such segment (it names what is streamed or answered). A verb is no standard one, nor the stream verb, nor a byte verb (rules/lib/verbs.js). An action
  * without such a segment is a method of a collection or of the service (`POST /auth/token`:
  * `action: exchange`).
  */

@@ -1,15 +1,19 @@
 // What a byte body is, for both linters, the breaking-change gate and the docs build (the packages read
 // the same facts with `byteRequestBody` / `byteResponse` of @svc/contract): a request or response body
 // whose media type carries bytes, never JSON (a file as `application/octet-stream`, a directory as an
-// uncompressed tar, `application/x-tar`). Its schema is `type: string, format: binary` (OpenAPI 3.1:
-// the content is the bytes; 3.2 says the same with an empty schema); a request body's schema bounds it
+// uncompressed tar, `application/x-tar`, a screenshot as `image/png`). Its schema is `type: string,
+// format: binary` (OpenAPI 3.1: the content is the bytes; 3.2 says the same with an empty schema); a
+// request body's schema bounds it
 // with `x-svc-max-bytes`. Only two places may hold one: the request body of a PUT upload (operationId
 // `upload…`, lib/verbs.js) and the 200 of a GET download (`download…`). svc-byte-body holds them to
 // that shape.
 import { isObject } from './openapi.js';
 
-/** The media types that carry bytes: a file, and a directory as an uncompressed tar archive. */
-export const BYTE_MEDIA_TYPES = Object.freeze(['application/octet-stream', 'application/x-tar']);
+/**
+ * The media types that carry bytes: a file, a directory as an uncompressed tar archive, and a picture of
+ * a computer's screen.
+ */
+export const BYTE_MEDIA_TYPES = Object.freeze(['application/octet-stream', 'application/x-tar', 'image/png']);
 
 /** The vendor extension on a byte request body's schema: the most bytes one request may carry. */
 export const MAX_BYTES_EXTENSION = 'x-svc-max-bytes';
@@ -21,6 +25,8 @@ export const MAX_BYTES_EXTENSION = 'x-svc-max-bytes';
 export const BYTE_RESPONSE_HEADERS = Object.freeze({
   'application/octet-stream': Object.freeze(['Content-Length', 'ETag']),
   'application/x-tar': Object.freeze([]),
+  // A screenshot is taken whole before it is sent; it is new on every call, so it has no version.
+  'image/png': Object.freeze(['Content-Length']),
 });
 
 /** Whether a media type carries bytes. */

@@ -31,6 +31,7 @@ export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^https?://[^\\s@#]+$': "an http:// or https:// URL, with no space, '@' or '#'",
   '^(\\*|[a-z_]+\\.[a-z_]+)$': 'an event type such as computer.created, or * for every type',
   '^[a-z_]+\\.[a-z_]+$': 'an event type such as computer.created',
+  '^[A-Za-z0-9_]+(\\+[A-Za-z0-9_]+)*$': "key names joined by '+', such as ctrl+s or Return",
 };
 
 /** Units a field's name can end in (`idle_timeout_seconds`): a whole number of them. */

@@ -1,5 +1,6 @@
 import { listOperations, loadDocument } from '@svc/contract';
 import { describe, expect, test } from 'vitest';
+import { INPUT_PATH } from '../../src/commands/screen.js';
 import { buildProgram } from '../../src/program.js';
 import { operationCommands, verbOf } from '../../src/spec/commands.js';
 
@@ -23,6 +24,17 @@ describe('a command for every operation of the spec', () => {
       const group = program.commands.find((c) => c.name() === spec.group);
       const command = group?.commands.find((c) => c.name() === spec.name);
       expect(command, `svc ${spec.group} ${spec.name}`).toBeDefined();
+      // `svc computers input` is hand-written (commands/screen.ts): actions as words after the path's
+      // positionals, or the operation's own --actions JSON (then optional).
+      if (op.path === INPUT_PATH && op.method === 'post') {
+        expect(command!.registeredArguments.map((a) => a.name())).toEqual([
+          'workspace',
+          'computer',
+          'actions',
+        ]);
+        expect(command!.options.map((o) => o.long).sort()).toEqual(['--actions', '--idempotency-key']);
+        return;
+      }
       // Path parameters are the positionals, in path order; then a required list-of-strings body field (argv).
       const pathParams = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.replace(/_/g, '-'));
       const rest = spec.rest ? [spec.rest.name.replace(/_/g, '-')] : [];

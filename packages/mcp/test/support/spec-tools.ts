@@ -2,7 +2,8 @@
 // code under test): one per operation but the two without an access token; a byte operation on a file
 // is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's none.
 // Each in its toolset: `streams` for an operation answering Server-Sent Events, `files` for one on the
-// path of a file's bytes or beneath it, else its first tag.
+// path of a file's bytes or beneath it, `screens` for a screen's picture (`image/png`, no tool yet) and
+// the `input` beside it, else its first tag.
 import {
   byteOperationIds,
   byteRequestBody,
@@ -29,10 +30,13 @@ const isFile = (document: OpenApiDocument, op: OperationInfo) =>
 /** The expected tools of the document, in spec order, with their tag and toolset. */
 export function expectedTools(
   document: OpenApiDocument = loadDocument(),
-): { name: string; tag: string; toolset: string; operationId: string }[] {
+): { name: string; tag: string; toolset: string; operationId: string; hintsFrom?: string }[] {
   const bytes = new Set(byteOperationIds(document));
   const operations = listOperations(document);
   const fileRoots = operations.filter((op) => isFile(document, op)).map((op) => op.path);
+  const screens = operations
+    .filter((op) => byteResponse(document, op)?.mediaType === 'image/png')
+    .flatMap((op) => [op.path, op.path.replace(/\/[^/]+$/, '/input')]);
   return operations
     .filter((op) => !NOT_TOOLS.includes(op.operationId))
     .flatMap((op) => {
@@ -42,9 +46,19 @@ export function expectedTools(
         ? 'streams'
         : fileRoots.some((root) => op.path === root || op.path.startsWith(`${root}/`))
           ? 'files'
-          : tag;
+          : screens.includes(op.path)
+            ? 'screens'
+            : tag;
       const tool = { name, tag, toolset, operationId: op.operationId };
       if (!bytes.has(op.operationId)) return [tool];
+      // The screenshot is the screen tool's, with the computer-use actions over it and the input,
+      // whose hints it has (a click may change anything).
+      if (byteResponse(document, op)?.mediaType === 'image/png') {
+        const input = operations.find(
+          (o) => o.method === 'post' && o.path === op.path.replace(/\/[^/]+$/, '/input'),
+        );
+        return [{ ...tool, name: 'use_computer_screen', hintsFrom: input?.operationId as string }];
+      }
       return isFile(document, op)
         ? [{ ...tool, name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_') }]
         : [];

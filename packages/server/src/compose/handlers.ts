@@ -1,3 +1,4 @@
+import { desktopHandlers } from '../desktops/handlers.js';
 import { authHandlers } from '../handlers/auth.js';
 import { catalogHandlers } from '../handlers/catalog.js';
 import { computerHandlers } from '../handlers/computers.js';
@@ -35,4 +36,5 @@ export const handlers: Handlers = {
   ...streamHandlers,
   ...webhookHandlers,
   ...snapshotHandlers,
+  ...desktopHandlers,
 };

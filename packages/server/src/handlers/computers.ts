@@ -14,6 +14,7 @@ import {
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
 import type { OperationRow } from '../computers/repositories/operations.js';
 import { COMPUTER_STATES, type ComputerState } from '../computers/states.js';
+import { setScreenAtCreate } from '../desktops/screens.js';
 import { placeNewComputer } from '../fleet/place.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { pageRequest, toPage } from '../platform/paging.js';
@@ -159,6 +160,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
     },
     ctx.principal.id,
   );
+  await setScreenAtCreate(ctx.db, computer, ctx.body.screen);
   // On a host with room (design §4.4), under that host's row lock until the commit; a computer made
   // from a snapshot goes where the snapshot's image is. No room: 503, and nothing is created.
   // Only a driver that runs computers on hosts places them: without one, a create costs no statement more.

@@ -52,7 +52,12 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } }
   ? B
   : R extends { content: { 'text/event-stream': unknown } }
     ? EventStreamBody
-    : R extends { content: { 'application/octet-stream': unknown } | { 'application/x-tar': unknown } }
+    : R extends {
+          content:
+            | { 'application/octet-stream': unknown }
+            | { 'application/x-tar': unknown }
+            | { 'image/png': unknown };
+        }
       ? OutgoingBytes
       : undefined;
 

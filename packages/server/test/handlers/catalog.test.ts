@@ -39,14 +39,23 @@ describeEngines(
 
     test('the simulated driver: every image is there, available, and says it is simulated', async () => {
       const listed = await images(simulated, team.viewer.token);
-      expect(listed.map((image) => image.name).sort()).toEqual(['busybox', 'debian-13', 'ubuntu-2404']);
+      expect(listed.map((image) => image.name).sort()).toEqual([
+        'busybox',
+        'debian-13',
+        'debian-13-desktop',
+        'ubuntu-2404',
+      ]);
       for (const image of listed) expect(image).toMatchObject({ driver: 'simulated', available: true });
+      // Only the desktop has a screen (design §18).
+      expect(listed.filter((image) => (image as { display?: boolean }).display).map((i) => i.name)).toEqual([
+        'debian-13-desktop',
+      ]);
     });
 
     test('a driver that cannot tell: every image is listed, none shown available', async () => {
       const other = await standIn.team();
       const listed = await images(standIn, other.viewer.token);
-      expect(listed).toHaveLength(3);
+      expect(listed).toHaveLength(4);
       for (const image of listed) expect(image).toMatchObject({ driver: 'docker', available: false });
     });
   },

@@ -176,13 +176,14 @@ describeEngines('authorization matrix (design §8)', (engine) => {
   async function computer(
     workspace: string,
     state: 'running' | 'stopped' | 'failed',
+    image = 'ubuntu-2404',
   ): Promise<{ id: string; operation: string }> {
     const created = await h.expectCall(202, 'POST', `/v1/workspaces/${workspace}/computers`, {
       ...owner(),
       json: {
         name: fresh('m'),
         size: 'small',
-        image: 'ubuntu-2404',
+        image,
         ...(state === 'failed' ? { labels: { 'sim-fail': 'create' } } : {}),
       },
     });
@@ -250,6 +251,8 @@ describeEngines('authorization matrix (design §8)', (engine) => {
                 : op.operationId === 'recoverComputer'
                   ? 'failed'
                   : 'running',
+              // A screen is a display image's (design §18).
+              /\/(screen|input)$/.test(op.path) ? 'debian-13-desktop' : undefined,
             )
           ).id;
           break;

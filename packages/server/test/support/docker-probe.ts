@@ -13,7 +13,7 @@ export interface DockerProbe {
 /** The image the driver's tests run: built by `pnpm images:build` (tools/images/build.sh). */
 export const TEST_IMAGE = 'svc/busybox:1';
 /** The other images of `pnpm images:build`, which tests may ask for (`describeDocker(…, { image })`). */
-export const BUILT_IMAGES = ['svc/debian:13'] as const;
+export const BUILT_IMAGES = ['svc/debian:13', 'svc/desktop:13'] as const;
 
 /** Pings the Engine on `SVC_DOCKER_SOCKET` (default `/var/run/docker.sock`) and looks for the test image. */
 export async function probeDocker(): Promise<DockerProbe> {

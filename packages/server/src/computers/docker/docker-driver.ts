@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
+import { DEFAULT_SCREEN, screenEnv } from '../../desktops/limits.js';
 import type { WarmPoolConfig, WarmPoolTarget } from '../../platform/config.js';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import type {
@@ -451,13 +452,17 @@ export class DockerDriver implements ComputerDriver {
     if (await this.inspect(computer, signal)) return;
     // A ready container from the warm pool, renamed to this computer's: it runs already. Never for a
     // computer made from a snapshot: its files are in the snapshot's image, not in a pooled one.
-    if (!computer.snapshot_id && (await this.pool?.claim(computer))) return;
+    // Nor for a screen of its own size: a pooled desktop has the default one.
+    if (!computer.snapshot_id && !ownScreen(computer) && (await this.pool?.claim(computer))) return;
     const options = await this.createOptions(
       {
         image: computer.image,
         size: computer.size,
         ...(computer.snapshot_id
           ? { snapshot: { id: computer.snapshot_id, workspace_id: computer.workspace_id } }
+          : {}),
+        ...(computer.screen_width && computer.screen_height
+          ? { screen: { width: computer.screen_width, height: computer.screen_height } }
           : {}),
       },
       containerName(this.instance, computer.id),
@@ -489,7 +494,12 @@ export class DockerDriver implements ComputerDriver {
 
   /** The Engine's create options of a computer's container (SECURITY.md, "Driver"). */
   private async createOptions(
-    kind: { image: string; size: string; snapshot?: { id: string; workspace_id: string } },
+    kind: {
+      image: string;
+      size: string;
+      snapshot?: { id: string; workspace_id: string };
+      screen?: { width: number; height: number };
+    },
     name: string,
     hostname: string,
     labels: Record<string, string>,
@@ -504,6 +514,8 @@ export class DockerDriver implements ComputerDriver {
       Hostname: hostname,
       User: ROOT_USERS.has(image.user) ? FALLBACK_USER : image.user,
       Labels: labels,
+      // The desktop image's entry script sizes its screen from it (design §18).
+      ...(kind.screen ? { Env: [screenEnv(kind.screen)] } : {}),
       NetworkDisabled: true,
       HostConfig: {
         ...(await this.limits(kind.size)),
@@ -652,6 +664,12 @@ export class DockerDriver implements ComputerDriver {
 }
 
 /** A rejection handler that turns the Engine's answer `status` (e.g. 304 "already so") into a value. */
+/** Whether a computer's screen is not the default one a pooled desktop container has. */
+function ownScreen(computer: DriverComputer): boolean {
+  const { screen_width: width, screen_height: height } = computer;
+  return !!width && !!height && (width !== DEFAULT_SCREEN.width || height !== DEFAULT_SCREEN.height);
+}
+
 function unless(...statuses: number[]) {
   return (error: unknown): number => {
     const status = (error as { statusCode?: number }).statusCode;

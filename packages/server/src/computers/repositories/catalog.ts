@@ -39,7 +39,7 @@ export async function listImageRows(
   page: { after: string | null; limit: number },
 ): Promise<ImageRow[]> {
   const { rows } = await db.query<ImageRow>(
-    `SELECT id, name, display_name, os, version, created_at FROM images
+    `SELECT id, name, display_name, os, version, display, created_at FROM images
       WHERE ($1::text IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`,
     [page.after, page.limit],
   );

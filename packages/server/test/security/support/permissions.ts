@@ -85,6 +85,9 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   listComputerFiles: 'exec',
   downloadComputerArchive: 'exec',
   uploadComputerArchive: 'exec',
+  // A viewer may look at a screen, not touch it (design §18).
+  downloadComputerScreen: 'read',
+  inputComputer: 'exec',
   createMember: 'manage',
   updateMember: 'manage',
   deleteMember: 'manage',
