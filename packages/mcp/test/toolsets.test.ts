@@ -65,6 +65,7 @@ describe('the catalog’s toolsets', () => {
       'keys',
       'computers',
       'files',
+      'terminals',
       'snapshots',
       'operations',
       'catalog',

@@ -14,6 +14,7 @@ import { streamHandlers } from '../handlers/streams.js';
 import type { Handlers } from '../handlers/types.js';
 import { webhookHandlers } from '../handlers/webhooks.js';
 import { workspaceHandlers } from '../handlers/workspaces.js';
+import { terminalHandlers } from '../terminals/handlers.js';
 
 /**
  * One handler per operation of the spec. A spec operation without a handler here is a type error
@@ -35,4 +36,5 @@ export const handlers: Handlers = {
   ...streamHandlers,
   ...webhookHandlers,
   ...snapshotHandlers,
+  ...terminalHandlers,
 };
