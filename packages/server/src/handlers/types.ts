@@ -16,6 +16,7 @@ import type { RateLimiter, RateLimitState } from '../ratelimit.js';
 import type { ReadCache } from '../repositories/read-cache.js';
 import type { Streams } from '../streams/registry.js';
 import type { Wakeups } from '../streams/wakeups.js';
+import type { Terminals } from '../terminals/manager.js';
 import type { OutboundOptions } from '../webhooks/outbound.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 
@@ -90,6 +91,8 @@ export interface AppDeps {
   operationOutput: Wakeups;
   /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
   driver: ComputerDriver;
+  /** The terminals this replica holds, and the wake-ups of terminal output streams (design §17). */
+  terminals: Terminals;
   /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */
   audit(message: string, fields: Record<string, unknown>): void;
   cursors: Cursors;
