@@ -129,6 +129,28 @@ describeEngines('terminals (simulated driver)', (engine) => {
     expect((await close(terminal.id)).status).toBe(204);
   });
 
+  test('a keystroke comes back as its echo through the API (input to output event), measured', async () => {
+    const { body } = await open();
+    const id = body.terminal.id;
+    const stream = await follow(id);
+    await until(() => text(stream).includes('$ '));
+    const times: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const seen = stream.events.length;
+      const started = performance.now();
+      expect((await type(id, 'a')).status).toBe(204);
+      await until(() => stream.events.length > seen);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    console.info(
+      `terminal keystroke echo through the API (${engine.name}, simulated driver, no socket): p50 ${times[20]?.toFixed(1)} ms, p95 ${times[38]?.toFixed(1)} ms`,
+    );
+    // The issue's 30 ms is the benchmark's (a quiet machine); here a bound a loaded CI machine keeps.
+    expect(times[20]).toBeLessThan(100);
+    await close(id);
+  });
+
   test('a reader that comes back with Last-Event-ID gets exactly what it missed', async () => {
     const { body } = await open();
     const id = body.terminal.id;
