@@ -16,7 +16,8 @@ function resolver(ctx) {
  * lib/verbs.js (listComputers, getMe), with the verb of the custom action the operation declares,
  * `x-svc.action` (startComputer, exchangeToken), or, for a stream operation (a GET whose 200 answers
  * `text/event-stream`) and only for one, with `stream` (streamWorkspaceEvents), for an operation whose
- * request body is bytes (lib/bytes.js) and only for one, with `upload` (uploadComputerFile), and for a GET
+ * request body is bytes (lib/bytes.js) and only for one, with `upload` for a PUT (uploadComputerFile) or
+ * `send` for a POST (sendComputerTerminalInput), and for a GET
  * whose 200 is bytes and only for one, with `download` (downloadComputerArchive). Clients, CLI commands
  * and MCP tools derive their names from it.
  */
@@ -53,7 +54,7 @@ function OperationIdVerb() {
         const verbs = stream
           ? [STREAM_VERB]
           : upload
-            ? [BYTE_VERBS.upload]
+            ? [method === 'post' ? BYTE_VERBS.send : BYTE_VERBS.upload]
             : download
               ? [BYTE_VERBS.download]
               : typeof action === 'string' && /^[a-z]+$/.test(action) && !reserved.includes(action)
@@ -141,8 +142,8 @@ function ResponseMimeType(options) {
 
 /**
  * svc/request-mime-type: request bodies are JSON (design §2, and 415 unsupported_media_type otherwise),
- * with one exception: the request body of a PUT may be a byte media type (lib/bytes.js), which makes it
- * an upload (svc-byte-body holds it to its shape: a limit, 413 and 415). Replaces Redocly's
+ * with one exception: the request body of a PUT or a POST may be a byte media type (lib/bytes.js),
+ * which makes it an upload or a send (svc-byte-body holds it to its shape: a limit, 413 and 415). Replaces Redocly's
  * request-mime-type, which cannot allow a media type for some request bodies only.
  * Options: { allowedValues: string[] } (default `application/json`).
  */
@@ -161,14 +162,14 @@ function RequestMimeType(options) {
             : { node: raw, location: ctx.location.child(['requestBody']) };
         for (const type of Object.keys(body?.content ?? {})) {
           if (allowed.includes(type)) continue;
-          if (isByteMediaType(type) && method === 'put') continue;
+          if (isByteMediaType(type) && (method === 'put' || method === 'post')) continue;
           const at = location.child(['content', type]).key();
           const where = `${at.source.absoluteRef}#${at.pointer}`;
           if (reported.has(where)) continue;
           reported.add(where);
           ctx.report({
             message: isByteMediaType(type)
-              ? `Mime type "${type}" is bytes: allowed only for the request body of a PUT (an upload), not ${method.toUpperCase()}.`
+              ? `Mime type "${type}" is bytes: allowed only for the request body of a PUT (an upload) or a POST (a send), not ${method.toUpperCase()}.`
               : `Mime type "${type}" is not allowed (${allowed.join(', ')}; ${BYTE_MEDIA_TYPES.join(', ')} for an upload's body).`,
             location: at,
           });

@@ -688,17 +688,24 @@ const cases: [string, Case][] = [
     },
   ],
   [
-    'a singular segment on a GET that is no stream (its 200 is JSON)',
+    // A GET on a singular segment reads a singleton (`GET …/{terminal}/screen`); a POST there acts.
+    'a singular segment on a POST that declares no action (its 200 is JSON)',
     {
       mutate: (d) => {
         const ok = d.paths[OUTPUT].get.responses['200'];
         ok.content = { [JSON_TYPE]: d.paths['/me'].get.responses['200'].content[JSON_TYPE] };
         d.paths[OUTPUT].get.operationId = 'getComputerOutput';
         d.paths[OUTPUT].get['x-svc'].permission = 'read';
+        d.paths[OUTPUT].post = d.paths[OUTPUT].get;
+        d.paths[OUTPUT].post.parameters = [
+          ...(d.paths[OUTPUT].post.parameters ?? []),
+          { $ref: '#/components/parameters/IdempotencyKey' },
+        ];
+        delete d.paths[OUTPUT].get;
         delete d.components.schemas.OutputStreamItem;
       },
       code: 'svc-custom-action',
-      path: ['paths', OUTPUT, 'get'],
+      path: ['paths', OUTPUT, 'post'],
     },
   ],
   [
@@ -725,14 +732,25 @@ const cases: [string, Case][] = [
 
   // svc-byte-body
   [
-    'a byte request body on a POST',
+    'a byte request body on a PATCH',
+    {
+      mutate: (d) => {
+        d.paths[FILES].patch = bytes(d).upload;
+        delete d.paths[FILES].put;
+      },
+      code: 'svc-byte-body',
+      path: ['paths', FILES, 'patch', 'requestBody', 'content', OCTETS],
+    },
+  ],
+  [
+    'a byte request body on a POST whose operationId does not start with `send`',
     {
       mutate: (d) => {
         d.paths[FILES].post = bytes(d).upload;
         delete d.paths[FILES].put;
       },
       code: 'svc-byte-body',
-      path: ['paths', FILES, 'post', 'requestBody', 'content', OCTETS],
+      path: ['paths', FILES, 'post', 'operationId'],
     },
   ],
   [

@@ -243,10 +243,11 @@ describe('Redocly svc/request-mime-type and svc/response-mime-type: bytes where 
     ['an upload (PUT) of a file', withPuts(['uploadThing']), []],
     ['an upload (PUT) of a tar archive', withPuts(['uploadThing'], TAR), []],
     ['JSON', withPuts(['updateThing'], 'application/json'), []],
+    ['bytes on a POST (a send)', withPuts(['sendThing'], OCTETS, 'post'), []],
     [
-      'bytes on a POST',
-      withPuts(['uploadThing'], OCTETS, 'post'),
-      ['#/paths/~1things-0/post/requestBody/content/application~1octet-stream'],
+      'bytes on a PATCH',
+      withPuts(['uploadThing'], OCTETS, 'patch'),
+      ['#/paths/~1things-0/patch/requestBody/content/application~1octet-stream'],
     ],
     [
       'another type',

@@ -1,9 +1,10 @@
 // Toolsets: the groups a client chooses its tools by (`/mcp?toolsets=…`, `svc-mcp --toolsets …`), as
 // GitHub's MCP server has them: a documented default set, `all`, and `default` to add to. A toolset is
 // the operation's first spec tag, but for three groups an agent working in a computer needs whatever
-// their tags are, derived from the operation itself: `files` (the operations on a computer's files),
-// `streams` (the operations that answer Server-Sent Events) and `screens` (a computer's screen and
-// its input, which an agent that only runs commands does without: not in the default set).
+// their tags are, derived from the operation itself: `terminals` (the operations on a computer's
+// terminals), `files` (the operations on a computer's files), `streams` (the operations that answer
+// Server-Sent Events) and `screens` (a computer's screen and its input, which an agent that only runs
+// commands does without: not in the default set).
 import {
   byteRequestBody,
   byteResponse,
@@ -12,6 +13,16 @@ import {
   type OpenApiDocument,
   type OperationInfo,
 } from '@svc/contract';
+
+/**
+ * The toolset of every operation on a computer's terminals: a path at or beneath a `terminals`
+ * collection, their output stream and their input too. Not in the default set: its tools would take
+ * the default `tools/list` past its budget; `?toolsets=default,terminals` adds them.
+ */
+export const TERMINALS_TOOLSET = 'terminals';
+
+/** Whether a path is a terminals collection or beneath one (`…/computers/{computer}/terminals/…`). */
+const isTerminalPath = (path: string) => /\/terminals(\/|$)/.test(path);
 
 /** The toolset of every operation that answers Server-Sent Events (`text/event-stream`). */
 export const STREAMS_TOOLSET = 'streams';
@@ -81,8 +92,9 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
 }
 
 /**
- * The toolset of an operation's tool: `streams` for a stream, `files` for an operation on a file's
- * path, `screens` for one on a computer's screen, else its first spec tag.
+ * The toolset of an operation's tool: `terminals` for an operation on a computer's terminals, `streams`
+ * for a stream, `files` for an operation on a file's path, `screens` for one on a computer's screen,
+ * else its first spec tag.
  *
  * @example
  * import { listOperations, loadDocument } from '@svc/contract';
@@ -91,6 +103,7 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
  * toolsetOf(doc, op); // "files"
  */
 export function toolsetOf(document: OpenApiDocument, op: OperationInfo): string {
+  if (isTerminalPath(op.path)) return TERMINALS_TOOLSET;
   if (isStreamOperation(document, op)) return STREAMS_TOOLSET;
   if (fileRoots(document).some((root) => op.path === root || op.path.startsWith(`${root}/`)))
     return FILES_TOOLSET;

@@ -66,6 +66,7 @@ describe('the catalog’s toolsets', () => {
       'computers',
       'screens',
       'files',
+      'terminals',
       'snapshots',
       'operations',
       'catalog',

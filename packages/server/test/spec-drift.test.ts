@@ -161,6 +161,7 @@ const SPEC_ENUMS: Readonly<Record<string, string>> = {
   'webhook_endpoints.status': 'WebhookEndpointStatus',
   'webhook_deliveries.status': 'WebhookDeliveryStatus',
   'snapshots.state': 'SnapshotState',
+  'terminals.state': 'TerminalState',
 };
 
 /** CHECK constraints that hold an enum written inline in a schema's property: `table.column` → [schema, property]. */
@@ -181,6 +182,7 @@ const INTERNAL: Readonly<Record<string, string>> = {
   'hosts.capacity_memory_mib': 'a host of the fleet (design §4.4): an operator sets it with svc-server hosts',
   'hosts.capacity_computers': 'a host of the fleet (design §4.4): an operator sets it with svc-server hosts',
   'hosts.engine': "a host's Engine address (a local socket, or https with mutual TLS), never shown",
+  'terminal_inbox.kind': "what another replica leaves for a PTY's holder (design §17), never shown",
 };
 
 /** The problems of the live schema's constraints against the spec: unclassified ones, value drift, range drift. */
@@ -208,6 +210,11 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
       const item = schemas(doc).OperationOutputStreamItem as { properties: { event: { enum: string[] } } };
       const logged = item.properties.event.enum.filter((event) => event !== 'stream.ended');
       problems.push(...drift(`${column} CHECK vs spec OperationOutputStreamItem.event`, values, logged));
+    } else if (column === 'terminal_output.event') {
+      // The same for a terminal's output log (design §17).
+      const item = schemas(doc).TerminalOutputStreamItem as { properties: { event: { enum: string[] } } };
+      const logged = item.properties.event.enum.filter((event) => event !== 'stream.ended');
+      problems.push(...drift(`${column} CHECK vs spec TerminalOutputStreamItem.event`, values, logged));
     } else if (column === 'operations.progress') {
       const bounds = [...definition.matchAll(/[<>]= (\d+)/g)].map((m) => Number(m[1]));
       if (String(bounds) !== String([progress?.minimum, progress?.maximum]))
@@ -224,6 +231,7 @@ function constraintDrift(constraints: CheckConstraint[], doc: OpenApiDocument): 
     ...Object.keys(INLINE_ENUMS),
     ...Object.keys(INTERNAL),
     'operation_output.event',
+    'terminal_output.event',
   ])
     if (!constraints.some((c) => c.column === column))
       problems.push(`${column}: no such CHECK constraint any more`);

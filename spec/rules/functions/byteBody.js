@@ -8,7 +8,9 @@ const UPLOAD_REFUSALS = ['413', '415'];
 /**
  * svc-byte-body: a body of a byte media type (rules/lib/bytes.js: `application/octet-stream`,
  * `application/x-tar`) follows the byte-bodies design: it is the request body of a PUT whose
- * operationId starts with `upload`, or the 200 of a GET whose operationId starts with `download`
+ * operationId starts with `upload` (a file) or of a POST whose operationId starts with `send` (bytes
+ * written to a running program, `sendComputerTerminalInput`), or the 200 of a GET whose operationId starts
+ * with `download`
  * (rules/lib/verbs.js), never an error response (errors are the JSON envelope); its schema is `type:
  * string, format: binary`; an upload's schema declares `x-svc-max-bytes`, a positive integer, and the
  * upload answers 413 (too large) and 415 (another media type); a download's 200 declares the headers
@@ -26,12 +28,16 @@ export default function byteBody(doc) {
     const requestType = byteMediaTypeOf(operation.requestBody);
     if (requestType !== undefined) {
       const at = [...op.at, 'requestBody', 'content', requestType];
-      if (method !== 'put')
-        say(at, `a byte request body (${requestType}) is an upload's, a PUT, not a ${method.toUpperCase()}.`);
-      if (!startsWith(BYTE_VERBS.upload))
+      const verb = method === 'post' ? BYTE_VERBS.send : BYTE_VERBS.upload;
+      if (method !== 'put' && method !== 'post')
+        say(
+          at,
+          `a byte request body (${requestType}) is an upload's (a PUT) or a send's (a POST), not a ${method.toUpperCase()}'s.`,
+        );
+      else if (!startsWith(verb))
         say(
           [...op.at, 'operationId'],
-          `an operation taking bytes starts with \`${BYTE_VERBS.upload}\`, not \`${id}\`.`,
+          `a ${method.toUpperCase()} taking bytes starts with \`${verb}\`, not \`${id}\`.`,
         );
       const schema = operation.requestBody.content[requestType]?.schema;
       schemaProblems(schema, [...at, 'schema'], say);

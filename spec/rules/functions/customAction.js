@@ -1,4 +1,4 @@
-import { isDownloadOperation } from '../lib/bytes.js';
+import { byteMediaTypeOf } from '../lib/bytes.js';
 import { isObject, isPluralNoun, operations } from '../lib/openapi.js';
 import { isStreamOperation } from '../lib/streams.js';
 import { BYTE_VERBS, STANDARD_VERBS, STREAM_VERB } from '../lib/verbs.js';
@@ -8,10 +8,13 @@ const isTemplate = (segment) => /^\{[^}]+\}$/.test(segment);
 /**
  * The action segment of a path: a singular literal right after a path parameter (`…/{computer}/start`).
  * A stream operation's has none: its last segment names what it streams (`…/{operation}/output`); nor
- * has a download's: it names what it answers (`…/{computer}/screen`).
+ * has a byte operation's (`…/{terminal}/input` names where the bytes go), nor a GET's, which reads a
+ * singleton sub-resource (`GET …/{terminal}/screen`, AIP-156) or answers one (a download's,
+ * `…/{computer}/screen`), never acts.
  */
 function actionSegment(path, method, operation) {
-  if (isStreamOperation(method, operation) || isDownloadOperation(method, operation)) return undefined;
+  if (isStreamOperation(method, operation) || method === 'get') return undefined;
+  if (byteMediaTypeOf(operation?.requestBody) !== undefined) return undefined;
   const segments = path.split('/').filter(Boolean);
   if (segments.length < 2) return undefined;
   const last = segments[segments.length - 1];

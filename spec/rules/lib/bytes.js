@@ -3,9 +3,9 @@
 // whose media type carries bytes, never JSON (a file as `application/octet-stream`, a directory as an
 // uncompressed tar, `application/x-tar`, a screenshot as `image/png`). Its schema is `type: string,
 // format: binary` (OpenAPI 3.1: the content is the bytes; 3.2 says the same with an empty schema); a
-// request body's schema bounds it
-// with `x-svc-max-bytes`. Only two places may hold one: the request body of a PUT upload (operationId
-// `upload…`, lib/verbs.js) and the 200 of a GET download (`download…`). svc-byte-body holds them to
+// request body's schema bounds it with `x-svc-max-bytes`. Only three places may hold one: the request
+// body of a PUT upload (operationId `upload…`, lib/verbs.js) or of a POST send (`send…`: bytes into a
+// running program, a terminal's input) and the 200 of a GET download (`download…`). svc-byte-body holds them to
 // that shape.
 import { isObject } from './openapi.js';
 

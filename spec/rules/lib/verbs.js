@@ -22,8 +22,10 @@ export const STANDARD_VERBS = Object.freeze(['list', 'get', 'create', 'update', 
 export const STREAM_VERB = 'stream';
 
 /**
- * The verbs of byte operations (rules/lib/bytes.js): `upload` for an operation whose request body is
- * bytes (`uploadComputerFile`), `download` for a GET whose 200 is bytes (`downloadComputerArchive`).
- * Only such an operation starts with one, and no custom action declares either.
+ * The verbs of byte operations (rules/lib/bytes.js): `upload` for a PUT whose request body is a file's
+ * bytes (`uploadComputerFile`), `send` for a POST whose request body is bytes written to a running
+ * program (`sendComputerTerminalInput`: keystrokes, appended, never stored as a file), `download` for a GET
+ * whose 200 is bytes (`downloadComputerArchive`). Only such an operation starts with one, and no
+ * custom action declares any.
  */
-export const BYTE_VERBS = Object.freeze({ upload: 'upload', download: 'download' });
+export const BYTE_VERBS = Object.freeze({ upload: 'upload', send: 'send', download: 'download' });

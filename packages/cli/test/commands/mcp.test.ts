@@ -53,7 +53,8 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
   test('with SVC_MCP_TOOLSETS=all, lists every operation but getHealth and exchangeToken as a tool (a file’s bytes as text tools); calls one as the key', async () => {
     const { client } = await connectSvcMcp({ ...env, SVC_MCP_TOOLSETS: 'all' });
     try {
-      // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's none.
+      // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's
+      // and a terminal's input (`send_…`) none.
       const document = loadDocument();
       const bytes = new Set(byteOperationIds(document));
       const isFile = (op: ReturnType<typeof listOperations>[number]) =>
@@ -61,7 +62,7 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
         'application/octet-stream';
       const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-        .filter((op) => !bytes.has(op.operationId) || isFile(op))
+        .filter((op) => !bytes.has(op.operationId) || (isFile(op) && !op.operationId.startsWith('send')))
         .map((op) =>
           toolName(op.operationId)
             .replace(/^download_/, 'read_')

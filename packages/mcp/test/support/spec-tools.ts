@@ -1,9 +1,9 @@
 // The tools the spec should yield, derived from the spec through @svc/contract alone (not from the
 // code under test): one per operation but the two without an access token; a byte operation on a file
-// is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's none.
-// Each in its toolset: `streams` for an operation answering Server-Sent Events, `files` for one on the
-// path of a file's bytes or beneath it, `screens` for a screen's picture (`image/png`, no tool yet) and
-// the `input` beside it, else its first tag.
+// is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's and a
+// terminal's input none. Each in its toolset: `terminals` for one on a computer's terminals, `streams`
+// for an operation answering Server-Sent Events, `files` for one on the path of a file's bytes or
+// beneath it, `screens` for a screen's picture and the `input` beside it, else its first tag.
 import {
   byteOperationIds,
   byteRequestBody,
@@ -42,13 +42,15 @@ export function expectedTools(
     .flatMap((op) => {
       const name = toolName(op.operationId);
       const tag = (op.operation.tags as string[])[0] as string;
-      const toolset = isStreamOperation(document, op)
-        ? 'streams'
-        : fileRoots.some((root) => op.path === root || op.path.startsWith(`${root}/`))
-          ? 'files'
-          : screens.includes(op.path)
-            ? 'screens'
-            : tag;
+      const toolset = /\/terminals(\/|$)/.test(op.path)
+        ? 'terminals'
+        : isStreamOperation(document, op)
+          ? 'streams'
+          : fileRoots.some((root) => op.path === root || op.path.startsWith(`${root}/`))
+            ? 'files'
+            : screens.includes(op.path)
+              ? 'screens'
+              : tag;
       const tool = { name, tag, toolset, operationId: op.operationId };
       if (!bytes.has(op.operationId)) return [tool];
       // The screenshot is the screen tool's, with the computer-use actions over it and the input,
@@ -59,7 +61,8 @@ export function expectedTools(
         );
         return [{ ...tool, name: 'use_computer_screen', hintsFrom: input?.operationId as string }];
       }
-      return isFile(document, op)
+      // A terminal's input (`send…`) is bytes but no file: no file tool.
+      return isFile(document, op) && /^(download|upload)_/.test(name)
         ? [{ ...tool, name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_') }]
         : [];
     });

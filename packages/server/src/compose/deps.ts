@@ -17,6 +17,7 @@ import { type CounterStore, counterStore } from '../platform/ratelimit-store.js'
 import { SecretBox } from '../platform/secrets.js';
 import { Streams } from '../streams/registry.js';
 import { Wakeups } from '../streams/wakeups.js';
+import { Terminals } from '../terminals/manager.js';
 import { type Resolve, systemResolve } from '../webhooks/outbound.js';
 import type { Metrics } from './metrics.js';
 
@@ -81,6 +82,15 @@ export async function createDeps(options: {
   const operationOutput = new Wakeups();
   const unlistenEvents = await workspaceEvents.listen(db, WORKSPACE_EVENTS_CHANNEL);
   const unlistenOutput = await operationOutput.listen(db, OPERATION_OUTPUT_CHANNEL);
+  // The PTYs this replica holds; stopping it ends them (`server_stopped`).
+  const terminals = new Terminals({
+    db,
+    config: config.terminals,
+    driver: options.driver.terminals,
+    audit: options.audit,
+    now: options.clock,
+  });
+  await terminals.start();
   const deps: AppDeps = {
     db,
     config,
@@ -102,6 +112,7 @@ export async function createDeps(options: {
     workspaceEvents,
     operationOutput,
     driver: options.driver,
+    terminals,
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),
     reads,
@@ -119,6 +130,7 @@ export async function createDeps(options: {
     },
   };
   const unlistenAll = async () => {
+    await terminals.stop();
     await Promise.all([unlisten(), unlistenEvents(), unlistenOutput()]);
   };
   return { deps, counters, unlisten: unlistenAll };

@@ -1,4 +1,4 @@
-import { desktopHandlers } from '../desktops/handlers.js';
+import { desktopHandlers } from '../handlers/desktops.js';
 import { authHandlers } from '../handlers/auth.js';
 import { catalogHandlers } from '../handlers/catalog.js';
 import { computerHandlers } from '../handlers/computers.js';
@@ -15,6 +15,7 @@ import { streamHandlers } from '../handlers/streams.js';
 import type { Handlers } from '../handlers/types.js';
 import { webhookHandlers } from '../handlers/webhooks.js';
 import { workspaceHandlers } from '../handlers/workspaces.js';
+import { terminalHandlers } from '../handlers/terminals.js';
 
 /**
  * One handler per operation of the spec. A spec operation without a handler here is a type error
@@ -37,4 +38,5 @@ export const handlers: Handlers = {
   ...webhookHandlers,
   ...snapshotHandlers,
   ...desktopHandlers,
+  ...terminalHandlers,
 };

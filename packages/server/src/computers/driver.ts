@@ -1,6 +1,8 @@
 import type { Schema } from '@svc/contract';
 import type { Queryable } from '../platform/db/database.js';
 import type { ErrorCode } from '../platform/errors.js';
+import type { ComputerFiles } from './files/driver.js';
+import type { TerminalDriver } from './terminals/driver.js';
 import type { DriverComputer } from './computer.js';
 import type { ComputerFiles } from './files/driver.js';
 
@@ -159,6 +161,11 @@ export interface ComputerDriver {
    * `files`; without it a `computer.snapshot` operation fails `unavailable`.
    */
   readonly snapshots?: ComputerSnapshots;
+  /**
+   * Programs on a PTY in running computers (design §17; both built-in drivers have them). Optional
+   * like `files`; without it opening a terminal answers unavailable.
+   */
+  readonly terminals?: TerminalDriver;
   /**
    * Whether every computer is placed on a host of the fleet when it is created (design §4.4): true
    * for the Docker driver, and for the simulated one with `SVC_SIM_FLEET=on`. Otherwise nothing is

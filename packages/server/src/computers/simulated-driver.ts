@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SimulatedFiles } from './files/simulated-files.js';
+import { type SimDirectory, treeBytes } from './files/simulated-tree.js';
+import { SimulatedTerminals } from './terminals/simulated.js';
 import type {
   ComputerDriver,
   ComputerSnapshots,
@@ -64,6 +67,8 @@ export class SimulatedDriver implements ComputerDriver {
   private readonly stepMs: number;
   private readonly steps: number;
   private readonly shouldFail: SimulatedDriverOptions['shouldFail'];
+  /** SIMULATED terminals: a line discipline over a tiny shell (terminals/simulated.ts). */
+  readonly terminals = new SimulatedTerminals();
   /** SIMULATED files: an in-memory tree per computer, forgotten when the computer is deleted. */
   readonly files: SimulatedFiles;
   /** SIMULATED snapshots: a copy of `/home` per snapshot, in this process's memory. */

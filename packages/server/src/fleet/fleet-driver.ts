@@ -26,6 +26,8 @@ import {
   markUnreachableComputers,
   recordHeartbeat,
 } from './repositories/hosts.js';
+import type { TerminalDriver } from '../computers/terminals/driver.js';
+import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
 
 /** How long a heartbeat waits for a host's Engine to answer. */
 const PING_TIMEOUT_MS = 2000;
@@ -79,6 +81,11 @@ export class FleetDriver implements ComputerDriver {
   readonly fleet = true;
   readonly files: ComputerFiles;
   readonly snapshots: ComputerSnapshots;
+  /** Terminals, on each computer's host (design §17). */
+  readonly terminals: TerminalDriver = {
+    open: async (computer, request) =>
+      (await this.runtime(computer)).driver.terminals.open(computer, request),
+  };
   private readonly options: FleetDriverOptions;
   private readonly log: NonNullable<FleetDriverOptions['log']>;
   private readonly hosts = new Map<string, HostRuntime>();

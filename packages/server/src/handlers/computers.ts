@@ -14,7 +14,7 @@ import {
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
 import type { OperationRow } from '../computers/repositories/operations.js';
 import { COMPUTER_STATES, type ComputerState } from '../computers/states.js';
-import { setScreenAtCreate } from '../desktops/screens.js';
+import { setScreenAtCreate } from '../desktops/repositories/screens.js';
 import { placeNewComputer } from '../fleet/place.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { pageRequest, toPage } from '../platform/paging.js';

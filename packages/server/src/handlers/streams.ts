@@ -107,7 +107,7 @@ function accessCheck(
  * events as Server-Sent Events, re-checking the caller's access (`accessCheck`) at every wake-up.
  * `onRole` hears the role each check found (the workspace stream filters events by it).
  */
-async function followed(
+export async function followed(
   ctx: Ctx<StreamOperationId>,
   workspaceId: string,
   log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read'>,

@@ -17,6 +17,7 @@ import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
 import type { SecretBox } from '../platform/secrets.js';
 import type { Streams } from '../streams/registry.js';
 import type { Wakeups } from '../streams/wakeups.js';
+import type { Terminals } from '../terminals/manager.js';
 import type { OutboundOptions } from '../webhooks/outbound.js';
 
 type Op<K extends OperationId> = operations[K];
@@ -95,6 +96,8 @@ export interface AppDeps {
   operationOutput: Wakeups;
   /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
   driver: ComputerDriver;
+  /** The terminals this replica holds, and the wake-ups of terminal output streams (design §17). */
+  terminals: Terminals;
   /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */
   audit(message: string, fields: Record<string, unknown>): void;
   cursors: Cursors;

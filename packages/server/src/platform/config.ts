@@ -13,6 +13,7 @@ import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
 import { parseRateLimits } from './ratelimit.js';
 import { RESOURCES, type Resource, type Resources } from './resources.js';
+import { type TerminalConfig, terminalConfig } from './terminal-limits.js';
 
 /** Resource quotas of design §11; each has its own environment variable. */
 export interface Quotas {
@@ -135,6 +136,8 @@ export interface Config {
    * operation ended (the operation keeps its `result`).
    */
   outputRetentionHours: number;
+  /** The bounds of terminals (design §17; `SVC_TERMINAL*`, see terminals/config.ts). */
+  terminals: TerminalConfig;
   /** `LOG_LEVEL`: pino's levels or `silent`; default `info`. */
   logLevel: LogLevel;
   /** `SVC_METRICS_PORT` and `SVC_METRICS_HOST` (default 127.0.0.1); `undefined` (no metrics) when the port is unset. */
@@ -398,6 +401,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
     eventRetentionHours: int(env, 'SVC_EVENT_RETENTION_HOURS', 7 * 24, 1, 24 * 366),
     outputRetentionHours: int(env, 'SVC_OUTPUT_RETENTION_HOURS', 24, 1, 24 * 366),
+    terminals: terminalConfig((name, fallback, min, max) => int(env, name, fallback, min, max)),
     logLevel,
     metrics: metrics && Object.freeze(metrics),
     shutdownTimeoutMs,

@@ -330,6 +330,17 @@ describeEngines('authorization matrix (design §8)', (engine) => {
           params[name] = (made.snapshot as { id: string }).id;
           break;
         }
+        case 'terminal': {
+          // An open terminal on the (running) computer named before it.
+          const opened = await h.expectCall(
+            201,
+            'POST',
+            `/v1/workspaces/${workspace}/computers/${params.computer}/terminals`,
+            { ...owner(), json: { cols: 80, rows: 24 } },
+          );
+          params[name] = (opened.terminal as { id: string }).id;
+          break;
+        }
         default:
           throw new Error(
             `${op.operationId}: no matrix fixture for path parameter {${name}}; add one in pathParams()`,
@@ -364,6 +375,13 @@ describeEngines('authorization matrix (design §8)', (engine) => {
     op: OperationInfo,
     base: string,
   ): Promise<{ query: string; raw?: Uint8Array; contentType?: string }> {
+    // A terminal's input: keystrokes.
+    if (op.operationId === 'sendComputerTerminalInput')
+      return {
+        query: '',
+        raw: new TextEncoder().encode('echo matrix\r'),
+        contentType: 'application/octet-stream',
+      };
     const required = operationParameters(document, op).filter((p) => p.in === 'query' && p.required);
     if (required.length === 0) return { query: '' };
     if (required.some((p) => p.name !== 'path'))

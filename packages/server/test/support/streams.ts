@@ -7,7 +7,10 @@ import { ORIGIN } from './app.js';
 import { schemaErrors } from './spec-schemas.js';
 
 /** The spec's SSE item schemas. */
-export type StreamItem = 'WorkspaceEventStreamItem' | 'OperationOutputStreamItem';
+export type StreamItem =
+  | 'WorkspaceEventStreamItem'
+  | 'OperationOutputStreamItem'
+  | 'TerminalOutputStreamItem';
 
 /** One event as received, `data` parsed; `at` is when it arrived (performance.now()). */
 export interface ReceivedEvent {

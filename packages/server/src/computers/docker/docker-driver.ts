@@ -1,8 +1,11 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
-import { DEFAULT_SCREEN, screenEnv } from '../../desktops/limits.js';
 import type { WarmPoolConfig, WarmPoolTarget } from '../../platform/config.js';
 import type { Database, Queryable } from '../../platform/db/database.js';
+import type { FilesContainer } from '../files/docker-files.js';
+import { DockerFiles } from '../files/docker-files.js';
+import { imageReference } from '../repositories/catalog.js';
+import { DockerTerminals } from '../terminals/docker.js';
 import type {
   ComputerDriver,
   DriverAction,
@@ -117,6 +120,8 @@ export class DockerDriver implements ComputerDriver {
   private readonly imageChecks = new Map<string, { at: number; available: Promise<boolean> }>();
   /** Snapshots of computers' files as images of their workspace (see {@link DockerSnapshots}). */
   readonly snapshots: DockerSnapshots;
+  /** Programs on a PTY in running containers (terminals/docker.ts). */
+  readonly terminals: DockerTerminals;
   /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
   private readonly agents: ExecAgents | undefined;
 
@@ -169,6 +174,7 @@ export class DockerDriver implements ComputerDriver {
         make: (name, target, labels, signal) => this.makePoolContainer(name, target, labels, signal),
         log: this.log,
       });
+    this.terminals = new DockerTerminals(this.docker, (computer, signal) => this.inspect(computer, signal));
     this.snapshots = new DockerSnapshots({
       docker: this.docker,
       instance: this.instance,

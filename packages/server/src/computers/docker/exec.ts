@@ -129,7 +129,7 @@ export async function killMarked(container: Docker.Container, marker: string): P
   await runDetached(container, ['/bin/sh', '-c', script, marker]).catch(() => {});
 }
 
-async function runDetached(container: Docker.Container, cmd: string[]): Promise<void> {
+export async function runDetached(container: Docker.Container, cmd: string[]): Promise<void> {
   const exec = await container.exec({ Cmd: cmd, AttachStdout: false, AttachStderr: false });
   // The Engine keeps a detached start's connection open while the process runs (or, seen with Debian's
   // dash, until the container stops): closed here, or it holds a socket and the event loop that long.

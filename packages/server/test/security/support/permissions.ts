@@ -65,6 +65,9 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   getWebhookDelivery: 'read',
   listSnapshots: 'read',
   getSnapshot: 'read',
+  // That a terminal is open, its size and command: like a computer's state (design §16).
+  listComputerTerminals: 'read',
+  getComputerTerminal: 'read',
   createComputer: 'computers',
   updateComputer: 'computers',
   deleteComputer: 'computers',
@@ -88,6 +91,13 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   // A viewer may look at a screen, not touch it (design §18).
   downloadComputerScreen: 'read',
   inputComputer: 'exec',
+  // A terminal runs what it is typed, and shows what it prints: a viewer reads nothing of it (design §16).
+  createComputerTerminal: 'exec',
+  updateComputerTerminal: 'exec',
+  deleteComputerTerminal: 'exec',
+  streamComputerTerminalOutput: 'exec',
+  sendComputerTerminalInput: 'exec',
+  getComputerTerminalScreen: 'exec',
   createMember: 'manage',
   updateMember: 'manage',
   deleteMember: 'manage',

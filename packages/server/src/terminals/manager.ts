@@ -1,0 +1,354 @@
+// The terminals this replica holds (design §17): one PTY per open terminal it opened, its output
+// appended to the database as it comes (so any replica streams it), the messages other replicas leave
+// in its inbox (input, resizes, closes) taken as they are announced, idle terminals closed, closed
+// ones purged after their retention, and every terminal it holds ended (`server_stopped`) when it stops.
+import { randomUUID } from 'node:crypto';
+import type { Schema } from '@svc/contract';
+import type { Database, Queryable } from '../platform/db/database.js';
+import type { DriverComputer } from '../computers/computer.js';
+import { Wakeups } from '../streams/wakeups.js';
+import type { TerminalConfig } from '../platform/terminal-limits.js';
+import { HANGUP_GRACE_MS } from '../computers/terminals/constants.js';
+import type { Pty, PtyRequest, TerminalDriver } from '../computers/terminals/driver.js';
+import { cutChunks } from './output.js';
+import {
+  appendTerminalOutput,
+  closeTerminalRow,
+  idleTerminals,
+  insertTerminal,
+  purgeClosedTerminals,
+  sendToHolder,
+  TERMINAL_INBOX_CHANNEL,
+  TERMINAL_OUTPUT_CHANNEL,
+  type TerminalRow,
+  takeInbox,
+  terminalById,
+  terminalsHeldBy,
+  touchTerminal,
+} from './repositories/terminals.js';
+
+/** How often idle and expired terminals are looked for. */
+const SWEEP_MS = 30_000;
+
+/** Who did what, for the audit log. */
+export type Audit = (message: string, fields: Record<string, unknown>) => void;
+
+/** One held terminal: its PTY and the output on its way to the log. */
+class Session {
+  readonly id: string;
+  readonly pty: Pty;
+  /** The last sequence given; the log's events are numbered from 1. */
+  sequence = 0;
+  offset = 0;
+  /** Sequence and size of every output event kept, oldest first (older ones are dropped from the log). */
+  readonly kept: { sequence: number; bytes: number }[] = [];
+  keptBytes = 0;
+  waiting: Uint8Array[] = [];
+  /** Events cut whose append failed: tried again first with the next. */
+  unsent: { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[] = [];
+  carry: Uint8Array = new Uint8Array();
+  timer: NodeJS.Timeout | undefined;
+  /** The appends, one after the other. */
+  chain: Promise<void> = Promise.resolve();
+  /** Why it is being ended, when someone ends it (else it exited). */
+  ending: Schema<'TerminalEndReason'> | undefined;
+  readonly ended: Promise<void>;
+  endNow!: () => void;
+  active = false;
+
+  constructor(id: string, pty: Pty) {
+    this.id = id;
+    this.pty = pty;
+    this.ended = new Promise((resolve) => {
+      this.endNow = resolve;
+    });
+  }
+}
+
+/**
+ * The terminals of this replica.
+ *
+ * @example
+ * const terminals = new Terminals({ db, config: config.terminals, driver: driver.terminals, audit });
+ * await terminals.start();
+ */
+export class Terminals {
+  /** This replica, as the `holder` of the terminals it opened. */
+  readonly holder: string;
+  /** Wake-ups of output streams, per terminal id (NOTIFY on the output channel). */
+  readonly output = new Wakeups();
+  readonly config: TerminalConfig;
+  readonly #db: Database;
+  readonly #driver: TerminalDriver | undefined;
+  readonly #audit: Audit;
+  readonly #sessions = new Map<string, Session>();
+  /** Input per terminal in the current second, taken through this replica. */
+  readonly #inputWindow = new Map<string, { second: number; bytes: number }>();
+  readonly #now: () => number;
+  #unlisten: (() => Promise<void>)[] = [];
+  #sweep: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(options: {
+    db: Database;
+    config: TerminalConfig;
+    driver: TerminalDriver | undefined;
+    audit: Audit;
+    now?: () => number;
+    holder?: string;
+  }) {
+    this.#db = options.db;
+    this.config = options.config;
+    this.#driver = options.driver;
+    this.#audit = options.audit;
+    this.#now = options.now ?? Date.now;
+    this.holder = options.holder ?? randomUUID();
+  }
+
+  /** Whether the driver can open terminals at all. */
+  get available(): boolean {
+    return this.#driver !== undefined;
+  }
+
+  /** Terminals held here now. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Listens for output (streams) and inbox messages (held terminals), and sweeps now and then. */
+  async start(): Promise<void> {
+    this.#unlisten.push(await this.output.listen(this.#db, TERMINAL_OUTPUT_CHANNEL));
+    this.#unlisten.push(
+      await this.#db.listen(TERMINAL_INBOX_CHANNEL, (id) => void this.#drainInbox(id), {
+        onGap: () => {
+          for (const id of this.#sessions.keys()) void this.#drainInbox(id);
+        },
+      }),
+    );
+    this.#sweep = setInterval(() => void this.sweep().catch(() => {}), SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  /**
+   * Opens a program on a PTY and records the terminal, held here. The PTY is opened first: a computer
+   * that cannot run one leaves no row.
+   */
+  async open(
+    computer: DriverComputer,
+    request: Omit<PtyRequest, 'signal'> & { id: string; createdBy: string },
+    signal: AbortSignal,
+  ): Promise<TerminalRow> {
+    if (!this.#driver) throw new Error('no terminal driver');
+    const pty = await this.#driver.open(computer, { ...request, signal });
+    const session = new Session(request.id, pty);
+    pty.onData((bytes) => this.#take(session, bytes));
+    pty.onExit((code) => void this.#exited(session, code));
+    this.#sessions.set(session.id, session);
+    let row: TerminalRow;
+    try {
+      row = await insertTerminal(this.#db, {
+        id: request.id,
+        workspace_id: computer.workspace_id,
+        computer_id: computer.id,
+        cols: request.cols,
+        rows: request.rows,
+        command: pty.command,
+        cwd: request.cwd ?? null,
+        holder: this.holder,
+        created_by: request.createdBy,
+      });
+    } catch (error) {
+      this.#sessions.delete(session.id);
+      pty.hangup();
+      throw error;
+    }
+    session.active = true;
+    this.#flushSoon(session);
+    return row;
+  }
+
+  /** Whether this replica holds the terminal's PTY. */
+  holds(id: string): boolean {
+    return this.#sessions.has(id);
+  }
+
+  /**
+   * Counts `bytes` of input to the terminal against its rate; the seconds to wait when over (nothing
+   * counted then), else 0.
+   */
+  admitInput(id: string, bytes: number): number {
+    const second = Math.floor(this.#now() / 1000);
+    const window = this.#inputWindow.get(id);
+    const used = window?.second === second ? window.bytes : 0;
+    if (used + bytes > this.config.inputBytesPerSecond) return 1;
+    this.#inputWindow.set(id, { second, bytes: used + bytes });
+    return 0;
+  }
+
+  /**
+   * Types `bytes` into the terminal, here or through its holder's inbox; `db` is the request's (its
+   * transaction, on PGlite the one connection).
+   */
+  async input(db: Queryable, row: TerminalRow, bytes: Uint8Array): Promise<void> {
+    const session = this.#sessions.get(row.id);
+    if (session) session.pty.write(bytes);
+    else await sendToHolder(db, row.id, { kind: 'input', data: bytes });
+    await touchTerminal(db, row.id);
+  }
+
+  /** Resizes the terminal's PTY, here or through its holder's inbox (the row is the caller's). */
+  async resize(db: Queryable, row: TerminalRow, cols: number, rows: number): Promise<void> {
+    const session = this.#sessions.get(row.id);
+    if (session) session.pty.resize(cols, rows);
+    else await sendToHolder(db, row.id, { kind: 'resize', cols, rows });
+  }
+
+  /**
+   * Ends the terminal (`reason`): its program is hung up; resolves once it is closed in the database
+   * (its final event written), or the grace period passed and it was closed without an exit code.
+   */
+  async close(row: TerminalRow, reason: Schema<'TerminalEndReason'>): Promise<void> {
+    const session = this.#sessions.get(row.id);
+    if (!session) {
+      if (row.holder) await sendToHolder(this.#db, row.id, { kind: 'close' });
+      // A holder that does not answer in time (gone) leaves the terminal to be closed here.
+      const deadline = this.#now() + HANGUP_GRACE_MS;
+      while (this.#now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if ((await terminalById(this.#db, row.id))?.state !== 'open') return;
+      }
+      await closeTerminalRow(this.#db, row.id, {
+        exitCode: undefined,
+        reason: row.holder ? 'server_stopped' : reason,
+      });
+      return;
+    }
+    session.ending ??= reason;
+    session.pty.hangup();
+    const grace = new Promise<'late'>((resolve) => {
+      const timer = setTimeout(() => resolve('late'), HANGUP_GRACE_MS);
+      timer.unref();
+    });
+    if ((await Promise.race([session.ended.then(() => 'ended' as const), grace])) === 'late')
+      await this.#exited(session, undefined);
+  }
+
+  /** Closes idle terminals held here and purges closed ones past their retention. */
+  async sweep(): Promise<void> {
+    const now = this.#now();
+    for (const id of await idleTerminals(
+      this.#db,
+      this.holder,
+      new Date(now - this.config.idleSeconds * 1000),
+    )) {
+      const session = this.#sessions.get(id);
+      if (!session) continue;
+      session.ending ??= 'idle';
+      session.pty.hangup();
+    }
+    await purgeClosedTerminals(this.#db, new Date(now - this.config.retentionSeconds * 1000));
+  }
+
+  /** Ends every terminal held here (`server_stopped`): the replica stops, its PTYs with it. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#sweep);
+    const sessions = [...this.#sessions.values()];
+    for (const session of sessions) {
+      session.ending = 'server_stopped';
+      session.pty.hangup();
+    }
+    await Promise.all(sessions.map((session) => this.#exited(session, undefined).catch(() => {})));
+    // Rows this replica held without a session (a failed start) end too.
+    for (const id of await terminalsHeldBy(this.#db, this.holder).catch(() => [] as string[]))
+      await closeTerminalRow(this.#db, id, { exitCode: undefined, reason: 'server_stopped' }).catch(() => {});
+    for (const unlisten of this.#unlisten) await unlisten().catch(() => {});
+    this.#unlisten = [];
+  }
+
+  #take(session: Session, bytes: Uint8Array): void {
+    session.waiting.push(bytes.slice());
+    this.#flushSoon(session);
+  }
+
+  #flushSoon(session: Session): void {
+    if (!session.active || session.timer) return;
+    session.timer = setTimeout(() => {
+      session.timer = undefined;
+      session.chain = session.chain
+        .then(() => this.#flush(session, false))
+        .catch(() => {
+          // Kept in `unsent`; tried again shortly (the database may be back).
+          setTimeout(() => this.#flushSoon(session), 100).unref();
+        });
+    }, this.config.flushMs);
+  }
+
+  /** Appends what is waiting; the log keeps the last `keepBytes` of output. */
+  async #flush(session: Session, final: boolean): Promise<void> {
+    if (session.waiting.length === 0 && session.unsent.length === 0 && (!final || session.carry.length === 0))
+      return;
+    const all = Buffer.concat([session.carry, ...session.waiting]);
+    session.waiting = [];
+    const { chunks, carry } = cutChunks(session.offset, all, final);
+    session.carry = carry;
+    const events = chunks.map(({ chunk, bytes }) => {
+      session.offset += bytes;
+      session.sequence += 1;
+      session.kept.push({ sequence: session.sequence, bytes });
+      session.keptBytes += bytes;
+      return { sequence: session.sequence, data: chunk, bytes };
+    });
+    while (session.keptBytes > this.config.keepBytes && session.kept.length > 1) {
+      const dropped = session.kept.shift() as { bytes: number };
+      session.keptBytes -= dropped.bytes;
+    }
+    const keepFrom = session.kept[0]?.sequence ?? session.sequence + 1;
+    const batch = [...session.unsent, ...events].filter((e) => e.sequence >= keepFrom);
+    session.unsent = batch;
+    await appendTerminalOutput(this.#db, session.id, batch, keepFrom);
+    session.unsent = [];
+  }
+
+  async #exited(session: Session, code: number | undefined): Promise<void> {
+    if (this.#sessions.get(session.id) !== session) return;
+    this.#sessions.delete(session.id);
+    this.#inputWindow.delete(session.id);
+    clearTimeout(session.timer);
+    session.timer = undefined;
+    const reason = session.ending ?? 'exited';
+    try {
+      if (session.active) {
+        session.chain = session.chain.then(() => this.#flush(session, true)).catch(() => {});
+        await session.chain;
+        await closeTerminalRow(this.#db, session.id, {
+          exitCode: reason === 'server_stopped' ? undefined : code,
+          reason,
+        });
+        this.#audit('terminal closed', { terminal_id: session.id, reason, exit_code: code ?? null });
+      }
+    } finally {
+      session.endNow();
+    }
+  }
+
+  async #drainInbox(id: string): Promise<void> {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    let messages: Awaited<ReturnType<typeof takeInbox>>;
+    try {
+      messages = await takeInbox(this.#db, id);
+    } catch {
+      return;
+    }
+    for (const message of messages) {
+      if (message.kind === 'input') session.pty.write(message.data);
+      else if (message.kind === 'resize') session.pty.resize(message.cols, message.rows);
+      else {
+        session.ending ??= 'closed';
+        session.pty.hangup();
+      }
+    }
+  }
+}
