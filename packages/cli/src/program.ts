@@ -9,6 +9,7 @@ import { addListenCommand } from './commands/listen.js';
 import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addSessionCommands } from './commands/session.js';
+import { addShellCommand, TERMINALS_PATH } from './commands/shell.js';
 import { addComputerWaitCommand, addWaitCommand, COMPUTER_WAIT_PATH, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp, RemoteExit } from './exit-codes.js';
@@ -162,6 +163,9 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
     addComputerWaitCommand(groupOf(computersGroup.group, ''), contextOf);
   const filesGroup = commands.find((c) => c.operation.path === FILES_PATH);
   if (filesGroup && wanted(filesGroup.group)) addCopyCommand(groupOf(filesGroup.group, ''), contextOf);
+  const terminalsGroup = commands.find((c) => c.operation.path === TERMINALS_PATH);
+  if (terminalsGroup && wanted(terminalsGroup.group))
+    addShellCommand(groupOf(terminalsGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   route(program, io);
   return program;
