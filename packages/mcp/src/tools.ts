@@ -19,6 +19,7 @@ import { type ReadBack, readBackRoute, withReadBack } from './read-back.js';
 import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
 import { STREAM_INPUTS, STREAM_OUTPUT, streamDescription } from './stream-window.js';
 import { strictSchema } from './strict.js';
+import { terminalTool } from './terminal-tools.js';
 import { toolsetOf } from './toolsets.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
@@ -62,6 +63,12 @@ export interface ToolDefinition {
    * takes it, at most `maxBytes`; `note` says so (the compact mode appends it to the spec's description).
    */
   file?: { direction: 'read' | 'write'; maxBytes: number; note: string };
+  /**
+   * A terminal tool answered as text (`terminal-tools.ts`): `keys` types keys (named ones in angle
+   * brackets) and answers the settled screen; `screen` answers the screen. `note` says so (the compact
+   * mode appends it to the spec's description).
+   */
+  terminal?: { kind: 'keys' | 'screen'; note: string };
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -221,7 +228,8 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
  * One tool per operation that takes the caller's access token, in spec order, derived at call time
  * from the document: a new operation in `spec/` becomes a tool without code changes. An operation that
  * takes or answers bytes is no JSON tool: a file's becomes a text tool within a limit
- * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a tar archive's none.
+ * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a tar archive's none; a terminal's
+ * input takes keys as text and answers the screen ({@link terminalTool}).
  *
  * @example
  * import { loadDocument } from '@svc/contract';
@@ -232,6 +240,8 @@ export function buildTools(document: OpenApiDocument): ToolDefinition[] {
     .filter((op) => usesAccessToken(document, op))
     .flatMap((op) => {
       const tool = toolFromOperation(document, op);
+      const terminal = terminalTool(document, op, tool);
+      if (terminal) return [terminal];
       if (!isByteOperation(document, op)) return [tool];
       return fileTool(document, op, tool) ?? [];
     });

@@ -46,11 +46,14 @@ import { recordResults } from './support/wire-results.js';
  * resize, close, stream the output, read the screen; the input, bytes, has no tool yet), and two
  * quotas among the error details took `toolsets=all` to 441,009 bytes full, 88,039 compact (64 tools)
  * and dynamic to 4,686; the default stays at 38,058 compact.
+ * The terminal's input as a tool that takes keys as text and answers the screen (its own output
+ * schema, the key names in its input's description): toolsets=all 90,647 compact, 446,884 full, 4,874
+ * dynamic; the default unchanged.
  * The 40,000 of the default is the issue's ("A new user's first hour", item 6), not a measurement.
  */
 const BUDGET = {
   default: { compact: 40_000, full: 236_000, dynamic: 3_200 },
-  all: { compact: 90_000, full: 444_000, dynamic: 4_800 },
+  all: { compact: 92_000, full: 448_000, dynamic: 5_000 },
 } as const;
 
 const document = loadDocument();
@@ -165,8 +168,8 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
   it('the full set is one option away: toolsets=all has a tool for every operation that can have one', async () => {
     const { tools } = await listed('?toolsets=all');
     expect(tools.map((t) => t.name)).toEqual(specTools.map((t) => t.name));
-    // Every operation is a tool, or one of those that cannot be (yet): no access token, a tar archive's
-    // bytes, or a terminal's input (bytes that are no file).
+    // Every operation is a tool, or one of those that cannot be: no access token, or a tar archive's
+    // bytes (a terminal's input is a tool that takes keys as text).
     const covered = new Set(specTools.map((t) => t.operationId));
     const left = listOperations(document)
       .filter((op) => !covered.has(op.operationId))
@@ -177,7 +180,7 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
           (byteResponse(document, op) ?? byteRequestBody(document, op))?.mediaType === 'application/x-tar',
       )
       .map((op) => op.operationId);
-    expect(left.sort()).toEqual([...NOT_TOOLS, ...tar, 'sendComputerTerminalInput'].sort());
+    expect(left.sort()).toEqual([...NOT_TOOLS, ...tar].sort());
     // `default` keeps the default set beside the toolsets named.
     const more = await listed('?toolsets=default,webhooks');
     expect(more.tools.map((t) => t.name)).toEqual(
