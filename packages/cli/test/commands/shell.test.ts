@@ -119,6 +119,25 @@ describe.skipIf(!existsSync(BIN))('svc computers shell, piped', () => {
     expect(typed.join('')).toBe('echo bye\n\x04');
   });
 
+  it('writes the output bytes exact, UTF-8 or not', async () => {
+    fake = await startFakeTerminals();
+    const bytes = Uint8Array.of(0xff, 0x00, 0xfe, 0x1b, 0x5b, 0x6d, 0xe2, 0x82, 0xac);
+    const run = await runWith(
+      process.execPath,
+      [BIN, 'computers', 'shell', 'dev', 'box'],
+      [
+        { until: () => fake?.ids().length === 1, act: () => fake?.emit(fake.ids()[0] as string, bytes) },
+        { write: 'exit 0\n' },
+      ],
+    );
+    expect(run.code).toBe(0);
+    expect([...Buffer.from(run.stdout, 'latin1')]).toEqual([
+      ...Buffer.from('$ '),
+      ...bytes,
+      ...Buffer.from('exit 0\r\n'),
+    ]);
+  });
+
   it('an unknown terminal to attach to is not_found (exit 4)', async () => {
     fake = await startFakeTerminals();
     const run = await svc(['--attach', '01nope'], '');
@@ -142,6 +161,7 @@ describe.skipIf(!existsSync(BIN) || !hasScript)('svc computers shell, on a termi
     const [id] = fake.ids();
     // Raw mode: the local terminal echoed nothing itself; what shows is the remote echo and answer.
     expect(first.stdout).toContain('$ echo hi\r');
+    expect(first.stdout.split('echo hi')).toHaveLength(2); // once: no local echo on top of the remote one
     expect(first.stdout).toContain(`Detached from terminal ${id}`);
     expect(first.stdout).toContain(`svc computers shell dev box --attach ${id}`);
     expect(first.stdout).toContain('svc-status=0');
@@ -160,5 +180,38 @@ describe.skipIf(!existsSync(BIN) || !hasScript)('svc computers shell, on a termi
     expect(second.stdout).toContain('svc-status=3');
     expect(second.stdout).toMatch(/(^|[ ;])icanon /m);
     expect(fake.terminal(id as string)).toMatchObject({ state: 'closed', exit_code: 3 });
+  });
+
+  it('puts the mode back when svc is ended by SIGTERM, and when the terminal ends without an exit code', async () => {
+    fake = await startFakeTerminals();
+    const dir = await mkdtemp(join(tmpdir(), 'svc-shell-'));
+    const flag = join(dir, 'term');
+    // svc in the background with the terminal as stdin (no job control: one process group), ended by
+    // SIGTERM from another job once the flag exists.
+    const killed = await runWith(
+      'script',
+      [
+        '-qfec',
+        `stty cols 100 rows 30; "${process.execPath}" "${BIN}" computers shell dev box < /dev/tty & pid=$!; (while [ ! -e ${flag} ]; do sleep 0.05; done; kill -TERM $pid) & wait $pid; echo "svc-status=$?"; stty -a`,
+        '/dev/null',
+      ],
+      [{ until: (out) => out.includes('$ '), act: () => writeFile(flag, '') }],
+    );
+    await rm(dir, { recursive: true, force: true });
+    expect(killed.stdout).toContain('svc-status=143');
+    expect(killed.stdout).toMatch(/(^|[ ;])icanon /m);
+    expect(killed.stdout).toMatch(/(^|[ ;])echo /m);
+    expect(killed.stdout).toMatch(/(^|[ ;])opost /m);
+
+    const ended = await onTerminal([], '/nonexistent', [
+      {
+        until: (out) => out.includes('$ '),
+        act: () => fake?.end(fake.ids().at(-1) as string, undefined, 'server_stopped'),
+      },
+    ]);
+    expect(ended.stdout).toContain('The terminal ended (server_stopped) without an exit code.');
+    expect(ended.stdout).toContain('svc-status=1');
+    expect(ended.stdout).toMatch(/(^|[ ;])icanon /m);
+    expect(ended.stdout).toMatch(/(^|[ ;])opost /m);
   });
 });
