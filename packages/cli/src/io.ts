@@ -1,3 +1,18 @@
+/**
+ * The local terminal, when stdin and stdout are one (`svc computers shell` puts it in raw mode and
+ * follows its size). `main.ts` passes the process's; tests pass none, or their own.
+ */
+export interface TerminalIo {
+  /** Whether stdin and stdout are both a terminal. */
+  isTTY: boolean;
+  /** Raw mode on or off (every key as typed, no echo, no signals from Ctrl-C). */
+  setRawMode(raw: boolean): void;
+  /** Its size now, when known. */
+  size(): { cols: number; rows: number } | undefined;
+  /** Calls `listener` on each resize (SIGWINCH); answers a function that stops it. */
+  onResize(listener: () => void): () => void;
+}
+
 /** Where a run of `svc` reads and writes; `main.ts` passes the process's, tests pass their own. */
 export interface CliIo {
   /** Text, or bytes where a command's output is not text (`svc computers exec`). */
@@ -17,6 +32,8 @@ export interface CliIo {
   /** The home directory, for `~/.config/svc`. Default `os.homedir()`. */
   homedir?: string;
   now?: () => number;
+  /** The local terminal for `svc computers shell`. Default: none (plain piping). */
+  terminal?: TerminalIo | undefined;
   /** Aborting it stops following a stream as Ctrl-C does (tests; the process's SIGINT is always heard). */
   signal?: AbortSignal | undefined;
 }

@@ -10,6 +10,7 @@ import { addMcpCommand } from './commands/mcp.js';
 import { addOperationCommand } from './commands/operation.js';
 import { addScreenCommands, INPUT_PATH, SCREEN_PATH } from './commands/screen.js';
 import { addSessionCommands } from './commands/session.js';
+import { addShellCommand, TERMINALS_PATH } from './commands/shell.js';
 import { addComputerWaitCommand, addWaitCommand, COMPUTER_WAIT_PATH, WAIT_PATH } from './commands/wait.js';
 import { type Context, createContext } from './credentials.js';
 import { exitCodeFor, exitCodesHelp, RemoteExit } from './exit-codes.js';
@@ -167,6 +168,9 @@ export function buildProgram(io: CliIo, argv?: readonly string[]): Command {
   if (filesGroup && wanted(filesGroup.group)) addCopyCommand(groupOf(filesGroup.group, ''), contextOf);
   const screenGroup = commands.find((c) => c.operation.path === SCREEN_PATH);
   if (screenGroup && wanted(screenGroup.group)) addScreenCommands(groupOf(screenGroup.group, ''), contextOf);
+  const terminalsGroup = commands.find((c) => c.operation.path === TERMINALS_PATH);
+  if (terminalsGroup && wanted(terminalsGroup.group))
+    addShellCommand(groupOf(terminalsGroup.group, ''), contextOf);
   addAuthCommands(groupOf(AUTH_GROUP, tags.get(AUTH_GROUP) ?? 'credentials'), contextOf);
   route(program, io);
   return program;

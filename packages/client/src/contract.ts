@@ -152,3 +152,15 @@ type RelaxIdempotencyKey<Op> = Op extends {
 export type WithOptionalIdempotencyKey<Paths> = {
   [Path in keyof Paths]: { [Method in keyof Paths[Path]]: RelaxIdempotencyKey<Paths[Path][Method]> };
 };
+
+/** A terminal of a computer (the spec's `Terminal`): its size, state, command and how it ended. */
+export type Terminal = components['schemas']['Terminal'];
+
+/** What opening a terminal takes (the spec's `CreateTerminalRequest`): `cols`, `rows`, `command`, `cwd`, `env`. */
+export type CreateTerminalRequest = components['schemas']['CreateTerminalRequest'];
+
+/** A terminal's screen as text (the spec's `TerminalScreen`): `cols`, `rows`, `lines` and the cursor. */
+export type TerminalScreen = components['schemas']['TerminalScreen'];
+
+/** How a terminal ended (the spec's `TerminalExit`, the data of its `exit` event). */
+export type TerminalExit = components['schemas']['TerminalExit'];

@@ -15,6 +15,7 @@ import { progressTracker, type ReportProgress } from './progress.js';
 import { apiErrorResult, successResult, textError } from './results.js';
 import { callScreenTool } from './screen-tool.js';
 import { readWindow } from './stream-window.js';
+import { callTerminalTool } from './terminal-tools.js';
 import type { ToolDefinition } from './tools.js';
 
 /** What one tool call needs besides its arguments. */
@@ -178,6 +179,13 @@ export async function callTool(
   try {
     if (tool.stream) return await readWindow(client, tool, args, context.signal);
     if (tool.screen) return await callScreenTool(client, tool, args, context.signal);
+    if (tool.terminal)
+      return await callTerminalTool(
+        client,
+        tool,
+        { ...args, idempotency_key: idempotencyKey },
+        context.signal,
+      );
     if (tool.file)
       return await callFileTool(client, tool, { ...args, idempotency_key: idempotencyKey }, context.signal);
     const request = (client as unknown as { request: LooseRequest }).request;

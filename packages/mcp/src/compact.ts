@@ -155,8 +155,10 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
       return id ? `[${id}]` : sentence;
     })
     .join(' ');
-  // A file tool's content and limit are the tool's own, not the spec's bytes: said in every mode.
-  return tool.file ? `${described} ${tool.file.note}` : described;
+  // A file tool's content and limit, and a terminal tool's keys and screen as text, are the tool's own,
+  // not the spec's: said in every mode.
+  const note = tool.file?.note ?? tool.terminal?.note;
+  return note ? `${described} ${note}` : described;
 }
 
 /**
@@ -176,7 +178,7 @@ function compactDescription(tool: ToolDefinition, glossary: Glossary): string {
 export function compactListing(document: OpenApiDocument, tool: ToolDefinition, glossary: Glossary): Tool {
   // A stream tool's output is its own (a window of events), already small; the rest are the spec's bodies.
   const output =
-    tool.stream || tool.file?.direction === 'read' || tool.screen
+    tool.stream || tool.file?.direction === 'read' || tool.screen || tool.terminal?.kind === 'keys'
       ? tool.outputSchema
       : shallowOutputSchema(document, tool.operation, tool.readBack?.operation);
   return {

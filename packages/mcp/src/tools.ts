@@ -20,6 +20,7 @@ import { inlineRefs, isObjectSchema, type JsonSchema } from './schema.js';
 import { screenTool } from './screen-tool.js';
 import { STREAM_INPUTS, STREAM_OUTPUT, streamDescription } from './stream-window.js';
 import { strictSchema } from './strict.js';
+import { terminalTool } from './terminal-tools.js';
 import { toolsetOf } from './toolsets.js';
 
 /** Where one tool argument goes in the HTTP request. `body` with no name: the argument is the whole body. */
@@ -68,6 +69,12 @@ export interface ToolDefinition {
    * input beside it, `maxWaitMs` the longest wait one input action may hold.
    */
   screen?: { picture: OperationInfo; input: OperationInfo; maxWaitMs: number };
+  /**
+   * A terminal tool answered as text (`terminal-tools.ts`): `keys` types keys (named ones in angle
+   * brackets) and answers the settled screen; `screen` answers the screen. `note` says so (the compact
+   * mode appends it to the spec's description).
+   */
+  terminal?: { kind: 'keys' | 'screen'; note: string };
 }
 
 /** The header every mutating call may carry; the client makes one up when the caller does not. */
@@ -228,7 +235,8 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
  * from the document: a new operation in `spec/` becomes a tool without code changes. An operation that
  * takes or answers bytes is no JSON tool: a file's becomes a text tool within a limit
  * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a screenshot's the screen tool
- * (`use_computer_screen`: {@link screenTool}), a tar archive's none.
+ * (`use_computer_screen`: {@link screenTool}), a tar archive's none; a terminal's input takes keys as
+ * text and answers the screen ({@link terminalTool}).
  *
  * @example
  * import { loadDocument } from '@svc/contract';
@@ -239,6 +247,8 @@ export function buildTools(document: OpenApiDocument): ToolDefinition[] {
     .filter((op) => usesAccessToken(document, op))
     .flatMap((op) => {
       const tool = toolFromOperation(document, op);
+      const terminal = terminalTool(document, op, tool);
+      if (terminal) return [terminal];
       if (!isByteOperation(document, op)) return [tool];
       return fileTool(document, op, tool) ?? screenTool(document, tool) ?? [];
     });

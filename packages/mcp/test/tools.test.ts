@@ -71,10 +71,12 @@ describe('buildTools', () => {
       );
   });
 
-  it('has no output schema exactly when success has no body (204)', () => {
+  it('has no output schema exactly when success has no body (204), but for a terminal’s keys (the screen)', () => {
     const withoutBody = tools.filter((t) => !t.outputSchema).map((t) => t.name);
     expect(withoutBody).toEqual(
-      tools.filter((t) => '204' in (t.operation.operation.responses as object)).map((t) => t.name),
+      tools
+        .filter((t) => '204' in (t.operation.operation.responses as object) && t.terminal?.kind !== 'keys')
+        .map((t) => t.name),
     );
   });
 

@@ -54,7 +54,7 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
     const { client } = await connectSvcMcp({ ...env, SVC_MCP_TOOLSETS: 'all' });
     try {
       // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's
-      // and a terminal's input (`send_…`) none.
+      // none; a terminal's input (`send_…`) a tool that takes keys as text.
       const document = loadDocument();
       const bytes = new Set(byteOperationIds(document));
       const isFile = (op: ReturnType<typeof listOperations>[number]) =>
@@ -62,7 +62,7 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
         'application/octet-stream';
       const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-        .filter((op) => !bytes.has(op.operationId) || (isFile(op) && !op.operationId.startsWith('send')))
+        .filter((op) => !bytes.has(op.operationId) || isFile(op))
         .map((op) =>
           toolName(op.operationId)
             .replace(/^download_/, 'read_')

@@ -1,7 +1,7 @@
 // The tools the spec should yield, derived from the spec through @svc/contract alone (not from the
 // code under test): one per operation but the two without an access token; a byte operation on a file
-// is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's and a
-// terminal's input none. Each in its toolset: `terminals` for one on a computer's terminals, `streams`
+// is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's none,
+// a terminal's input (`send_…`) a tool that takes keys as text. Each in its toolset: `terminals` for one on a computer's terminals, `streams`
 // for an operation answering Server-Sent Events, `files` for one on the path of a file's bytes or
 // beneath it, `screens` for a screen's picture and the `input` beside it, else its first tag.
 import {
@@ -61,7 +61,8 @@ export function expectedTools(
         );
         return [{ ...tool, name: 'use_computer_screen', hintsFrom: input?.operationId as string }];
       }
-      // A terminal's input (`send…`) is bytes but no file: no file tool.
+      // A terminal's input (`send…`) is bytes but no file: a keys tool of its own name.
+      if (toolset === 'terminals' && name.startsWith('send_')) return [tool];
       return isFile(document, op) && /^(download|upload)_/.test(name)
         ? [{ ...tool, name: name.replace(/^download_/, 'read_').replace(/^upload_/, 'write_') }]
         : [];

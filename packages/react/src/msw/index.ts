@@ -15,3 +15,5 @@ export { seedFromExamples } from './seed.js';
 export type { OperationRecord, Resource, StateOptions, Stored } from './state.js';
 export { MockState } from './state.js';
 export { statefulAnswer } from './stateful.js';
+export type { TerminalMockOptions } from './terminals.js';
+export { terminalHandlers } from './terminals.js';
