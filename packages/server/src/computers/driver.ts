@@ -1,10 +1,9 @@
 import type { Schema } from '@svc/contract';
 import type { Queryable } from '../platform/db/database.js';
 import type { ErrorCode } from '../platform/errors.js';
-import type { ComputerFiles } from './files/driver.js';
-import type { TerminalDriver } from './terminals/driver.js';
 import type { DriverComputer } from './computer.js';
 import type { ComputerFiles } from './files/driver.js';
+import type { TerminalDriver } from './terminals/driver.js';
 
 /**
  * Which driver method carries each of the spec's operation types: `run` for the lifecycle actions

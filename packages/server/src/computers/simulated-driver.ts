@@ -1,7 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SimulatedFiles } from './files/simulated-files.js';
-import { type SimDirectory, treeBytes } from './files/simulated-tree.js';
-import { SimulatedTerminals } from './terminals/simulated.js';
 import type {
   ComputerDriver,
   ComputerSnapshots,
@@ -16,6 +13,7 @@ import type {
 import { DriverError } from './driver.js';
 import { SimulatedFiles } from './files/simulated-files.js';
 import { type SimDirectory, treeBytes } from './files/simulated-tree.js';
+import { SimulatedTerminals } from './terminals/simulated.js';
 
 /** The label that makes the simulated driver fail an action: `sim-fail=start` (or `always`). */
 export const SIM_FAIL_LABEL = 'sim-fail';

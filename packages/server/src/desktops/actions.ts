@@ -1,6 +1,6 @@
 import type { Schema } from '@svc/contract';
-import type { FieldViolation } from '../platform/errors.js';
 import { INPUT_BOUNDS } from '../computers/screen-limits.js';
+import type { FieldViolation } from '../platform/errors.js';
 
 /** One input action, as the spec has it. */
 export type InputAction = Schema<'InputAction'>;

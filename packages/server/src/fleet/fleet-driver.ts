@@ -17,6 +17,7 @@ import type {
 } from '../computers/driver.js';
 import { DriverError } from '../computers/driver.js';
 import type { ComputerFiles } from '../computers/files/driver.js';
+import type { TerminalDriver } from '../computers/terminals/driver.js';
 import type { Config } from '../platform/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
 import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
@@ -26,8 +27,6 @@ import {
   markUnreachableComputers,
   recordHeartbeat,
 } from './repositories/hosts.js';
-import type { TerminalDriver } from '../computers/terminals/driver.js';
-import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
 
 /** How long a heartbeat waits for a host's Engine to answer. */
 const PING_TIMEOUT_MS = 2000;

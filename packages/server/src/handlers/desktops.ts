@@ -1,18 +1,18 @@
 import { DriverError } from '../computers/driver.js';
 import { computerIn } from '../computers/repositories/computers.js';
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
+import { RATES } from '../computers/screen-limits.js';
 import { assertRunning } from '../computers/transitions.js';
-import { permittedWorkspace } from './common.js';
-import type { AppDeps, Ctx, Handler } from './types.js';
-import { outgoingBytes } from '../http/byte-body.js';
-import { ApiError, invalidArgument } from '../platform/errors.js';
 import { checkActions } from '../desktops/actions.js';
 import type { Desktop, DesktopComputer } from '../desktops/desktop.js';
 import { EngineDesktop } from '../desktops/engine.js';
-import { RATES } from '../computers/screen-limits.js';
 import { PerSecond } from '../desktops/rate.js';
 import { screenOf } from '../desktops/repositories/screens.js';
 import { SimulatedDesktop } from '../desktops/simulated.js';
+import { outgoingBytes } from '../http/byte-body.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { permittedWorkspace } from './common.js';
+import type { AppDeps, Ctx, Handler } from './types.js';
 
 // Screens and input (design §18): `GET …/screen` and `POST …/input` on a running computer whose image
 // has a display. What runs inside the computer is the desktop's (engine.ts, simulated.ts); the rules

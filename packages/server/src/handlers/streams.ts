@@ -32,7 +32,7 @@ const BATCH = 200;
  * @example
  * closesStream('streamOperationOutput', 'exit'); // true
  */
-function closesStream(operationId: StreamOperationId, event: string): boolean {
+export function closesStream(operationId: StreamOperationId, event: string): boolean {
   const events: Readonly<Record<string, string>> = streamOperations[operationId].events;
   return Object.hasOwn(events, event) && events[event] === 'closes';
 }
@@ -57,7 +57,7 @@ function eventPermission(_type: Schema<'WorkspaceEventType'>): Permission {
  * @example
  * streamCursor(new Request(url, { headers: { 'last-event-id': '41' } }), '7'); // 41
  */
-function streamCursor(request: Request, after: string | undefined): number | undefined {
+export function streamCursor(request: Request, after: string | undefined): number | undefined {
   const header = request.headers.get('last-event-id');
   const [field, text] = header !== null ? ['header.Last-Event-ID', header] : ['after', after];
   if (text === undefined) return undefined;

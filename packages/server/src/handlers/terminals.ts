@@ -2,16 +2,13 @@
 // are the replica's `Terminals` (manager.ts); the rows and the output log are in the database, so any
 // replica answers for any terminal.
 import type { Schema } from '@svc/contract';
-import { ApiError, invalidArgument } from '../platform/errors.js';
-import { permittedWorkspace, quotaExceeded } from './common.js';
-import { closesStream, followed, streamCursor } from './streams.js';
-import type { Ctx, Handler } from './types.js';
-import { BodyTooLargeError } from '../http/byte-body.js';
-import { newId } from '../platform/ids.js';
 import { DriverError } from '../computers/driver.js';
-import { assertRunning } from '../computers/transitions.js';
-import { pageRequest, toPage } from '../platform/paging.js';
 import { computerIn } from '../computers/repositories/computers.js';
+import { assertRunning } from '../computers/transitions.js';
+import { BodyTooLargeError } from '../http/byte-body.js';
+import { ApiError, invalidArgument } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { pageRequest, toPage } from '../platform/paging.js';
 import { chunkBytes } from '../terminals/output.js';
 import {
   countOpenTerminals,
@@ -25,6 +22,9 @@ import {
   touchTerminal,
 } from '../terminals/repositories/terminals.js';
 import { renderScreen } from '../terminals/screen.js';
+import { permittedWorkspace, quotaExceeded } from './common.js';
+import { closesStream, followed, streamCursor } from './streams.js';
+import type { Ctx, Handler } from './types.js';
 
 /** The API's view of a terminal row. */
 export function renderTerminal(row: TerminalRow): Schema<'Terminal'> {

@@ -4,12 +4,12 @@
 // ones purged after their retention, and every terminal it holds ended (`server_stopped`) when it stops.
 import { randomUUID } from 'node:crypto';
 import type { Schema } from '@svc/contract';
-import type { Database, Queryable } from '../platform/db/database.js';
 import type { DriverComputer } from '../computers/computer.js';
-import { Wakeups } from '../streams/wakeups.js';
-import type { TerminalConfig } from '../platform/terminal-limits.js';
 import { HANGUP_GRACE_MS } from '../computers/terminals/constants.js';
 import type { Pty, PtyRequest, TerminalDriver } from '../computers/terminals/driver.js';
+import type { Database, Queryable } from '../platform/db/database.js';
+import type { TerminalConfig } from '../platform/terminal-limits.js';
+import { Wakeups } from '../streams/wakeups.js';
 import { cutChunks } from './output.js';
 import {
   appendTerminalOutput,

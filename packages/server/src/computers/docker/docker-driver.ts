@@ -2,10 +2,6 @@ import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
 import type { WarmPoolConfig, WarmPoolTarget } from '../../platform/config.js';
 import type { Database, Queryable } from '../../platform/db/database.js';
-import type { FilesContainer } from '../files/docker-files.js';
-import { DockerFiles } from '../files/docker-files.js';
-import { imageReference } from '../repositories/catalog.js';
-import { DockerTerminals } from '../terminals/docker.js';
 import type {
   ComputerDriver,
   DriverAction,
@@ -19,6 +15,8 @@ import { DriverError } from '../driver.js';
 import type { FilesContainer } from '../files/docker-files.js';
 import { DockerFiles } from '../files/docker-files.js';
 import { imageReference } from '../repositories/catalog.js';
+import { DEFAULT_SCREEN, screenEnv } from '../screen-limits.js';
+import { DockerTerminals } from '../terminals/docker.js';
 import { AgentUnavailable, ExecAgents } from './agent.js';
 import type { DockerCatalog } from './catalog.js';
 import { runExec } from './exec.js';

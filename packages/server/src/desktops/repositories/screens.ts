@@ -1,7 +1,7 @@
+import { DEFAULT_SCREEN } from '../../computers/screen-limits.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import type { ScreenSize } from '../actions.js';
-import { DEFAULT_SCREEN } from '../../computers/screen-limits.js';
 
 // Which computers have a screen, and its size (the columns of migration 021): an image's `display`,
 // a computer's `screen_width` and `screen_height`, set at create for an image with a display only.
