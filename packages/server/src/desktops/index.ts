@@ -6,7 +6,6 @@ export {
   SCREEN_ENV,
   screenEnv,
 } from '../computers/screen-limits.js';
-export { desktopHandlers, downloadComputerScreen, inputComputer } from '../handlers/desktops.js';
 export { checkActions, type InputAction, type ScreenSize, xdotoolArgs } from './actions.js';
 export { type Cursor, type Desktop, type InputOutcome, type Screenshot, scaledSize } from './desktop.js';
 export { EngineDesktop } from './engine.js';
