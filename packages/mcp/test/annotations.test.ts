@@ -39,9 +39,9 @@ const BY_VERB: [RegExp, Partial<Hints>][] = [
   [/^(delete|update|write)_/, { readOnlyHint: false, destructiveHint: true, idempotentHint: true }],
   [/^create_/, { readOnlyHint: false, destructiveHint: false, idempotentHint: false }],
   [/^(exec|run)_/, { readOnlyHint: false, destructiveHint: true, idempotentHint: false }],
-  // A terminal's keys: a POST of bytes, not a custom action, so its hints are the method's (each call
-  // types again). The spec has no place yet to judge it destructive (`x-svc.mcp` is for actions only).
-  [/^send_/, { readOnlyHint: false, idempotentHint: false }],
+  // A terminal's keys run whatever the program makes of them, and type again each call: judged in the
+  // spec (`x-svc.mcp` on a `send…`), as a custom action's are.
+  [/^send_/, { readOnlyHint: false, destructiveHint: true, idempotentHint: false }],
 ];
 
 describe('titles and hints as listed over streamable HTTP', () => {

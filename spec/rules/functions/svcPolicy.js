@@ -86,7 +86,8 @@ function readsInsideComputer(path) {
  *  - `cli: execution` takes a command (`argv` and `stdin` in its body) and answers its execution (an
  *    `execution` field, or `operations` when long-running); a 2xx body with an `execution` field says so.
  *  - `cli: key-file` exactly when a 2xx body holds a resource with a `key_file` (a one-time secret).
- *  - `mcp` hints on every custom action that is an MCP tool (called with an access token), and only there.
+ *  - `mcp` hints on every custom action and every `send…` that is an MCP tool (called with an access
+ *    token), and only there.
  * Where the action itself sits and how it is named is svc-custom-action's.
  */
 export default function svcPolicy(doc) {
@@ -181,17 +182,21 @@ export default function svcPolicy(doc) {
 
     const tool = permission !== 'public' && permission !== 'credential';
     const action = Object.hasOwn(policy, 'action');
-    if (action && tool && !Object.hasOwn(policy, 'mcp'))
+    // Bytes sent into a running program (`send…`, a terminal's input) do whatever the program makes of
+    // them: like a custom action's, their hints are judged, not read off the POST.
+    const sends = /^send[A-Z]/.test(String(operation.operationId ?? ''));
+    const judged = action || sends;
+    if (judged && tool && !Object.hasOwn(policy, 'mcp'))
       say(
-        'action',
-        `a custom action's MCP hints cannot follow from its method: judge them, \`mcp: {destructive: …, idempotent: …}\` (${list(MCP_HINTS)}).`,
+        sends ? 'mcp' : 'action',
+        `a ${sends ? 'send' : 'custom action'}'s MCP hints cannot follow from its method: judge them, \`mcp: {destructive: …, idempotent: …}\` (${list(MCP_HINTS)}).`,
       );
-    else if (Object.hasOwn(policy, 'mcp') && !(action && tool))
+    else if (Object.hasOwn(policy, 'mcp') && !(judged && tool))
       say(
         'mcp',
-        action
+        judged
           ? 'it is no MCP tool (it takes no access token): it has no MCP hints.'
-          : "only a custom action declares MCP hints: a standard method's follow from its HTTP method.",
+          : "only a custom action or a send declares MCP hints: a standard method's follow from its HTTP method.",
       );
   }
   return results;
