@@ -103,7 +103,7 @@ export async function getTerminal(client: SvcClient<ApiPaths>, ref: TerminalRef)
  * import { readTerminal } from '@svc/client/terminals';
  * const client = createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' });
  * for await (const e of readTerminal(client, { workspace: 'dev', computer: 'box', terminal: '01m6…' })) {
- *   if (e.event === 'output') process.stdout.write(e.bytes);
+ *   if (e.event === 'output') terminal.write(e.bytes); // an xterm.js Terminal, say
  *   else console.log('exit code', e.exit.exit_code);
  * }
  */

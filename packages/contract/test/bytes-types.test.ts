@@ -53,6 +53,7 @@ describe('the generated types of byte bodies', () => {
       '"application/octet-stream": ReadableStream<Uint8Array>;',
       '"application/x-tar": Blob | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;',
       '"application/x-tar": ReadableStream<Uint8Array>;',
+      '"image/png": ReadableStream<Uint8Array>;',
     ]);
   });
 });
