@@ -20,6 +20,10 @@ import { baseUrl, onMock } from '../support/target.js';
 const OPEN: Record<string, { path: () => Record<string, string>; query: Record<string, string> }> = {
   streamWorkspaceEvents: { path: () => ({ workspace: fx.workspace }), query: { after: '0' } },
   streamOperationOutput: { path: () => ({ operation: fx.execOperation }), query: {} },
+  streamComputerTerminalOutput: {
+    path: () => ({ workspace: fx.workspace, computer: fx.computer, terminal: fx.terminal }),
+    query: {},
+  },
 };
 
 const pathOf = (operationId: string) => {

@@ -16,6 +16,8 @@ export const fx = {
   execOperation: '',
   size: '',
   image: '',
+  /** A terminal of `computer`, closed with exit code 3 (the terminals suite): its output is a stream. */
+  terminal: '',
   /** A ready snapshot of `computer` (the snapshots suite). */
   snapshot: '',
 };
