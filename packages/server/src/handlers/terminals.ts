@@ -22,7 +22,7 @@ import {
   touchTerminal,
 } from '../terminals/repositories/terminals.js';
 import { renderScreen } from '../terminals/screen.js';
-import { permittedWorkspace, quotaExceeded } from './common.js';
+import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
 import { closesStream, followed, streamCursor } from './streams.js';
 import type { Ctx, Handler } from './types.js';
 
@@ -143,7 +143,13 @@ export const createComputerTerminal: Handler<'createComputerTerminal'> = async (
     terminal_id: row.id,
     program: row.command[0],
   });
-  return { status: 201, body: { terminal: renderTerminal(row) } };
+  return {
+    status: 201,
+    body: { terminal: renderTerminal(row) },
+    headers: {
+      location: `${API_PREFIX}/workspaces/${workspace.id}/computers/${computer.id}/terminals/${row.id}`,
+    },
+  };
 };
 
 export const getComputerTerminal: Handler<'getComputerTerminal'> = async (ctx) => {
