@@ -26,8 +26,7 @@ export function terminalsSuite(): void {
       bodySerializer: (raw: unknown) => raw,
       headers: { 'Content-Type': 'application/octet-stream' },
     }) as Promise<{ response: Response }>;
-  const read = async () =>
-    (await unwrap(client().GET(TERMINAL, { params: { path: here() } }))).terminal;
+  const read = async () => (await unwrap(client().GET(TERMINAL, { params: { path: here() } }))).terminal;
 
   it('createComputerTerminal opens one (201) at the size it asks for', async () => {
     const { terminal } = await unwrap(
