@@ -25,7 +25,7 @@ const OCTETS = 'application/octet-stream';
 const TAR = 'application/x-tar';
 
 describe('the byte operations the front finds in the bundle', () => {
-  it('are the uploads and downloads of files and archives, an upload with its limit', () => {
+  it("are the uploads and downloads of files and archives, a screen's picture and a terminal's input, each body with its limit", () => {
     const found = byteOperations(bundle).map((o) => [
       o.operationId,
       o.method,
@@ -38,6 +38,7 @@ describe('the byte operations the front finds in the bundle', () => {
         ['downloadComputerArchive', 'GET', 'download', TAR, undefined],
         ['downloadComputerFile', 'GET', 'download', OCTETS, undefined],
         ['downloadComputerScreen', 'GET', 'download', 'image/png', undefined],
+        ['sendComputerTerminalInput', 'POST', 'upload', OCTETS, 65536],
         ['uploadComputerArchive', 'PUT', 'upload', TAR, 1073741824],
         ['uploadComputerFile', 'PUT', 'upload', OCTETS, 1073741824],
       ].sort(),
