@@ -323,8 +323,10 @@ describeDocker('transport faults on the Docker driver', (engine) => {
     const random = seeded(SEED + 1);
     const allowed = new Allowed();
     await seedUploads(server, allowed);
+    // The byte operations on a computer's files (a screen's picture needs a desktop, which this
+    // busybox computer is not: it would answer 409 before any byte moved).
     const targets = catalog(server.resources, server.token).filter((target) =>
-      /^(up|down)load/.test(target.op.operationId),
+      /^(up|down)load(?!ComputerScreen$)/.test(target.op.operationId),
     );
     expect(targets.map((target) => target.op.operationId).sort()).toEqual([
       'downloadComputerArchive',

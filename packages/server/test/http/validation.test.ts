@@ -224,7 +224,7 @@ describe('request validation', () => {
         const params = Object.fromEntries(
           op.path.match(/\{[^}]+\}/g)?.map((p) => [p.slice(1, -1), 'acme-dev']) ?? [],
         );
-        for (const key of ['member', 'key', 'operation', 'webhook_endpoint', 'delivery'])
+        for (const key of ['member', 'key', 'operation', 'webhook_endpoint', 'delivery', 'terminal'])
           if (key in params) params[key] = '01m6ddfps70g9sk0sar56ypyzq2';
         const result = await check(
           op.operationId as never,

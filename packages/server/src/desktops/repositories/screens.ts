@@ -32,9 +32,10 @@ export async function screenOf(
 }
 
 /**
- * At create, in the create's transaction: gives a computer of an image with a display its screen
- * (the one asked for, else the default), and refuses a `screen` for any other image (400 on `screen`).
- * The Docker driver hands the size to the image's entry script when it makes the container.
+ * At create, in the create's transaction: gives a computer of an image with a display the screen it
+ * asks for, and refuses a `screen` for any other image (400 on `screen`). A create that asks for none
+ * costs no statement: a display computer without a size of its own has the default one (`screenOf`,
+ * and the image's entry script when the Docker driver passes no size).
  *
  * @example
  * await setScreenAtCreate(ctx.db, computer, ctx.body.screen);
@@ -44,20 +45,18 @@ export async function setScreenAtCreate(
   computer: { id: string; image: string },
   asked: ScreenSize | undefined,
 ): Promise<ScreenSize | undefined> {
+  if (!asked) return undefined;
   const { rows } = await db.query<{ display: boolean }>('SELECT display FROM images WHERE name = $1', [
     computer.image,
   ]);
-  if (!rows[0]?.display) {
-    if (asked)
-      throw invalidArgument([
-        {
-          field: 'screen',
-          description: `the image ${computer.image} has no display, so its computers have no screen (GET /images, display)`,
-        },
-      ]);
-    return undefined;
-  }
-  const screen = asked ?? DEFAULT_SCREEN;
+  if (!rows[0]?.display)
+    throw invalidArgument([
+      {
+        field: 'screen',
+        description: `the image ${computer.image} has no display, so its computers have no screen (GET /images, display)`,
+      },
+    ]);
+  const screen = asked;
   await db.query('UPDATE computers SET screen_width = $2, screen_height = $3 WHERE id = $1', [
     computer.id,
     screen.width,

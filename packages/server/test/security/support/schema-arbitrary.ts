@@ -230,7 +230,9 @@ function mapEntry(
     );
   const extra = schema.additionalProperties;
   if (!extra || typeof extra !== 'object') return undefined;
-  const keys = schema.propertyNames ? validValue(schema.propertyNames, resolve, depth + 1) : fc.string();
+  // Property names are strings whether or not `propertyNames` says `type: string`.
+  const names = schema.propertyNames as Schema | undefined;
+  const keys = names ? validValue({ type: 'string', ...names }, resolve, depth + 1) : fc.string();
   return fc.tuple(keys as fc.Arbitrary<string>, validValue(extra, resolve, depth + 1));
 }
 
