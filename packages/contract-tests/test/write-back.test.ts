@@ -123,11 +123,14 @@ describe('buildBody: every writable field, valid for its schema', () => {
     const create = byId.get('createComputer')!;
     const { body, sources } = buildBody(create, { references, example: create.example });
     // The example sets no lifetime (its expiry could not stay ahead of the clock): the run gives one.
-    const { lifetime, ...fromExample } = body;
+    // Nor a screen (its image has no display): one is made from the schema.
+    const { lifetime, screen, ...fromExample } = body;
     expect(fromExample).toEqual(create.example);
     expect(lifetime).toBeDefined();
-    const { lifetime: lifetimeSource, ...exampleSources } = sources;
+    expect(screen).toBeDefined();
+    const { lifetime: lifetimeSource, screen: screenSource, ...exampleSources } = sources;
     expect(new Set(Object.values(exampleSources))).toEqual(new Set(['example']));
     expect(lifetimeSource).toBe('reference');
+    expect(screenSource).toBe('synthesized');
   });
 });
