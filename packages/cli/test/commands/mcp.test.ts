@@ -54,7 +54,8 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
     const { client } = await connectSvcMcp({ ...env, SVC_MCP_TOOLSETS: 'all' });
     try {
       // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's
-      // none; a terminal's input (`send_…`) a tool that takes keys as text.
+      // none; a terminal's input (`send_…`) a tool that takes keys as text; a screen's picture the
+      // screen tool, `use_computer_screen`.
       const document = loadDocument();
       const bytes = new Set(byteOperationIds(document));
       const isFile = (op: ReturnType<typeof listOperations>[number]) =>
@@ -62,11 +63,15 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
         'application/octet-stream';
       const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-        .filter((op) => !bytes.has(op.operationId) || isFile(op))
+        .filter(
+          (op) => !bytes.has(op.operationId) || isFile(op) || op.operationId === 'downloadComputerScreen',
+        )
         .map((op) =>
-          toolName(op.operationId)
-            .replace(/^download_/, 'read_')
-            .replace(/^upload_/, 'write_'),
+          op.operationId === 'downloadComputerScreen'
+            ? 'use_computer_screen'
+            : toolName(op.operationId)
+                .replace(/^download_/, 'read_')
+                .replace(/^upload_/, 'write_'),
         );
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(want);

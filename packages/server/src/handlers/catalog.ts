@@ -28,10 +28,12 @@ export const listImages: Handler<'listImages'> = async (ctx) => {
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
   const { driver } = ctx.deps;
   const images = await Promise.all(
-    items.map(async (row) => ({
+    // `display` after `available`: what a table has room for shows whether an image runs first.
+    items.map(async ({ display, ...row }) => ({
       ...withTime(row),
       driver: driver.name as Schema<'Image'>['driver'],
       available: (await driver.imageAvailable?.(row.name)) ?? false,
+      display,
     })),
   );
   return { status: 200, body: { images, next_cursor, has_more } };

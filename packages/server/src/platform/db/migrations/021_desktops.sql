@@ -5,7 +5,7 @@
 ALTER TABLE images ADD COLUMN display boolean NOT NULL DEFAULT false;
 
 INSERT INTO images (id, name, display_name, os, version, reference, display, created_at) VALUES
-  ('01kdvdng1dsktp0000000000000', 'debian-13-desktop', 'Debian 13 (trixie) desktop', 'debian', '13', 'svc/desktop:13', true, '2026-01-01T00:00:06Z');
+  ('01kdvdng1dsktp0000000000000', 'debian-13-desktop', 'Debian 13 desktop', 'debian', '13', 'svc/desktop:13', true, '2026-01-01T00:00:06Z');
 
 ALTER TABLE computers
   ADD COLUMN screen_width integer,
