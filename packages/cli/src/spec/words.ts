@@ -32,8 +32,8 @@ export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^(\\*|[a-z_]+\\.[a-z_]+)$': 'an event type such as computer.created, or * for every type',
   '^[a-z_]+\\.[a-z_]+$': 'an event type such as computer.created',
   '^[A-Za-z0-9_]+(\\+[A-Za-z0-9_]+)*$': "key names joined by '+', such as ctrl+s or Return",
-  '^[A-Za-z_][A-Za-z0-9_]*$':
-    "an environment variable's name: letters, digits and '_', not starting with a digit",
+  '^[A-Za-z_][A-Za-z0-9_]{0,255}$':
+    "an environment variable's name: letters, digits and '_', not starting with a digit, at most 256",
 };
 
 /** Units a field's name can end in (`idle_timeout_seconds`): a whole number of them. */
