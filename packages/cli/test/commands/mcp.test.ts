@@ -61,13 +61,13 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
       const isFile = (op: ReturnType<typeof listOperations>[number]) =>
         (byteResponse(document, op) ?? byteRequestBody(document, op))?.mediaType ===
         'application/octet-stream';
+      const isPicture = (op: ReturnType<typeof listOperations>[number]) =>
+        byteResponse(document, op)?.mediaType === 'image/png';
       const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
-        .filter(
-          (op) => !bytes.has(op.operationId) || isFile(op) || op.operationId === 'downloadComputerScreen',
-        )
+        .filter((op) => !bytes.has(op.operationId) || isFile(op) || isPicture(op))
         .map((op) =>
-          op.operationId === 'downloadComputerScreen'
+          isPicture(op)
             ? 'use_computer_screen'
             : toolName(op.operationId)
                 .replace(/^download_/, 'read_')

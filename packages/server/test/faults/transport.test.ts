@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { listOperations, loadDocument } from '@svc/contract';
+import { byteRequestBody, byteResponse, listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { accessToken, type Replica, startReplica, stopReplica, tempDir } from '../cluster/processes.js';
 import { describeDocker } from '../support/docker.js';
@@ -323,11 +323,17 @@ describeDocker('transport faults on the Docker driver', (engine) => {
     const random = seeded(SEED + 1);
     const allowed = new Allowed();
     await seedUploads(server, allowed);
-    // The byte operations on a computer's files (a screen's picture needs a desktop, which this
-    // busybox computer is not: it would answer 409 before any byte moved).
-    const targets = catalog(server.resources, server.token).filter((target) =>
-      /^(up|down)load(?!ComputerScreen$)/.test(target.op.operationId),
-    );
+    // The byte operations on a computer's files, by media type (a screen's picture, `image/png`, needs
+    // a desktop, which this busybox computer is not: it would answer 409 before any byte moved).
+    const document = loadDocument();
+    const files = new Set(['application/octet-stream', 'application/x-tar']);
+    const targets = catalog(server.resources, server.token).filter((target) => {
+      const bytes = byteRequestBody(document, target.op) ?? byteResponse(document, target.op);
+      // uploads and downloads only: a terminal's input (`send…`) is bytes into a program, no file
+      return (
+        bytes !== undefined && files.has(bytes.mediaType) && /^(up|down)load/.test(target.op.operationId)
+      );
+    });
     expect(targets.map((target) => target.op.operationId).sort()).toEqual([
       'downloadComputerArchive',
       'downloadComputerFile',
