@@ -1,8 +1,8 @@
-// The ceiling of the end-to-end bench: node:http answering a small JSON body, nothing else.
-// Prints "listening on http://127.0.0.1:<port>" (port 0: a free one).
+// The ceiling of the end-to-end benches: node:http answering a small JSON body, nothing else (or the
+// body given as the first argument, e.g. a computer's JSON). Prints "listening on http://127.0.0.1:<port>".
 import { createServer } from 'node:http';
 
-const body = JSON.stringify({ hello: 'world' });
+const body = process.argv[2] ?? JSON.stringify({ hello: 'world' });
 const server = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);

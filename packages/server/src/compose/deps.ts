@@ -4,7 +4,7 @@ import type { ComputerDriver } from '../computers/driver.js';
 import { OperationEvents } from '../computers/events.js';
 import { WORKSPACE_EVENTS_CHANNEL } from '../computers/repositories/events.js';
 import { OPERATION_OUTPUT_CHANNEL } from '../computers/repositories/operation-output.js';
-import { COMPUTERS_CHANNEL, ReadCache } from '../computers/repositories/read-cache.js';
+import { COMPUTERS_CHANNEL, parseComputerChange, ReadCache } from '../computers/repositories/read-cache.js';
 import type { AppDeps } from '../handlers/types.js';
 import { AccessTokens } from '../identity/auth/access-token.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
@@ -66,8 +66,9 @@ export async function createDeps(options: {
   const computerChanges = new ComputerChanges();
   const unlisten = await db.listen(
     COMPUTERS_CHANNEL,
-    (workspaceId) => {
-      reads.invalidate(workspaceId);
+    (payload) => {
+      const { workspaceId, computerId } = parseComputerChange(payload);
+      reads.invalidate(workspaceId, computerId);
       computerChanges.notify(workspaceId);
     },
     {

@@ -9,14 +9,14 @@ export type WaitResult = 'reached' | 'timed_out' | 'unreachable';
 
 /**
  * In-process wake-ups for `GET …/computers/{computer}?wait_for=`, per workspace: fed by the
- * `NOTIFY svc_computers, '<workspace id>'` every change of a computer sends (migration 010's
- * triggers, whichever replica or worker wrote it), which this replica already listens to for its
+ * `NOTIFY svc_computer_changes, '<workspace id> <computer id>'` every change of a computer sends
+ * (migration 022's triggers, whichever replica or worker wrote it), which this replica already listens to for its
  * read cache. A gap in the notifications (the listening connection came back) wakes everyone, who
  * read again: nothing is lost, and nothing polls.
  *
  * @example
  * const changes = new ComputerChanges();
- * await db.listen(COMPUTERS_CHANNEL, (id) => changes.notify(id), { onGap: () => changes.wakeAll() });
+ * await db.listen(COMPUTERS_CHANNEL, (payload) => changes.notify(parseComputerChange(payload).workspaceId), { onGap: () => changes.wakeAll() });
  * const { woken, cancel } = changes.next(workspaceId);
  */
 export class ComputerChanges {

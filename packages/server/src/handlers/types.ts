@@ -84,7 +84,7 @@ export interface AppDeps {
    */
   limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
-  /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computers` (see computer-waits.ts). */
+  /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computer_changes` (see computer-waits.ts). */
   computerChanges: ComputerChanges;
   /** The waits on a computer's state each principal holds here (`SVC_COMPUTER_WAITS_PER_PRINCIPAL`). */
   computerWaits: WaitSlots;

@@ -107,6 +107,62 @@ describePostgres('computers read cache on two replicas', (engine) => {
     expect(['deleting', 'deleted']).toContain(state);
   });
 
+  test('a change of one computer reaches every page that can show it, filtered or not, and its reads by name', async () => {
+    const list = `${ws}/computers`;
+    const boxes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const box = await call(one, 'POST', list, token, {
+        name: unique(`pg${i}`),
+        size: 'small',
+        image: 'ubuntu-2404',
+      });
+      expect(box.status).toBe(202);
+      boxes.push(box.body.computer.id);
+      // Settled, so that only the test changes them from here on.
+      const settled = await call(one, 'GET', `/v1/operations/${box.body.operations[0].id}?wait=10`, token);
+      expect(settled.body.operation.state).toBe('succeeded');
+    }
+    /** Every page of a listing (2 a page), as `app` answers it. */
+    const pages = async (app: App, query: string) => {
+      const all: unknown[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await call(
+          app,
+          'GET',
+          `${list}?limit=2${query}${cursor ? `&cursor=${cursor}` : ''}`,
+          token,
+        );
+        expect(res.status).toBe(200);
+        all.push(
+          res.body.computers.map((c: { id: string; name: string; state: string; labels: unknown }) => [
+            c.id,
+            c.name,
+            c.state,
+            c.labels,
+          ]),
+        );
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      return all;
+    };
+    const queries = ['', '&state=stopped', '&label=tier%3Dgold'];
+    for (const [round, id] of boxes.entries()) {
+      // Replica two holds every page and the computer read by its name.
+      for (const query of queries) await pages(two, query);
+      const name = (await call(two, 'GET', `${list}/${id}`, token)).body.computer.name;
+      expect((await call(two, 'GET', `${list}/${name}`, token)).status).toBe(200);
+      // One change moves the computer into the filtered pages and renames it, in SQL.
+      await writer.query(
+        `UPDATE computers SET state = 'stopped', name = $2, labels = '{"tier":"gold"}'::jsonb WHERE id = $1`,
+        [id, unique(`moved${round}`)],
+      );
+      // The deaf replica reads the database every time: the truth to compare with.
+      for (const query of queries) expect(await pages(two, query)).toEqual(await pages(deaf, query));
+      expect((await call(two, 'GET', `${list}/${name}`, token)).status).toBe(404);
+    }
+  });
+
   test('a replica that cannot hear notifications reads the database, never its cache', async () => {
     const path = `${ws}/computers/${computer}`;
     for (const value of ['x', 'y']) {

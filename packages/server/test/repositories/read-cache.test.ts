@@ -131,27 +131,12 @@ describe('ReadCache', () => {
   test('holds at most maxRows rows, weighing a page by its rows', async () => {
     const cache = new ReadCache(async () => {}, { maxRows: 100 });
     const page = Array.from({ length: 60 }, (_, i) => i);
-    await cache.get(
-      WS,
-      'p1',
-      async () => page,
-      (rows) => rows.length,
-    );
+    await cache.get(WS, 'p1', async () => page, { weight: (rows) => rows.length });
     expect(cache.rows).toBe(60);
-    await cache.get(
-      WS,
-      'p1',
-      async () => page,
-      (rows) => rows.length,
-    );
+    await cache.get(WS, 'p1', async () => page, { weight: (rows) => rows.length });
     expect(cache.rows).toBe(60);
     // A second page would pass the bound: the cache starts again from empty.
-    await cache.get(
-      'wsp_2',
-      'p2',
-      async () => page,
-      (rows) => rows.length,
-    );
+    await cache.get('wsp_2', 'p2', async () => page, { weight: (rows) => rows.length });
     expect(cache.rows).toBe(60);
     let reloaded = false;
     await cache.get(
@@ -161,9 +146,76 @@ describe('ReadCache', () => {
         reloaded = true;
         return page;
       },
-      (rows) => rows.length,
+      { weight: (rows) => rows.length },
     );
     expect(reloaded).toBe(true);
+  });
+
+  test('a change of one computer drops what it touches and keeps the rest of its workspace', async () => {
+    const cache = new ReadCache(async () => {});
+    const values = { a: 'a1', b: 'b1', page: 'p1' };
+    const loads = { a: 0, b: 0, page: 0 };
+    const read = (key: 'a' | 'b' | 'page') =>
+      cache.get(
+        WS,
+        key,
+        async () => {
+          loads[key]++;
+          return values[key];
+        },
+        // The page holds a and b; each row only itself.
+        {
+          touches: () => (changed) => (key === 'page' ? changed === 'a' || changed === 'b' : changed === key),
+        },
+      );
+    for (const key of ['a', 'b', 'page'] as const) await read(key);
+    values.a = 'a2';
+    values.page = 'p2';
+    cache.invalidate(WS, 'a');
+    expect([await read('a'), await read('b'), await read('page')]).toEqual(['a2', 'b1', 'p2']);
+    expect(loads).toEqual({ a: 2, b: 1, page: 2 });
+    // A computer neither holds touches nothing; an entry that says nothing is dropped by any change.
+    await cache.get(WS, 'any', async () => 'x');
+    cache.invalidate(WS, 'c');
+    expect(cache.rows).toBe(3);
+    // A change of the workspace as a whole drops everything of it.
+    cache.invalidate(WS);
+    expect(cache.rows).toBe(0);
+  });
+
+  test('reads arriving while a load is under way share it; after a change they load on their own', async () => {
+    const cache = new ReadCache(async () => {});
+    let loads = 0;
+    let value = 'v1';
+    let release: () => void = () => {};
+    const slow = async () => {
+      loads++;
+      const seen = value;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return seen;
+    };
+    const first = cache.get(WS, 'k', slow);
+    const second = cache.get(WS, 'k', slow);
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    expect(await Promise.all([first, second])).toEqual(['v1', 'v1']);
+    expect(loads).toBe(1);
+    // A change while a load is under way: a read arriving after it must not take the older answer.
+    cache.invalidate(WS);
+    const before = cache.get(WS, 'k', slow);
+    await new Promise((resolve) => setImmediate(resolve));
+    const releaseBefore = release;
+    value = 'v2';
+    cache.invalidate(WS, 'some-computer');
+    const after = cache.get(WS, 'k', slow);
+    await new Promise((resolve) => setImmediate(resolve));
+    releaseBefore();
+    release();
+    expect(await before).toBe('v1');
+    expect(await after).toBe('v2');
+    expect(loads).toBe(3);
   });
 
   test('switched off (SVC_READ_CACHE=off), every read loads and nothing is kept', async () => {

@@ -135,7 +135,10 @@ export function readComputer(
   workspaceId: string,
   ref: string,
 ): Promise<ComputerView> {
-  return reads.get(workspaceId, `computer:${ref}`, () => computerIn(db, workspaceId, ref));
+  // Whether read by id or by name, the row is this computer's: only its own changes touch it.
+  return reads.get(workspaceId, `computer:${ref}`, () => computerIn(db, workspaceId, ref), {
+    touches: (row) => (changed) => changed === row.id,
+  });
 }
 
 /**
@@ -151,12 +154,26 @@ export function readComputerPage(
 ): Promise<ComputerView[]> {
   const { workspaceId, state, selector, includeDeleted, after, limit } = filter;
   const key = `page:${JSON.stringify([state, selector, includeDeleted, after, limit])}`;
-  return reads.get(
-    workspaceId,
-    key,
-    () => listComputerRows(db, filter),
-    (rows) => Math.max(rows.length, 1),
-  );
+  return reads.get(workspaceId, key, () => listComputerRows(db, filter), {
+    weight: (rows) => Math.max(rows.length, 1),
+    touches: (rows) => pageTouchedBy(rows, after, limit),
+  });
+}
+
+/**
+ * Which computers' changes can change a page (newest first, ids below `after`, at most `limit` rows):
+ * those whose id is in the id range the page covers, from `after` (excluded; none: the newest) down to
+ * its last row, or to the end when the page is not full. A change elsewhere (a computer of another
+ * page, whatever its state or labels now) leaves the page as it is. Ids compare as the strings they
+ * are, as the query orders them.
+ */
+function pageTouchedBy(
+  rows: readonly ComputerView[],
+  after: string | null,
+  limit: number,
+): (computerId: string) => boolean {
+  const last = rows.length >= limit ? rows[rows.length - 1]?.id : undefined;
+  return (id) => (after === null || id < after) && (last === undefined || id >= last);
 }
 
 /** How many computers of the workspace are not deleted, counted row by row (deleting a workspace). */
