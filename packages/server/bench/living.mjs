@@ -1,19 +1,18 @@
 // Speed in a living workspace: the built server at production defaults, read and written while its
-// workspace changes, against a bare node:http answering a computer's JSON, in ONE run, on PGlite and
-// on PostgreSQL. For each engine:
-//   1. the server starts as shipped (`node dist/main.js`; the worker steps simulated computers every
-//      500 ms, the event log, the webhook outbox and placement on), with three settings of its own:
-//      rate limits counted with budgets too large to refuse, a quota that lets thousands of computers
-//      into one workspace, and loopback webhooks (the bench's receiver is on 127.0.0.1);
-//   2. a workspace `living-read` gets a webhook endpoint for every event and 120 computers created
-//      THROUGH THE API, and the bench waits for them all to run and their events to be delivered;
-//   3. STATIC: nothing changes while `GET /v1/me`, `GET` one computer and the first list page (50) of
-//      `living-read` are measured, then creates (a unique name and Idempotency-Key each) in a workspace
-//      of their own, `living-create-static`; then the bench waits for the worker to finish them;
-//   4. LIVING: the same, while this script changes `living-read` at `--changes` per second (a stop or a
-//      start of one of its computers, a create of a new one or a delete of one it created, in turn), so
-//      the worker steps operations, events are written and webhook deliveries queued and sent all the
-//      time; creates go to `living-create-living`.
+// workspace changes, against a bare node:http answering the same computer's JSON, in ONE run, on PGlite
+// and on PostgreSQL. Each engine runs two phases, each on a fresh server (`node dist/main.js`: the
+// worker steps simulated computers every 500 ms; the event log and the webhook outbox on) with three
+// settings of the bench's own: rate limits counted with budgets too large to refuse, a quota that lets
+// thousands of computers into one workspace, and loopback webhooks (the receiver is this script's, on
+// 127.0.0.1, and every workspace has an endpoint for every event):
+//   - STATIC: `living-read` holds 120 running computers inserted straight in SQL (bench/seed.mjs, as
+//     bench/run.mjs seeds), and nothing changes while it is read;
+//   - LIVING: `living-read` gets 120 computers created THROUGH THE API and is read at once, while the
+//     worker is still finishing them, and this script changes it at `--changes` per second on top (in
+//     turn a stop or a start of one of its computers, a create, a delete of one the churn created),
+//     so state changes, events and webhook deliveries go on all the time.
+// In each phase: `GET /v1/me`, `GET` one computer of `living-read`, its first list page (50), then
+// creates (a unique name and Idempotency-Key each) in a workspace of their own, `living-create`.
 // Every measurement runs in a child process of its own (bench/load.mjs, autocannon: 1 s warm-up,
 // `--duration` s measured; `--read-connections` for reads, `--create-connections` for creates), and the
 // bare server is measured the same way right after it: each ratio is to that neighbour.
@@ -21,7 +20,7 @@
 //   node packages/server/bench/living.mjs [--engines pglite,postgres] [--duration 5] [--changes 20]
 //        [--read-connections 32] [--create-connections 16] [--computers 120] [--only <regex>] [--json out.json]
 //
-// Needs `pnpm build`; PostgreSQL from TEST_DATABASE_URL (a database of its own, dropped at the end).
+// Needs `pnpm build`; PostgreSQL from TEST_DATABASE_URL (a database of its own per phase, dropped after).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';

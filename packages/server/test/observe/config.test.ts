@@ -1,6 +1,7 @@
-// The operations settings of src/platform/config.ts: logging, metrics, shutdown.
-import { expect, test } from 'vitest';
+// The operations settings of src/platform/config.ts: logging, metrics, shutdown; the span batch's bounds.
+import { describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/platform/config.js';
+import { batchOptions } from '../../src/platform/observe/tracing.js';
 
 test('defaults: info logs, no metrics listener, 30 s shutdown with a 5 s drain delay', () => {
   expect(loadConfig({})).toMatchObject({
@@ -34,4 +35,18 @@ test.each([
 ])('refused: %j', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);
+});
+
+describe('the span batch from the standard OTEL_BSP_* variables', () => {
+  test('whole positive numbers are taken; anything else leaves the SDK default', () => {
+    expect(
+      batchOptions({
+        OTEL_BSP_MAX_QUEUE_SIZE: '100000',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 'lots',
+        OTEL_BSP_EXPORT_TIMEOUT: '-5',
+      }),
+    ).toEqual({ maxQueueSize: 100_000, scheduledDelayMillis: 200 });
+    expect(batchOptions({})).toEqual({});
+  });
 });

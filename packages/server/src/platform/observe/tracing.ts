@@ -38,8 +38,8 @@ export interface TracingOptions {
  * Starts tracing when it is configured, else answers `undefined` having loaded nothing: the
  * OpenTelemetry packages are imported here, dynamically, only when `OTEL_EXPORTER_OTLP_ENDPOINT` is
  * set (or an exporter is passed). Spans go over OTLP/HTTP through a batch processor; the exporter
- * reads the standard `OTEL_EXPORTER_OTLP_*` variables itself, and `OTEL_SERVICE_NAME` names the service
- * (default `svc-server`). Queries outside a request (the worker's polling, housekeeping) are not traced.
+ * reads the standard `OTEL_EXPORTER_OTLP_*` variables itself, the batch the standard `OTEL_BSP_*` ones
+ * ({@link batchOptions}), and `OTEL_SERVICE_NAME` names the service (default `svc-server`). Queries outside a request (the worker's polling, housekeeping) are not traced.
  *
  * @example
  * const tracing = await startTracing({ env: process.env });
@@ -57,7 +57,7 @@ export async function startTracing(options: TracingOptions = {}): Promise<Tracin
   if (options.exporter) processor = new sdk.SimpleSpanProcessor({ exporter: options.exporter });
   else {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    processor = new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter() });
+    processor = new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) });
   }
   const provider = new sdk.TracerProvider({
     resource: resourceFromAttributes({
@@ -192,6 +192,30 @@ function dbAttributes(engine: string, sql: string): Record<string, string> {
 
 function operationOf(sql: string): string {
   return /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
+}
+
+/**
+ * The batch processor's bounds from the standard `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_SCHEDULE_DELAY`
+ * (ms), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` and `OTEL_BSP_EXPORT_TIMEOUT` (ms), which the SDK no longer
+ * reads itself; unset or not a positive whole number: the SDK's default (2048 spans, 5 s, 512, 30 s).
+ */
+export function batchOptions(env: Record<string, string | undefined>): {
+  maxQueueSize?: number;
+  scheduledDelayMillis?: number;
+  maxExportBatchSize?: number;
+  exportTimeoutMillis?: number;
+} {
+  const read = (name: string) => {
+    const value = Number(env[name]);
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  };
+  const options = {
+    maxQueueSize: read('OTEL_BSP_MAX_QUEUE_SIZE'),
+    scheduledDelayMillis: read('OTEL_BSP_SCHEDULE_DELAY'),
+    maxExportBatchSize: read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+    exportTimeoutMillis: read('OTEL_BSP_EXPORT_TIMEOUT'),
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
 }
 
 function querySpanName(sql: string): string {
