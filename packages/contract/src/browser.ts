@@ -1,8 +1,9 @@
-// Browser-safe entry: the reader of the main entry without `loadDocument` (node:fs). Code that runs in a
-// browser (the MSW handlers of @svc/react) imports the document itself (`@svc/contract/openapi.json`)
-// and reads it with these.
+// The reader of the spec's bundle, every export of the package but `loadDocument` (which reads the
+// file with node:fs, so it is the main entry's alone): code that runs in a browser (the MSW handlers
+// of @svc/react) imports the document itself (`@svc/contract/openapi.json`) and reads it with these.
+// The one export list of the package: the main entry (index.ts) adds `loadDocument` to it.
 
-export type { ByteBody, ByteMediaType } from './bytes.js';
+export type { ByteBody, ByteBodyInput, ByteBodyOutput, ByteMediaType } from './bytes.js';
 export {
   BYTE_MEDIA_TYPES,
   byteOperationIds,
@@ -12,7 +13,16 @@ export {
   MAX_BYTES_EXTENSION,
 } from './bytes.js';
 export type { OpenApiDocument } from './document.js';
-export type { components, operations, paths } from './generated/schema.js';
+export type {
+  components,
+  operationPolicies,
+  operations,
+  paths,
+  securityRequirements,
+  streamEvents,
+  webhookOperations,
+  webhooks,
+} from './generated/schema.js';
 export { streamOperations, webhookEventTypes } from './generated/schema.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
@@ -41,6 +51,7 @@ export {
   operationSecurity,
   requestBody,
   responseFor,
+  securitySchemeNames,
 } from './reader.js';
 export type { JsonObject } from './refs.js';
 export { deref, derefWithRef, resolveRef } from './refs.js';
@@ -54,4 +65,27 @@ export {
   streamEventBranch,
   streamOperationIds,
 } from './streams.js';
-export type { StreamEvent, StreamOperationId } from './types.js';
+export type { Transition } from './transitions.js';
+export { operationTransitions, TRANSITIONS_EXTENSION } from './transitions.js';
+export type {
+  ErrorCode,
+  OperationId,
+  PermissionOf,
+  PolicyOf,
+  PublicOperationId,
+  Schema,
+  SchemesOf,
+  StreamEvent,
+  StreamOperationId,
+  WebhookEvent,
+  WebhookEventType,
+  WebhookHeaders,
+} from './types.js';
+export type { WebhookPayload } from './webhooks.js';
+export {
+  WEBHOOK_MEDIA_TYPE,
+  webhookHeaders,
+  webhookNames,
+  webhookOperation,
+  webhookPayloadSchema,
+} from './webhooks.js';

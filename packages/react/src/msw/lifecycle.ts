@@ -1,7 +1,8 @@
-// What an operation does to its target, design §4 (the server's COMPUTER_ACTIONS): keyed by the spec's
-// `OperationType`, so a type added to the spec does not compile here until it is classified.
+// What an operation does to its target, design §4: the spec's state machine (`x-svc-transitions` of
+// `OperationType`), read as the server reads it, so the mock and the server cannot disagree.
 import type { KnownValues } from '@svc/client';
-import type { components } from '@svc/contract/browser';
+import { type components, operationTransitions } from '@svc/contract/browser';
+import { BUNDLED_DOCUMENT } from './document.js';
 
 type OperationType = KnownValues<components['schemas']['OperationType']>;
 type ComputerState = KnownValues<components['schemas']['ComputerState']>;
@@ -12,7 +13,7 @@ export interface Transition {
   from: readonly ComputerState[];
   /** The target's state while the operation runs; none for a command, which leaves the state alone. */
   during?: ComputerState;
-  /** The target's state when the operation succeeds. */
+  /** The target's state when the operation succeeds (the mock has no engine: a recover ends `stopped`). */
   to?: ComputerState;
 }
 
@@ -23,20 +24,9 @@ export interface Transition {
  * import { TRANSITIONS } from '@svc/react/msw';
  * TRANSITIONS['computer.stop'].to; // 'stopped'
  */
-export const TRANSITIONS: Readonly<Record<OperationType, Transition>> = {
-  'computer.create': { from: [], during: 'creating', to: 'running' },
-  'computer.start': { from: ['stopped', 'failed'], during: 'starting', to: 'running' },
-  'computer.stop': { from: ['running'], during: 'stopping', to: 'stopped' },
-  'computer.restart': { from: ['running'], during: 'restarting', to: 'running' },
-  'computer.delete': { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
-  // A command leaves the computer's state alone (design §13); it needs a running computer.
-  'computer.exec': { from: ['running'] },
-  // The mock has no engine to inspect: a recovered computer is left stopped (the server decides by what
-  // its engine has, design §4).
-  'computer.recover': { from: ['failed'], during: 'recovering', to: 'stopped' },
-  // A snapshot copies the computer's files and leaves its state alone (design §4.2).
-  'computer.snapshot': { from: ['running', 'stopped'] },
-};
+export const TRANSITIONS = operationTransitions(BUNDLED_DOCUMENT) as Readonly<
+  Record<OperationType, Transition>
+>;
 
 /** The transition of an operation type; an unknown type (design §12) changes nothing. */
 export function transitionOf(type: string): Transition {

@@ -1,19 +1,41 @@
+import { loadDocument, operationTransitions } from '@svc/contract';
 import { ApiError } from '../platform/errors.js';
-import type { DriverAction } from './driver.js';
+import { type DriverAction, OPERATION_DRIVER_METHOD } from './driver.js';
 import { type ComputerState, TRANSIENT_COMPUTER_STATES } from './states.js';
 
-/** What each action may start from, the state it holds while it runs, and where it ends (design §4). */
+/** The state machine as the spec writes it (`x-svc-transitions` of `OperationType`), read once. */
+const SPEC_TRANSITIONS = operationTransitions(loadDocument());
+
+/** A lifecycle action's rule: it must hold its computer in a state while it runs and end in one. */
+function lifecycleRule(action: DriverAction): {
+  from: readonly ComputerState[];
+  during: ComputerState;
+  to: ComputerState;
+} {
+  const rule = SPEC_TRANSITIONS[`computer.${action}`];
+  if (!rule?.during || !rule.to) throw new Error(`the spec gives computer.${action} no during and to`);
+  return {
+    from: rule.from as ComputerState[],
+    during: rule.during as ComputerState,
+    to: rule.to as ComputerState,
+  };
+}
+
+/**
+ * What each action may start from, the state it holds while it runs, and where it ends (design §4),
+ * from the spec. A recover ends where the computer's engine says (the driver's outcome); `to` is the
+ * default.
+ */
 export const COMPUTER_ACTIONS: Readonly<
   Record<DriverAction, { from: readonly ComputerState[]; during: ComputerState; to: ComputerState }>
-> = {
-  create: { from: [], during: 'creating', to: 'running' },
-  start: { from: ['stopped', 'failed'], during: 'starting', to: 'running' },
-  stop: { from: ['running'], during: 'stopping', to: 'stopped' },
-  restart: { from: ['running'], during: 'restarting', to: 'running' },
-  delete: { from: ['running', 'stopped', 'failed'], during: 'deleting', to: 'deleted' },
-  // Where it ends is what the engine has (the driver's outcome): `running` or `stopped`, the default.
-  recover: { from: ['failed'], during: 'recovering', to: 'stopped' },
-};
+> = Object.fromEntries(
+  Object.entries(OPERATION_DRIVER_METHOD)
+    .filter(([, method]) => method === 'run')
+    .map(([type]) => {
+      const action = type.slice('computer.'.length) as DriverAction;
+      return [action, lifecycleRule(action)];
+    }),
+) as Record<DriverAction, { from: readonly ComputerState[]; during: ComputerState; to: ComputerState }>;
 
 /**
  * 409 `invalid_state` (`details: {current_state, allowed_from}`) or 409 `operation_in_progress`
@@ -65,8 +87,8 @@ function assertNoOperation(computer: Pick<ComputerStatus, 'state' | 'current_ope
     );
 }
 
-/** The states a snapshot may be taken from (design §4.2): a `docker commit` works on both. */
-const SNAPSHOT_FROM: readonly ComputerState[] = ['running', 'stopped'];
+/** The states a snapshot may be taken from (design §4.2; the spec's `computer.snapshot`). */
+const SNAPSHOT_FROM = (SPEC_TRANSITIONS['computer.snapshot']?.from ?? []) as readonly ComputerState[];
 
 /**
  * 409 `operation_in_progress` while an operation holds the computer, else 409 `invalid_state` unless
