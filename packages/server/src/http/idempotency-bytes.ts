@@ -2,22 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../platform/db/database.js';
 import { ApiError, toApiError } from '../platform/errors.js';
 import {
-  IDEMPOTENCY_TTL_HOURS,
+  claimKey,
   IdempotencyError,
   type IdempotencyScope,
   type IdempotentOutcome,
   IN_FLIGHT_LOCK_SECONDS,
   keyLost,
   releaseKey,
+  reusedKey,
   type StoredResponse,
   stored,
 } from '../platform/idempotency.js';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  extendIdempotencyLock,
-  idempotencyKeyRow,
-} from '../platform/repositories/idempotency-keys.js';
+import { completeIdempotencyKey, extendIdempotencyLock } from '../platform/repositories/idempotency-keys.js';
 import { BodyTooLargeError, type IncomingBytes } from './byte-body.js';
 
 /** How long the in-flight lock of an upload is, and how often it is pushed on while the upload runs. */
@@ -102,46 +98,22 @@ export async function runIdempotentBytes(
   }
 }
 
-async function claim(
+/** {@link claimKey} for a body of bytes: a done record is this request's when its bytes hash the same. */
+function claim(
   db: Database,
   scope: IdempotencyScope,
   body: IncomingBytes,
   owner: string,
   lockSeconds: number,
 ): Promise<IdempotentOutcome | undefined> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const won = await claimIdempotencyKey(db, {
-      principalId: scope.principalId,
-      key: scope.key,
-      fingerprint: scope.fingerprint,
-      owner,
-      lockSeconds,
-      ttlHours: IDEMPOTENCY_TTL_HOURS,
-    });
-    if (won) return undefined;
-    const row = await idempotencyKeyRow(db, scope.principalId, scope.key);
-    if (!row) continue; // released between our insert and select: try again
-    if (row.state === 'in_flight') {
-      if (row.fingerprint !== scope.fingerprint) throw reused();
-      throw new IdempotencyError(
-        'idempotency_key_in_use',
-        'a request with this Idempotency-Key is still being processed; retry shortly',
-        { headers: { 'retry-after': '1' } },
-      );
-    }
-    if (!row.fingerprint.startsWith(`${scope.fingerprint}+`)) throw reused();
-    // The same request line: the bytes decide. They are read (counted, hashed), never written.
-    await readToEnd(body);
-    if (row.fingerprint !== bytesFingerprint(scope.fingerprint, body.sha256())) throw reused();
-    return {
-      status: row.status ?? 200,
-      ...(row.headers ? { headers: row.headers } : {}),
-      ...(row.body === null ? {} : { body: JSON.parse(row.body) }),
-      replayed: true,
-    };
-  }
-  throw new IdempotencyError('idempotency_key_in_use', 'this Idempotency-Key is contended; retry shortly', {
-    headers: { 'retry-after': '1' },
+  return claimKey(db, scope, owner, {
+    lockSeconds,
+    sameRequest: async (row) => {
+      if (!row.fingerprint.startsWith(`${scope.fingerprint}+`)) throw reusedKey();
+      // The same request line: the bytes decide. They are read (counted, hashed), never written.
+      await readToEnd(body);
+      if (row.fingerprint !== bytesFingerprint(scope.fingerprint, body.sha256())) throw reusedKey();
+    },
   });
 }
 
@@ -179,11 +151,4 @@ async function complete(
     fingerprint: bytesFingerprint(scope.fingerprint, body.sha256()),
   });
   if (!completed) throw keyLost();
-}
-
-function reused(): IdempotencyError {
-  return new IdempotencyError(
-    'idempotency_key_reused',
-    'this Idempotency-Key was used with a different request',
-  );
 }

@@ -6,6 +6,7 @@ import {
   completeIdempotencyKey,
   deleteIdempotencyKey,
   deleteIdempotencyKeysOlderThan,
+  type IdempotencyKeyRow,
   idempotencyKeyRow,
   releaseIdempotencyKey,
 } from './repositories/idempotency-keys.js';
@@ -127,7 +128,7 @@ export async function runIdempotent(
     options.transaction === false ? fn(db) : db.transaction(fn);
   if (!scope) return { ...(await within(effect)), replayed: false };
   const owner = randomUUID();
-  const existing = await claim(db, scope, owner);
+  const existing = await claimKey(db, scope, owner);
   if (existing) return existing;
   try {
     return await within(async (tx) => {
@@ -152,11 +153,27 @@ export async function runIdempotent(
   }
 }
 
-/** Inserts (or takes over) the in-flight record; answers instead when another request owns the key. */
-async function claim(
+/**
+ * Inserts (or takes over) the in-flight record, locked for `lockSeconds`; answers instead when another
+ * request has the key: 409 `idempotency_key_in_use` while it is in flight (422 when for another
+ * request), else its stored answer, `replayed`, once `sameRequest` says the record is this request's
+ * (it throws {@link reusedKey} when not; by default the fingerprints must be equal). The one claim of
+ * both JSON bodies and bodies of bytes (whose `sameRequest` reads and hashes the bytes).
+ *
+ * @example
+ * const existing = await claimKey(db, scope, owner);
+ * if (existing) return existing; // a replay
+ */
+export async function claimKey(
   db: Database,
   scope: IdempotencyScope,
   owner: string,
+  {
+    lockSeconds = IN_FLIGHT_LOCK_SECONDS,
+    sameRequest = async (row: IdempotencyKeyRow) => {
+      if (row.fingerprint !== scope.fingerprint) throw reusedKey();
+    },
+  }: { lockSeconds?: number; sameRequest?: (row: IdempotencyKeyRow) => Promise<void> } = {},
 ): Promise<IdempotentOutcome | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const won = await claimIdempotencyKey(db, {
@@ -164,28 +181,22 @@ async function claim(
       key: scope.key,
       fingerprint: scope.fingerprint,
       owner,
-      lockSeconds: IN_FLIGHT_LOCK_SECONDS,
+      lockSeconds,
       ttlHours: IDEMPOTENCY_TTL_HOURS,
     });
     if (won) return undefined;
     const row = await idempotencyKeyRow(db, scope.principalId, scope.key);
     if (!row) continue; // released between our insert and select: try again
-    if (row.fingerprint !== scope.fingerprint) {
-      throw new IdempotencyError(
-        'idempotency_key_reused',
-        'this Idempotency-Key was used with a different request',
-        // No details: the spec's ErrorDetails is closed, and the client knows the key it sent.
-      );
-    }
     if (row.state === 'in_flight') {
+      // An in-flight record holds the fingerprint it was claimed with.
+      if (row.fingerprint !== scope.fingerprint) throw reusedKey();
       throw new IdempotencyError(
         'idempotency_key_in_use',
         'a request with this Idempotency-Key is still being processed; retry shortly',
-        {
-          headers: { 'retry-after': '1' },
-        },
+        { headers: { 'retry-after': '1' } },
       );
     }
+    await sameRequest(row);
     return {
       status: row.status ?? 200,
       ...(row.headers ? { headers: row.headers } : {}),
@@ -196,6 +207,15 @@ async function claim(
   throw new IdempotencyError('idempotency_key_in_use', 'this Idempotency-Key is contended; retry shortly', {
     headers: { 'retry-after': '1' },
   });
+}
+
+/** 422 `idempotency_key_reused`: the key was used with another request. */
+export function reusedKey(): IdempotencyError {
+  // No details: the spec's ErrorDetails is closed, and the client knows the key it sent.
+  return new IdempotencyError(
+    'idempotency_key_reused',
+    'this Idempotency-Key was used with a different request',
+  );
 }
 
 async function complete(
