@@ -47,7 +47,9 @@ export interface DockerDriverOptions {
    * The warm pool (design §4.3) and the database that keeps it. Without it no container is pooled,
    * and containers a pool made earlier are not recognised as computers'.
    */
-  pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & {
+  pool?: Omit<WarmPoolConfig, 'maxMemoryMib' | 'defaulted'> & {
+    /** What the targets may grow to with demand (`SVC_POOL_MAX_MEMORY_MIB`); without it they do not grow. */
+    maxMemoryMib?: number;
     db: Database;
     /** The host the Engine is (design §4.4): the pool's rows are that host's. */
     hostId?: string;
@@ -168,6 +170,12 @@ export class DockerDriver implements ComputerDriver {
         ...(pool.active === undefined ? {} : { active: pool.active }),
         targets: pool.targets,
         maxContainers: pool.maxContainers,
+        ...(pool.maxMemoryMib === undefined
+          ? {}
+          : {
+              maxMemoryMib: pool.maxMemoryMib,
+              memoryMib: async (size: string) => (await this.catalog.size(size))?.memory_mib,
+            }),
         refillMs: pool.refillMs,
         make: (name, target, labels, signal) => this.makePoolContainer(name, target, labels, signal),
         log: this.log,
@@ -482,7 +490,8 @@ export class DockerDriver implements ComputerDriver {
 
   /**
    * Makes and starts a container for the warm pool, with exactly the options of a computer's container
-   * of that image and size (its hostname is `computer`: Docker cannot change it at the claim).
+   * of that image and size (its hostname is `computer`: Docker cannot change it at the claim), and its
+   * exec agent.
    */
   private async makePoolContainer(
     name: string,
@@ -493,6 +502,11 @@ export class DockerDriver implements ComputerDriver {
     const options = await this.createOptions(target, name, 'computer', labels, signal);
     const container = await this.docker.createContainer(options);
     await container.start({ abortSignal: signal });
+    // Its exec agent is started now, not at the claim: the claiming computer's first command then
+    // costs a line on the agent's stream, not an Engine exec (which a busy Engine makes slow). Ready
+    // once the agent is, or a second later without it (the claim's start begins one then).
+    this.agents?.take(container.id);
+    await this.agents?.ready(container.id, AGENT_WAIT_MS);
     return container.id;
   }
 
