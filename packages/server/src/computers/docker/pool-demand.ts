@@ -8,9 +8,10 @@ const MIN_WINDOW_MS = 1000;
 /**
  * How many ready containers of one kind (`image:size`) the warm pool keeps beyond its configured count,
  * from what creates ask of it: the claims that will come while one container is being made. The pool
- * follows demand: at `r` claims a second and `L` seconds to make one, `ceil(r × L)` more are kept (each
- * refilled the moment it is claimed), so a create finds one ready as long as the Engine keeps up; when
- * the claims stop, the extra goes back down by one every `decayMs`. Pure: time comes from `now`.
+ * follows demand: at `r` claims a second and `L` seconds to make one, `floor(r × L)` more are kept
+ * (each refilled the moment it is claimed), so a create finds one ready as long as the Engine keeps up,
+ * and a create now and then (`r × L` under 1: the refill is back before the next) costs nothing more;
+ * when the claims stop, the extra goes back down by one every `decayMs`. Pure: time comes from `now`.
  *
  * @example
  * const demand = new PoolDemand();
@@ -51,7 +52,7 @@ export class PoolDemand {
     // Claims are counted over a few lead times: long enough to see a rate, short enough to follow it.
     const windowMs = Math.max(MIN_WINDOW_MS, 4 * state.leadMs);
     while (state.asks.length > 0 && (state.asks[0] ?? now) <= now - windowMs) state.asks.shift();
-    const wanted = Math.ceil((state.asks.length / windowMs) * state.leadMs);
+    const wanted = Math.floor((state.asks.length / windowMs) * state.leadMs);
     if (wanted >= state.extra) {
       state.extra = wanted;
       state.extraAt = now;

@@ -20,10 +20,11 @@ describe('PoolDemand', () => {
 
   test.each([
     // [name, { every: ms between claims, lead: ms to make one, want: extra containers }]
-    ['one claim a second, made in 400 ms', { every: 1000, lead: 400, want: 1 }],
-    ['back to back every 150 ms, made in 400 ms', { every: 150, lead: 400, want: 3 }],
-    ['back to back every 150 ms, made in 900 ms', { every: 150, lead: 900, want: 6 }],
-    ['every 100 ms, made in 200 ms', { every: 100, lead: 200, want: 2 }],
+    // A create now and then: its refill is back before the next, so nothing more is kept.
+    ['one claim a second, made in 400 ms', { every: 1000, lead: 400, want: 0 }],
+    ['back to back every 150 ms, made in 400 ms', { every: 150, lead: 400, want: 2 }],
+    ['back to back every 150 ms, made in 1 s', { every: 150, lead: 1000, want: 6 }],
+    ['every 60 ms, made in 200 ms', { every: 60, lead: 200, want: 3 }],
   ])('%s', (_name, { every, lead, want }) => {
     const { demand, advance } = clocked();
     for (let i = 0; i < 15; i++) demand.made(KIND, lead); // the estimate settles near `lead`
@@ -40,8 +41,8 @@ describe('PoolDemand', () => {
       demand.asked(KIND);
       advance(150);
     }
-    // 6 claims in a window of 4 s (4 lead times of 1 s): 1.5 a second, 1 s each → 2.
-    expect(demand.extra(KIND)).toBe(2);
+    // 6 claims in a window of 4 s (4 lead times of 1 s): 1.5 a second, 1 s each → 1.
+    expect(demand.extra(KIND)).toBe(1);
   });
 
   test('decays back by one per decay step once claims stop, not at once', () => {
@@ -51,15 +52,21 @@ describe('PoolDemand', () => {
       demand.asked(KIND);
       advance(150);
     }
-    expect(demand.extra(KIND)).toBe(3);
-    advance(5_000); // the window is empty: wanted 0, but held
-    expect(demand.extra(KIND)).toBe(3);
-    advance(5_000);
     expect(demand.extra(KIND)).toBe(2);
-    advance(10_000);
+    advance(5_000); // the window is empty: wanted 0, but held
+    expect(demand.extra(KIND)).toBe(2);
+    advance(5_000);
     expect(demand.extra(KIND)).toBe(1);
-    advance(25_000);
+    advance(9_000);
+    expect(demand.extra(KIND)).toBe(1);
+    advance(1_000);
     expect(demand.extra(KIND)).toBe(0);
+    // Demand again: up at once.
+    for (let i = 0; i < 40; i++) {
+      demand.asked(KIND);
+      advance(150);
+    }
+    expect(demand.extra(KIND)).toBe(2);
   });
 
   test('kinds are apart', () => {

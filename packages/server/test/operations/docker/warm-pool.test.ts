@@ -188,7 +188,7 @@ describeDocker('the warm pool', (engine) => {
       const driver = driverWithPool(1, instance, 3 * 4096);
       await fill(driver);
       expect(await waiting(instance)).toHaveLength(1);
-      const boxes = Array.from({ length: 6 }, (_, i) => ({
+      const boxes = Array.from({ length: 10 }, (_, i) => ({
         id: newId(),
         workspace_id: workspaceId,
         name: `burst${i}`,
@@ -196,7 +196,7 @@ describeDocker('the warm pool', (engine) => {
         image: 'busybox',
         labels: {},
       }));
-      // Six creates back to back ask the pool within a second: the claims expected while one
+      // Ten creates back to back ask the pool within a second: the claims expected while one
       // container is made are kept ready from then on, up to the memory bound.
       for (const box of boxes) await driver.pool?.claim(box);
       await driver.pool?.settled();
