@@ -124,6 +124,8 @@ export class DockerDriver implements ComputerDriver {
   readonly terminals: DockerTerminals;
   /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
   private readonly agents: ExecAgents | undefined;
+  /** Computers whose create just claimed a pooled container (computer id → Engine id), until their start. */
+  private readonly freshClaims = new Map<string, string>();
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -217,8 +219,18 @@ export class DockerDriver implements ComputerDriver {
           await this.ensureContainer(computer, signal);
           break;
         case 'start': {
+          // A container this driver just claimed from the warm pool runs already, made with this
+          // size's limits and its exec agent: nothing to ask the Engine (the create's rename was the
+          // last call). The reconciler follows it from here as any other.
+          const claimed = this.freshClaims.get(computer.id);
+          this.freshClaims.delete(computer.id);
+          if (claimed) {
+            this.rememberExecTarget(computer.id, claimed);
+            this.agents?.take(claimed);
+            break;
+          }
           // One inspect decides: a container that runs with its size's limits (one a create took from
-          // the warm pool) is started already; otherwise make, size and start it.
+          // the warm pool on another replica) is started already; otherwise make, size and start it.
           let info = await this.inspect(computer, signal);
           if (info?.State.Running && (await this.sized(computer, info))) {
             // Its first command skips an inspect, and finds an exec agent started already.
@@ -465,7 +477,14 @@ export class DockerDriver implements ComputerDriver {
     // A ready container from the warm pool, renamed to this computer's: it runs already. Never for a
     // computer made from a snapshot: its files are in the snapshot's image, not in a pooled one.
     // Nor for a screen of its own size: a pooled desktop has the default one.
-    if (!computer.snapshot_id && !ownScreen(computer) && (await this.pool?.claim(computer))) return;
+    if (!computer.snapshot_id && !ownScreen(computer) && (await this.pool?.claim(computer))) {
+      const claimed = this.pool?.claimedBy(computer.id);
+      if (claimed) {
+        if (this.freshClaims.size >= MAX_EXEC_TARGETS) this.freshClaims.clear();
+        this.freshClaims.set(computer.id, claimed);
+      }
+      return;
+    }
     const options = await this.createOptions(
       {
         image: computer.image,

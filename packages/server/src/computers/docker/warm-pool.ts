@@ -225,6 +225,11 @@ export class WarmPool {
     return true;
   }
 
+  /** The Engine id of the container `computerId` claimed through this pool object, if it did. */
+  claimedBy(computerId: string): string | undefined {
+    return this.claims.get(computerId);
+  }
+
   /** The computer's container is removed: its claim goes (no-op for a container made without the pool). */
   async released(computerId: string): Promise<void> {
     this.claims.delete(computerId);
