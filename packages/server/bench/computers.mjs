@@ -3,7 +3,7 @@
 //   - bare: the Engine API over a kept-alive unix socket, as a small script would call it: container
 //     create (the driver's options: no network, read-only root, a /home volume, limits) and start; then
 //     an exec of `echo hi` (create, start attached, inspect); stop, then start again;
-//   - api, no pool: a server (SVC_DRIVER=docker, rate limits as shipped) without SVC_POOL:
+//   - api, no pool: a server (SVC_DRIVER=docker, rate limits as shipped) with SVC_POOL=off:
 //     POST …/computers, then the operation's long poll (`?wait=30`) until it succeeded (the computer is
 //     `running`), then POST …/exec of `echo hi`; stop; start (POST …/start and its long poll);
 //   - api, pool: a second server, the same but with SVC_POOL=busybox:small=2.
@@ -129,7 +129,7 @@ async function main() {
   };
   const servers = [];
   try {
-    const off = await openServer(dir, 'off', instances.off, {});
+    const off = await openServer(dir, 'off', instances.off, { SVC_POOL: 'off' });
     servers.push(off);
     const on = await openServer(dir, 'on', instances.on, { SVC_POOL: 'busybox:small=2' });
     servers.push(on);
