@@ -22,6 +22,7 @@ export const UNIT = [
   'test/lifecycle.test.ts',
   'test/observe/config.test.ts',
   'test/operations/docker/agent-lines.test.ts',
+  'test/operations/docker/pool-demand.test.ts',
   'test/operations/output-log.test.ts',
   'test/ratelimit-lease.test.ts',
   'test/ratelimit.test.ts',

@@ -3,7 +3,7 @@
 //   - bare: the Engine API over a kept-alive unix socket, as a small script would call it: container
 //     create (the driver's options: no network, read-only root, a /home volume, limits) and start; then
 //     an exec of `echo hi` (create, start attached, inspect); stop, then start again;
-//   - api, no pool: a server (SVC_DRIVER=docker, rate limits as shipped) without SVC_POOL:
+//   - api, no pool: a server (SVC_DRIVER=docker, rate limits as shipped) with SVC_POOL=off:
 //     POST …/computers, then the operation's long poll (`?wait=30`) until it succeeded (the computer is
 //     `running`), then POST …/exec of `echo hi`; stop; start (POST …/start and its long poll);
 //   - api, pool: a second server, the same but with SVC_POOL=busybox:small=2.
@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { dockerClient, POOL_LABEL } from '../dist/compose/docker.js';
+import { bareExec, createBareContainer, engine as engineCall, expectStatus } from './engine.mjs';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -35,91 +36,16 @@ const SAMPLES = Number(values.samples);
 const WARMUP = Number(values.warmup);
 const GAP_MS = Number(values['gap-ms']);
 const SOCKET = values.socket;
-const IMAGE = 'svc/busybox:1';
-
-/** One request to the Engine over `agent`; answers { status, body } (body parsed when JSON). */
-function engine(agent, method, path, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      {
-        socketPath: SOCKET,
-        agent,
-        method,
-        path,
-        headers: payload
-          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-          : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks);
-          const text = raw.toString('utf8');
-          const json = res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : text;
-          resolve({ status: res.statusCode, body: json, raw });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-function expectStatus(answer, statuses, what) {
-  if (!statuses.includes(answer.status))
-    throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
-}
-
-/** The Engine's own exec of `echo hi`: create, start attached (output to its end), inspect. */
-async function bareExec(agent, container) {
-  const created = await engine(agent, 'POST', `/containers/${container}/exec`, {
-    Cmd: ['echo', 'hi'],
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  expectStatus(created, [201], 'exec create');
-  const started = await engine(agent, 'POST', `/exec/${created.body.Id}/start`, {
-    Detach: false,
-    Tty: false,
-  });
-  expectStatus(started, [200], 'exec start');
-  if (!started.raw.subarray(8).toString().startsWith('hi')) throw new Error(`exec output: ${started.raw}`);
-  const inspected = await engine(agent, 'GET', `/exec/${created.body.Id}/json`);
-  if (inspected.body.ExitCode !== 0) throw new Error(`exec exit: ${JSON.stringify(inspected.body)}`);
-}
+const engine = (agent, method, path, body) => engineCall(SOCKET, agent, method, path, body);
 
 /** One round of the bare Engine: the times of create → running, → first command, and a start. */
 async function bareRound(agent, instance, index) {
   const name = `svc-${instance}-bare-${index}`;
   const t0 = performance.now();
-  const created = await engine(agent, 'POST', `/containers/create?name=${name}`, {
-    Image: IMAGE,
-    Hostname: 'bench',
-    User: '1000:1000',
-    Labels: { 'svc.managed': 'true', 'svc.instance': instance },
-    NetworkDisabled: true,
-    HostConfig: {
-      Memory: 4096 * 1024 * 1024,
-      MemorySwap: 4096 * 1024 * 1024,
-      NanoCpus: 1e9,
-      PidsLimit: 512,
-      NetworkMode: 'none',
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
-      ReadonlyRootfs: true,
-      Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m' },
-      Mounts: [{ Type: 'volume', Source: '', Target: '/home' }],
-      Init: true,
-      IpcMode: 'private',
-    },
-  });
-  expectStatus(created, [201], 'container create');
+  await createBareContainer(SOCKET, agent, name, instance);
   expectStatus(await engine(agent, 'POST', `/containers/${name}/start`), [204], 'container start');
   const running = performance.now() - t0;
-  await bareExec(agent, name);
+  await bareExec(SOCKET, agent, name);
   const first = performance.now() - t0;
   expectStatus(await engine(agent, 'POST', `/containers/${name}/stop?t=10`), [204], 'container stop');
   const t1 = performance.now();
@@ -203,7 +129,7 @@ async function main() {
   };
   const servers = [];
   try {
-    const off = await openServer(dir, 'off', instances.off, {});
+    const off = await openServer(dir, 'off', instances.off, { SVC_POOL: 'off' });
     servers.push(off);
     const on = await openServer(dir, 'on', instances.on, { SVC_POOL: 'busybox:small=2' });
     servers.push(on);

@@ -35,7 +35,13 @@ describe('loadConfig', () => {
         instance: 'default',
         pull: 'never',
         execAgent: true,
-        pool: { targets: [], maxContainers: 16, maxMemoryMib: 16_384, refillMs: 2000 },
+        pool: {
+          targets: [{ image: 'busybox', size: 'small', count: 1 }],
+          defaulted: true,
+          maxContainers: 16,
+          maxMemoryMib: 16_384,
+          refillMs: 2000,
+        },
       },
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -77,11 +83,26 @@ describe('loadConfig', () => {
               { image: 'busybox', size: 'small', count: 2 },
               { image: 'debian-12', size: 'medium', count: 1 },
             ],
+            defaulted: false,
             maxContainers: 3,
             maxMemoryMib: 16_384,
             refillMs: 2000,
           },
         }),
+      },
+    ],
+    [
+      'no warm pool: SVC_POOL empty',
+      { SVC_POOL: '' },
+      {
+        docker: expect.objectContaining({ pool: expect.objectContaining({ targets: [], defaulted: false }) }),
+      },
+    ],
+    [
+      'no warm pool: SVC_POOL=off',
+      { SVC_POOL: 'off' },
+      {
+        docker: expect.objectContaining({ pool: expect.objectContaining({ targets: [], defaulted: false }) }),
       },
     ],
     [

@@ -93,15 +93,22 @@ describe('a command for every operation of the spec', () => {
   });
 
   test("argv of execComputer and runComputer is the trailing argument (and a webhook endpoint's event types), and only they run a command", () => {
-    for (const id of ['execComputer', 'runComputer']) {
+    for (const [id, query] of [
+      ['execComputer', ['wait']],
+      ['runComputer', []],
+    ] as const) {
       const exec = commands.find((c) => c.operation.operationId === id);
       expect(exec?.rest?.name).toBe('argv');
       expect(exec?.options.map((o) => o.name)).toEqual([
         'Idempotency-Key',
+        ...query,
         'timeout_seconds',
         'max_output_bytes',
       ]);
     }
+    // exec's wait for a computer still starting is `--query-wait` (svc keeps `--wait` for 202 commands).
+    const exec = commands.find((c) => c.operation.operationId === 'execComputer');
+    expect(exec?.options.find((o) => o.name === 'wait')?.flag).toBe('query-wait');
     expect(commands.filter((c) => c.runsCommand).map((c) => c.operation.operationId)).toEqual([
       'execComputer',
       'runComputer',

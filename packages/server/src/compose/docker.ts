@@ -97,12 +97,16 @@ export async function openDockerDriver(
 }
 
 /**
- * Refuses a pool whose targets name an image or size the catalogue lacks, or whose sizes add up to
- * more memory than `SVC_POOL_MAX_MEMORY_MIB`: start-up stops with a `ConfigError` saying which.
+ * Refuses a pool whose targets name an image or size the catalogue lacks (but the default's), or whose
+ * sizes add up to more memory than `SVC_POOL_MAX_MEMORY_MIB`: start-up stops with a `ConfigError` saying which.
  */
 async function checkPoolMemory(pool: WarmPoolConfig, catalog: DockerCatalog): Promise<void> {
   let memoryMib = 0;
   for (const target of pool.targets) {
+    // The default pool names the catalogue's busybox: a catalogue without it makes no pool, and says so
+    // once when the pool tries (the operator set no SVC_POOL to be refused).
+    if (pool.defaulted && !((await catalog.size(target.size)) && (await catalog.image(target.image))))
+      continue;
     const size = await catalog.size(target.size);
     if (!size) throw new ConfigError(`SVC_POOL names the size "${target.size}", which the catalogue lacks`);
     if (!(await catalog.image(target.image)))

@@ -113,8 +113,8 @@ export class WaitSlots {
 }
 
 /**
- * Reads a computer until its state is one of `states`, at most `timeoutMs`, woken by `changes` of
- * its workspace. Each read borrows a connection only for its statement, so a waiting request holds
+ * Reads a computer until its state is one of `states` (or `states` holds for it), at most `timeoutMs`,
+ * woken by `changes` of its workspace. Each read borrows a connection only for its statement, so a waiting request holds
  * none. Subscribes before each read, so a change between the read and the wait is not missed.
  *
  * @example
@@ -124,7 +124,7 @@ export async function waitForComputerState<C extends { state: ComputerState }>(
   read: () => Promise<C>,
   changes: ComputerChanges,
   workspaceId: string,
-  states: ReadonlySet<ComputerState>,
+  states: ReadonlySet<ComputerState> | ((computer: C) => boolean),
   timeoutMs: number,
   options: {
     signal?: AbortSignal | undefined;
@@ -134,6 +134,7 @@ export async function waitForComputerState<C extends { state: ComputerState }>(
 ): Promise<{ computer: C; result: WaitResult }> {
   const { signal } = options;
   const deadline = Date.now() + timeoutMs;
+  const reached = typeof states === 'function' ? states : (computer: C) => states.has(computer.state);
   let release: (() => void) | undefined;
   try {
     for (;;) {
@@ -146,7 +147,7 @@ export async function waitForComputerState<C extends { state: ComputerState }>(
         throw error;
       }
       const remaining = deadline - Date.now();
-      const result: WaitResult | undefined = states.has(computer.state)
+      const result: WaitResult | undefined = reached(computer)
         ? 'reached'
         : computer.state === 'deleted'
           ? 'unreachable'

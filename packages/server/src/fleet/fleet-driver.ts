@@ -326,6 +326,7 @@ export class FleetDriver implements ComputerDriver {
         active: () => !runtime.cordoned,
         targets: config.docker.pool.targets,
         maxContainers: config.docker.pool.maxContainers,
+        maxMemoryMib: config.docker.pool.maxMemoryMib,
         refillMs: config.docker.pool.refillMs,
       },
       ...(config.docker.execAgent === false ? { execAgent: false } : {}),

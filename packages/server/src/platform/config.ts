@@ -237,8 +237,13 @@ export interface WarmPoolTarget {
 
 /** The warm pool's settings (`SVC_POOL`, `SVC_POOL_MAX_CONTAINERS`, `SVC_POOL_MAX_MEMORY_MIB`, `SVC_POOL_REFILL_MS`). */
 export interface WarmPoolConfig {
-  /** `SVC_POOL`, e.g. `busybox:small=2,debian-12:medium=1`: image and size names of the catalogue. */
+  /**
+   * `SVC_POOL`, e.g. `busybox:small=2,debian-12:medium=1`: image and size names of the catalogue.
+   * Unset: {@link DEFAULT_POOL}; empty or `off`: no pool.
+   */
   targets: readonly WarmPoolTarget[];
+  /** Whether the targets are the default (`SVC_POOL` unset): a catalogue without them is no error then. */
+  defaulted: boolean;
   /** The most ready containers the pool holds in all (`SVC_POOL_MAX_CONTAINERS`, default 16). */
   maxContainers: number;
   /** The most memory their sizes add up to (`SVC_POOL_MAX_MEMORY_MIB`, default 16384). */
@@ -512,11 +517,22 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly [T, ..
   return raw as T;
 }
 
+/**
+ * The warm pool the Docker driver ships with (`SVC_POOL` unset): one ready busybox container, so the
+ * first create and its first command skip the Engine's create and start; with demand the pool grows
+ * within `SVC_POOL_MAX_*` (design §4.3). At rest it holds one idle container (an init and the exec
+ * agent's shell: about 1 MiB of memory, no CPU), counted at its size's 4 GiB limit against
+ * `SVC_POOL_MAX_MEMORY_MIB`.
+ */
+export const DEFAULT_POOL = 'busybox:small=1';
+
 /** `SVC_POOL*`: the pool's targets and bounds; the targets' total count within `SVC_POOL_MAX_CONTAINERS`. */
 function warmPool(env: Env): WarmPoolConfig {
   const maxContainers = int(env, 'SVC_POOL_MAX_CONTAINERS', 16, 0, 1000);
   const targets: WarmPoolTarget[] = [];
-  for (const part of (env.SVC_POOL ?? '').split(',')) {
+  const defaulted = env.SVC_POOL === undefined;
+  const spec = defaulted ? DEFAULT_POOL : env.SVC_POOL?.trim() === 'off' ? '' : (env.SVC_POOL ?? '');
+  for (const part of spec.split(',')) {
     const entry = part.trim();
     if (entry === '') continue;
     const match = /^([a-z0-9][a-z0-9._-]{0,62}):([a-z0-9][a-z0-9._-]{0,62})=(\d{1,4})$/.exec(entry);
@@ -536,6 +552,7 @@ function warmPool(env: Env): WarmPoolConfig {
     );
   return {
     targets: Object.freeze(targets),
+    defaulted,
     maxContainers,
     maxMemoryMib: int(env, 'SVC_POOL_MAX_MEMORY_MIB', 16_384, 0, 1024 * 1024),
     refillMs: int(env, 'SVC_POOL_REFILL_MS', 2000, 10, 600_000),

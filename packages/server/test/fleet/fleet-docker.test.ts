@@ -43,6 +43,8 @@ function fleetEnv(instance: string, policy: 'spread' | 'pack' = 'spread'): Recor
     SVC_FLEET_POLICY: policy,
     SVC_HOST_HEARTBEAT_MS: String(HEARTBEAT_MS),
     SVC_HOST_UNHEALTHY_MS: String(UNHEALTHY_MS),
+    // Containers are counted per Engine as computers' (each host would keep a pool of its own).
+    SVC_POOL: 'off',
   };
 }
 

@@ -19,6 +19,8 @@ describeDocker('handlers: computers with the Docker driver', (docker) => {
             SVC_DOCKER_SOCKET: docker.socketPath,
             SVC_DOCKER_INSTANCE: docker.instance,
             SVC_DOCKER_SWEEP_MS: '60000',
+            // Containers made for each computer (the pool's are computers-pool-docker.test.ts's).
+            SVC_POOL: 'off',
           },
         });
         team = await t.team();

@@ -43,7 +43,10 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
     const ws = () => `/v1/workspaces/${team.workspace.id}`;
     const token = () => team.editor.token;
 
-    /** The pool's waiting container (named `svc-<instance>-pool-…`) once it runs. */
+    /**
+     * The pool's waiting container (named `svc-<instance>-pool-…`) once it is ready: running, and its
+     * row `ready` (its exec agent is up; a create claims only a ready one).
+     */
     async function ready(): Promise<string> {
       let id: string | undefined;
       await expect
@@ -53,7 +56,12 @@ describeDocker('handlers: computers from the warm pool', (docker) => {
               all: true,
               filters: { label: [`${LABEL.instance}=${instance}`, POOL_LABEL], status: ['running'] },
             });
-            id = waiting.find((c) => c.Names[0]?.startsWith(`/svc-${instance}-pool-`))?.Id;
+            const running = new Set(waiting.map((c) => c.Id));
+            const { rows } = await t.db.query<{ container_id: string }>(
+              `SELECT container_id FROM warm_containers WHERE instance = $1 AND state = 'ready'`,
+              [instance],
+            );
+            id = rows.find((row) => running.has(row.container_id))?.container_id;
             return id;
           },
           { timeout: 20_000 },

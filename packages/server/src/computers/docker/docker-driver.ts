@@ -47,7 +47,9 @@ export interface DockerDriverOptions {
    * The warm pool (design §4.3) and the database that keeps it. Without it no container is pooled,
    * and containers a pool made earlier are not recognised as computers'.
    */
-  pool?: Omit<WarmPoolConfig, 'maxMemoryMib'> & {
+  pool?: Omit<WarmPoolConfig, 'maxMemoryMib' | 'defaulted'> & {
+    /** What the targets may grow to with demand (`SVC_POOL_MAX_MEMORY_MIB`); without it they do not grow. */
+    maxMemoryMib?: number;
     db: Database;
     /** The host the Engine is (design §4.4): the pool's rows are that host's. */
     hostId?: string;
@@ -122,6 +124,8 @@ export class DockerDriver implements ComputerDriver {
   readonly terminals: DockerTerminals;
   /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
   private readonly agents: ExecAgents | undefined;
+  /** Computers whose create just claimed a pooled container (computer id → Engine id), until their start. */
+  private readonly freshClaims = new Map<string, string>();
 
   constructor(options: DockerDriverOptions) {
     this.docker = options.docker;
@@ -168,6 +172,12 @@ export class DockerDriver implements ComputerDriver {
         ...(pool.active === undefined ? {} : { active: pool.active }),
         targets: pool.targets,
         maxContainers: pool.maxContainers,
+        ...(pool.maxMemoryMib === undefined
+          ? {}
+          : {
+              maxMemoryMib: pool.maxMemoryMib,
+              memoryMib: async (size: string) => (await this.catalog.size(size))?.memory_mib,
+            }),
         refillMs: pool.refillMs,
         make: (name, target, labels, signal) => this.makePoolContainer(name, target, labels, signal),
         log: this.log,
@@ -209,8 +219,18 @@ export class DockerDriver implements ComputerDriver {
           await this.ensureContainer(computer, signal);
           break;
         case 'start': {
+          // A container this driver just claimed from the warm pool runs already, made with this
+          // size's limits and its exec agent: nothing to ask the Engine (the create's rename was the
+          // last call). The reconciler follows it from here as any other.
+          const claimed = this.freshClaims.get(computer.id);
+          this.freshClaims.delete(computer.id);
+          if (claimed) {
+            this.rememberExecTarget(computer.id, claimed);
+            this.agents?.take(claimed);
+            break;
+          }
           // One inspect decides: a container that runs with its size's limits (one a create took from
-          // the warm pool) is started already; otherwise make, size and start it.
+          // the warm pool on another replica) is started already; otherwise make, size and start it.
           let info = await this.inspect(computer, signal);
           if (info?.State.Running && (await this.sized(computer, info))) {
             // Its first command skips an inspect, and finds an exec agent started already.
@@ -457,7 +477,14 @@ export class DockerDriver implements ComputerDriver {
     // A ready container from the warm pool, renamed to this computer's: it runs already. Never for a
     // computer made from a snapshot: its files are in the snapshot's image, not in a pooled one.
     // Nor for a screen of its own size: a pooled desktop has the default one.
-    if (!computer.snapshot_id && !ownScreen(computer) && (await this.pool?.claim(computer))) return;
+    if (!computer.snapshot_id && !ownScreen(computer) && (await this.pool?.claim(computer))) {
+      const claimed = this.pool?.claimedBy(computer.id);
+      if (claimed) {
+        if (this.freshClaims.size >= MAX_EXEC_TARGETS) this.freshClaims.clear();
+        this.freshClaims.set(computer.id, claimed);
+      }
+      return;
+    }
     const options = await this.createOptions(
       {
         image: computer.image,
@@ -482,7 +509,8 @@ export class DockerDriver implements ComputerDriver {
 
   /**
    * Makes and starts a container for the warm pool, with exactly the options of a computer's container
-   * of that image and size (its hostname is `computer`: Docker cannot change it at the claim).
+   * of that image and size (its hostname is `computer`: Docker cannot change it at the claim), and its
+   * exec agent.
    */
   private async makePoolContainer(
     name: string,
@@ -493,6 +521,11 @@ export class DockerDriver implements ComputerDriver {
     const options = await this.createOptions(target, name, 'computer', labels, signal);
     const container = await this.docker.createContainer(options);
     await container.start({ abortSignal: signal });
+    // Its exec agent is started now, not at the claim: the claiming computer's first command then
+    // costs a line on the agent's stream, not an Engine exec (which a busy Engine makes slow). Ready
+    // once the agent is, or a second later without it (the claim's start begins one then).
+    this.agents?.take(container.id);
+    await this.agents?.ready(container.id, AGENT_WAIT_MS);
     return container.id;
   }
 

@@ -14,6 +14,7 @@ import {
   unclaimedPoolRows,
 } from '../repositories/warm-pool.js';
 import { containerName, LABEL } from './labels.js';
+import { PoolDemand } from './pool-demand.js';
 
 /** Label of a pooled container: `<image>:<size>` it was made for. Set at creation, kept once claimed. */
 export const POOL_LABEL = 'svc.pool';
@@ -22,8 +23,12 @@ export const POOL_LABEL = 'svc.pool';
 const STALE_CREATING_MS = 60_000;
 /** A kind whose container could not be made is not tried again for this long (an image not built yet). */
 const FAILED_KIND_BACKOFF_MS = 30_000;
+/** A ready container beyond its kind's count is removed once it has waited this long unclaimed. */
+const TRIM_IDLE_MS = 30_000;
 /** Remembered claims (computer id → container id); past it the memory starts over (the database stays). */
 const MAX_REMEMBERED_CLAIMS = 10_000;
+/** Containers made at once by one replica's pool: a burst of claims is refilled in parallel, up to this. */
+const PARALLEL_FILLS = 3;
 
 export interface WarmPoolOptions {
   docker: Docker;
@@ -41,6 +46,14 @@ export interface WarmPoolOptions {
   targets: readonly WarmPoolTarget[];
   /** The most unclaimed containers in all (`SVC_POOL_MAX_CONTAINERS`). */
   maxContainers: number;
+  /**
+   * The most memory the unclaimed containers' sizes add up to (`SVC_POOL_MAX_MEMORY_MIB`), with each
+   * size's memory (`memoryMib`): what the targets may grow to with demand. Without both, they do not grow.
+   */
+  maxMemoryMib?: number;
+  memoryMib?: (size: string) => Promise<number | undefined>;
+  /** How many ready containers demand adds to each target (default: a {@link PoolDemand} on the clock). */
+  demand?: PoolDemand;
   /** How often the pool is topped up and tidied, besides after every claim (`SVC_POOL_REFILL_MS`). */
   refillMs: number;
   /**
@@ -71,8 +84,12 @@ export interface WarmPoolOptions {
  *   is never handed out. The claim renames the container to the computer's name; the claimed row stays
  *   as the proof that the container, which keeps its pool labels (Docker cannot change labels), is that
  *   computer's ({@link WarmPool.owns}).
- * - Every replica tops the pool up every `refillMs` and after each claim, under an advisory lock, so
- *   replicas together never exceed the target. The same pass adopts what a replica that died left
+ * - Every replica tops the pool up every `refillMs` and at once after each claim, under an advisory
+ *   lock, so replicas together never exceed the target; it makes up to three containers at once, each
+ *   started with its exec agent before it is ready. **The pool follows demand** ({@link PoolDemand}):
+ *   each target grows by the claims expected while one container is made, within
+ *   `SVC_POOL_MAX_CONTAINERS` and `SVC_POOL_MAX_MEMORY_MIB`, and shrinks back when creates stop (a
+ *   ready container beyond the count is removed after 30 s unclaimed). The same pass adopts what a replica that died left
  *   (a container that runs but whose row says `creating`), removes what it cannot use (a ready
  *   container gone or not running, a pooled container without a row) and never touches a claimed one.
  *
@@ -90,11 +107,16 @@ export class WarmPool {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private tidyNext = false;
   private stopping = new AbortController();
+  private readonly demand: PoolDemand;
+  /** Containers being made now, by this replica (at most {@link PARALLEL_FILLS}). */
+  private readonly fills = new Set<Promise<void>>();
 
   constructor(options: WarmPoolOptions) {
     this.options = options;
     this.log = options.log ?? (() => {});
+    this.demand = options.demand ?? new PoolDemand();
   }
 
   /** Whether creates of `image` at `size` are served from the pool. */
@@ -116,7 +138,7 @@ export class WarmPool {
     clearInterval(this.timer);
     this.timer = undefined;
     this.stopping.abort();
-    await this.running;
+    await this.settled();
   }
 
   /**
@@ -127,6 +149,7 @@ export class WarmPool {
   async claim(computer: DriverComputer): Promise<boolean> {
     // A computer made from a snapshot needs the snapshot's image: no pooled container has its files.
     if (computer.snapshot_id || !this.serves(computer.image, computer.size)) return false;
+    this.demand.asked(`${computer.image}:${computer.size}`);
     const { db, instance } = this.options;
     const claimed = await claimPoolContainer(
       db,
@@ -134,14 +157,14 @@ export class WarmPool {
       computer.id,
     );
     if (!claimed) {
-      this.kick();
+      this.kick(false);
       return false;
     }
     // Topped up once the rename is done, so that the refill's calls do not delay this create.
     try {
       return await this.take(computer, claimed);
     } finally {
-      this.kick();
+      this.kick(false);
     }
   }
 
@@ -202,15 +225,24 @@ export class WarmPool {
     return true;
   }
 
+  /** The Engine id of the container `computerId` claimed through this pool object, if it did. */
+  claimedBy(computerId: string): string | undefined {
+    return this.claims.get(computerId);
+  }
+
   /** The computer's container is removed: its claim goes (no-op for a container made without the pool). */
   async released(computerId: string): Promise<void> {
     this.claims.delete(computerId);
     await forgetPoolClaim(this.options.db, computerId);
   }
 
-  /** One pass now (or once more after the one in progress): tidy, then top up. */
-  kick(): void {
+  /**
+   * One pass now (or once more after the one in progress): tidy (unless `tidy` is false: a claim's
+   * or a fill's top-up, which should not wait for the Engine's list of containers), then top up.
+   */
+  kick(tidy = true): void {
     if (this.stopping.signal.aborted) return;
+    this.tidyNext ||= tidy;
     if (this.running) {
       this.again = true;
       return;
@@ -218,7 +250,9 @@ export class WarmPool {
     this.running = (async () => {
       do {
         this.again = false;
-        await this.pass().catch((error: unknown) =>
+        const tidying = this.tidyNext;
+        this.tidyNext = false;
+        await this.pass(tidying).catch((error: unknown) =>
           this.log('docker driver: the warm pool could not be topped up', { error: String(error) }),
         );
       } while (this.again && !this.stopping.signal.aborted);
@@ -227,13 +261,40 @@ export class WarmPool {
     });
   }
 
-  /** Waits for the pass in progress, if any (tests, and the bench's "pool is full"). */
+  /** Waits for the pass in progress and the containers being made, if any (tests, and the bench's "pool is full"). */
   async settled(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.fills.size > 0) {
+      await this.running;
+      await Promise.all(this.fills);
+    }
   }
 
-  private async pass(): Promise<void> {
-    await this.tidy();
+  /**
+   * Each target's count now: the configured one, plus what demand adds ({@link PoolDemand}), the
+   * additions within `SVC_POOL_MAX_CONTAINERS` and `SVC_POOL_MAX_MEMORY_MIB` (the configured counts
+   * were checked against both at start-up).
+   */
+  private async counts(): Promise<Map<WarmPoolTarget, number>> {
+    const { targets, maxContainers, maxMemoryMib, memoryMib } = this.options;
+    const counts = new Map(targets.map((t) => [t, t.count] as const));
+    if (maxMemoryMib === undefined || !memoryMib) return counts;
+    const memory = new Map<WarmPoolTarget, number>();
+    for (const t of targets) memory.set(t, (await memoryMib(t.size)) ?? Number.POSITIVE_INFINITY);
+    let containers = targets.reduce((sum, t) => sum + t.count, 0);
+    let mib = targets.reduce((sum, t) => sum + t.count * (memory.get(t) ?? 0), 0);
+    for (const t of targets) {
+      const each = memory.get(t) ?? Number.POSITIVE_INFINITY;
+      const room = Math.min(maxContainers - containers, Math.floor((maxMemoryMib - mib) / each));
+      const extra = Math.max(0, Math.min(this.demand.extra(`${t.image}:${t.size}`), room));
+      counts.set(t, t.count + extra);
+      containers += extra;
+      mib += extra * each;
+    }
+    return counts;
+  }
+
+  private async pass(tidy: boolean): Promise<void> {
+    if (tidy) await this.tidy();
     const { db, instance, targets, maxContainers } = this.options;
     const hostId = this.options.hostId ?? null;
     if (this.options.active && !this.options.active()) {
@@ -246,10 +307,14 @@ export class WarmPool {
             .catch(() => {});
       return;
     }
+    const counts = await this.counts();
+    await this.trim(counts);
     for (const target of targets) {
       if (this.stopping.signal.aborted) return;
       const kind = `${target.image}:${target.size}`;
       if ((this.failedKinds.get(kind) ?? 0) > Date.now()) continue;
+      const free = PARALLEL_FILLS - this.fills.size;
+      if (free <= 0) return;
       const names = await reservePoolPlaces(
         db,
         {
@@ -257,20 +322,49 @@ export class WarmPool {
           hostId,
           image: target.image,
           size: target.size,
-          target: target.count,
+          target: counts.get(target) ?? target.count,
           maxTotal: maxContainers,
+          atMost: free,
         },
         () => `svc-${instance}-pool-${randomBytes(8).toString('hex')}`,
       );
+      // Made in parallel, beside the passes: a claim meanwhile reserves its replacement at once.
       for (const name of names) {
-        if (!(await this.fill(name, target))) {
-          // This kind cannot be made now (an image not built, the Engine refusing): its other
-          // places are given back, and it is tried again after a while.
-          for (const rest of names.slice(names.indexOf(name) + 1)) await forgetPoolContainer(db, rest);
+        const fill = this.fill(name, target).then(async (made) => {
+          if (made) return;
+          // This kind cannot be made now (an image not built, the Engine refusing): it is tried
+          // again after a while (the failed place was given back by `fill`).
           this.failedKinds.set(kind, Date.now() + FAILED_KIND_BACKOFF_MS);
-          break;
-        }
+        });
+        const tracked = fill.finally(() => {
+          this.fills.delete(tracked);
+          // One more place may be reserved now (a burst of claims wanted more than PARALLEL_FILLS).
+          this.kick(false);
+        });
+        this.fills.add(tracked);
       }
+    }
+  }
+
+  /**
+   * Removes ready containers beyond each kind's count that have waited longer than the decay of
+   * demand: the pool shrinks back when creates stop, and a container that creates would claim within
+   * moments is never removed (nor one another replica's demand keeps claiming).
+   */
+  private async trim(counts: Map<WarmPoolTarget, number>): Promise<void> {
+    const { db, instance, docker } = this.options;
+    const rows = await unclaimedPoolRows(db, instance, this.options.hostId ?? null);
+    for (const [target, count] of counts) {
+      const mine = rows.filter((row) => row.image === target.image && row.size === target.size);
+      const idle = mine.filter(
+        (row) => row.state === 'ready' && Date.now() - row.updated_at.getTime() > TRIM_IDLE_MS,
+      );
+      for (const row of idle.slice(0, Math.max(0, mine.length - count)))
+        if (await forgetPoolContainer(db, row.name))
+          await docker
+            .getContainer(row.container_id ?? row.name)
+            .remove({ force: true, v: true })
+            .catch(() => {});
     }
   }
 
@@ -283,7 +377,9 @@ export class WarmPool {
       [POOL_LABEL]: `${target.image}:${target.size}`,
     };
     try {
+      const started = Date.now();
       const id = await this.options.make(name, target, labels, this.stopping.signal);
+      this.demand.made(`${target.image}:${target.size}`, Date.now() - started);
       if (await markPoolReady(db, name, id)) return true;
       // The row went meanwhile (a sweep of another replica judged it stale): not ours to keep.
       await docker

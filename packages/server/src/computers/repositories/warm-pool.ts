@@ -33,6 +33,8 @@ export async function reservePoolPlaces(
     size: string;
     target: number;
     maxTotal: number;
+    /** The most places this call reserves (the fills its caller may run at once); default no bound. */
+    atMost?: number;
   },
   nameOf: () => string,
 ): Promise<string[]> {
@@ -48,7 +50,10 @@ export async function reservePoolPlaces(
       [place.instance, place.image, place.size, hostId],
     );
     const { mine = 0, total = 0 } = rows[0] ?? {};
-    const wanted = Math.max(0, Math.min(place.target - mine, place.maxTotal - total));
+    const wanted = Math.max(
+      0,
+      Math.min(place.target - mine, place.maxTotal - total, place.atMost ?? Number.POSITIVE_INFINITY),
+    );
     const names = Array.from({ length: wanted }, nameOf);
     for (const name of names)
       await tx.query(

@@ -54,8 +54,11 @@ describeDocker('the warm pool', (engine) => {
       }
     });
 
-    /** A driver of `instance` with a pool of `count` busybox/small containers (not started). */
-    function driverWithPool(count: number, instance: string) {
+    /**
+     * A driver of `instance` with a pool of `count` busybox/small containers (not started); with
+     * `maxMemoryMib`, one whose pool grows with demand within it.
+     */
+    function driverWithPool(count: number, instance: string, maxMemoryMib?: number) {
       const driver = new DockerDriver({
         docker: engine.docker,
         catalog: databaseCatalog(db),
@@ -66,6 +69,7 @@ describeDocker('the warm pool', (engine) => {
           db,
           targets: count > 0 ? [{ image: 'busybox', size: 'small', count }] : [],
           maxContainers: 8,
+          ...(maxMemoryMib === undefined ? {} : { maxMemoryMib }),
           refillMs: 60_000,
         },
       });
@@ -176,6 +180,34 @@ describeDocker('the warm pool', (engine) => {
       ).toBe(0);
       await fill(driver);
       expect((await waiting(instance)).map((c) => c.Id)).toEqual([refilled!.Id]);
+    });
+
+    test('a burst of claims grows the pool within SVC_POOL_MAX_MEMORY_MIB, each container made with its exec agent', async () => {
+      const instance = instanceOf('demand');
+      // A pool of 1 that may grow to three small containers (4 GiB each).
+      const driver = driverWithPool(1, instance, 3 * 4096);
+      await fill(driver);
+      expect(await waiting(instance)).toHaveLength(1);
+      const boxes = Array.from({ length: 10 }, (_, i) => ({
+        id: newId(),
+        workspace_id: workspaceId,
+        name: `burst${i}`,
+        size: 'small',
+        image: 'busybox',
+        labels: {},
+      }));
+      // Ten creates back to back ask the pool within a second: the claims expected while one
+      // container is made are kept ready from then on, up to the memory bound.
+      for (const box of boxes) await driver.pool?.claim(box);
+      await driver.pool?.settled();
+      const ready = await waiting(instance);
+      expect(ready).toHaveLength(3);
+      for (const container of ready) {
+        // The exec agent runs in it already: the claiming computer's first command skips an Engine exec.
+        const info = await engine.docker.getContainer(container.Id).inspect();
+        expect(info.ExecIDs?.length ?? 0).toBeGreaterThanOrEqual(1);
+      }
+      for (const box of boxes) await driver.run('delete', box, context());
     });
 
     test('a claim made again by the same computer (a create run again before its rename) answers the same container', async () => {
