@@ -1,11 +1,11 @@
 // The state machine of the computers (design §4), read from the one place the spec writes it: the
-// `x-svc-transitions` of the `OperationType` schema. The server's worker and the mock of @svc/react both
+// `x-svc-transitions` at the root of the document, keyed by `OperationType`. The server's worker and the mock of @svc/react both
 // take it from here, so there is nothing to keep in step.
 import type { OpenApiDocument } from './document.js';
 import { enumValues } from './reader.js';
-import { deref, type JsonObject } from './refs.js';
+import type { JsonObject } from './refs.js';
 
-/** The extension on `OperationType` that holds the state machine. */
+/** The extension at the document's root that holds the state machine. */
 export const TRANSITIONS_EXTENSION = 'x-svc-transitions';
 
 /** What one operation type does to its computer. */
@@ -28,13 +28,14 @@ export interface Transition {
  * operationTransitions(loadDocument())['computer.stop']; // { from: ['running'], during: 'stopping', to: 'stopped' }
  */
 export function operationTransitions(document: OpenApiDocument): Readonly<Record<string, Transition>> {
-  const schema = deref(document, { $ref: '#/components/schemas/OperationType' });
-  const declared = schema[TRANSITIONS_EXTENSION] as Record<string, JsonObject> | undefined;
+  const declared = (document as unknown as JsonObject)[TRANSITIONS_EXTENSION] as
+    | Record<string, JsonObject>
+    | undefined;
   if (!declared || typeof declared !== 'object')
-    throw new Error(`OperationType has no ${TRANSITIONS_EXTENSION}`);
+    throw new Error(`the document has no ${TRANSITIONS_EXTENSION}`);
   const types = enumValues(document, 'OperationType') as string[];
   const states = new Set(enumValues(document, 'ComputerState') as string[]);
-  const problem = (text: string) => new Error(`OperationType ${TRANSITIONS_EXTENSION}: ${text}`);
+  const problem = (text: string) => new Error(`${TRANSITIONS_EXTENSION}: ${text}`);
   for (const type of types) if (!(type in declared)) throw problem(`${type} has no transition`);
   const table: Record<string, Transition> = {};
   for (const [type, rule] of Object.entries(declared)) {

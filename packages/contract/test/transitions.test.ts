@@ -7,14 +7,10 @@ import {
   TRANSITIONS_EXTENSION,
 } from '../src/index.js';
 
-/** The bundle with `OperationType`'s extension replaced by `change(extension)`. */
+/** The bundle with its state machine changed by `change`. */
 function withTransitions(change: (table: Record<string, unknown>) => void): OpenApiDocument {
   const document = structuredClone(loadDocument());
-  const schema = (document.components as { schemas: Record<string, Record<string, unknown>> }).schemas
-    .OperationType;
-  const table = structuredClone(schema?.[TRANSITIONS_EXTENSION]) as Record<string, unknown>;
-  change(table);
-  if (schema) schema[TRANSITIONS_EXTENSION] = table;
+  change(document[TRANSITIONS_EXTENSION] as Record<string, unknown>);
   return document;
 }
 

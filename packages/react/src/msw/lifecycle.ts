@@ -1,4 +1,4 @@
-// What an operation does to its target, design §4: the spec's state machine (`x-svc-transitions` of
+// What an operation does to its target, design §4: the spec's state machine (`x-svc-transitions`, keyed by
 // `OperationType`), read as the server reads it, so the mock and the server cannot disagree.
 import type { KnownValues } from '@svc/client';
 import { type components, operationTransitions } from '@svc/contract/browser';

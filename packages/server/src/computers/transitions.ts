@@ -3,7 +3,7 @@ import { ApiError } from '../platform/errors.js';
 import { type DriverAction, OPERATION_DRIVER_METHOD } from './driver.js';
 import { type ComputerState, TRANSIENT_COMPUTER_STATES } from './states.js';
 
-/** The state machine as the spec writes it (`x-svc-transitions` of `OperationType`), read once. */
+/** The state machine as the spec writes it (`x-svc-transitions` at the root of the document), read once. */
 const SPEC_TRANSITIONS = operationTransitions(loadDocument());
 
 /** A lifecycle action's rule: it must hold its computer in a state while it runs and end in one. */
