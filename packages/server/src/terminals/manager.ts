@@ -309,6 +309,8 @@ export class Terminals {
     session.unsent = batch;
     await appendTerminalOutput(this.#db, session.id, batch, keepFrom);
     session.unsent = [];
+    // Readers on this replica are woken now, not when the NOTIFY comes back round (an echo's latency).
+    this.output.notify(session.id);
   }
 
   async #exited(session: Session, code: number | undefined): Promise<void> {
