@@ -1,7 +1,8 @@
 // The terminals this replica holds (design §17): one PTY per open terminal it opened, its output
 // appended to the database as it comes (so any replica streams it), the messages other replicas leave
 // in its inbox (input, resizes, closes) taken as they are announced, idle terminals closed, closed
-// ones purged after their retention, and every terminal it holds ended (`server_stopped`) when it stops.
+// ones purged after their retention, the terminals of a computer that leaves `running` ended
+// (`computer_stopped`), and every terminal it holds ended (`server_stopped`) when it stops.
 import { randomUUID } from 'node:crypto';
 import type { Schema } from '@svc/contract';
 import type { DriverComputer } from '../computers/computer.js';
@@ -14,10 +15,12 @@ import { cutChunks } from './output.js';
 import {
   appendTerminalOutput,
   closeTerminalRow,
+  heldOnStoppedComputers,
   idleTerminals,
-  insertTerminal,
+  insertTerminalWithin,
   purgeClosedTerminals,
   sendToHolder,
+  TERMINAL_COMPUTER_CHANNEL,
   TERMINAL_INBOX_CHANNEL,
   TERMINAL_OUTPUT_CHANNEL,
   type TerminalRow,
@@ -30,12 +33,28 @@ import {
 /** How often idle and expired terminals are looked for. */
 const SWEEP_MS = 30_000;
 
+/**
+ * The computer or the workspace has its quota of open terminals already (counted under a lock as the
+ * terminal was recorded); its PTY was hung up.
+ */
+export class TerminalQuotaError extends Error {
+  constructor(
+    readonly quota: 'terminals_per_computer' | 'terminals_per_workspace',
+    readonly limit: number,
+    readonly open: number,
+  ) {
+    super(`${quota}: ${open} open of ${limit}`);
+    this.name = 'TerminalQuotaError';
+  }
+}
+
 /** Who did what, for the audit log. */
 export type Audit = (message: string, fields: Record<string, unknown>) => void;
 
 /** One held terminal: its PTY and the output on its way to the log. */
 class Session {
   readonly id: string;
+  readonly computerId: string;
   readonly pty: Pty;
   /** The last sequence given; the log's events are numbered from 1. */
   sequence = 0;
@@ -56,8 +75,9 @@ class Session {
   endNow!: () => void;
   active = false;
 
-  constructor(id: string, pty: Pty) {
+  constructor(id: string, computerId: string, pty: Pty) {
     this.id = id;
+    this.computerId = computerId;
     this.pty = pty;
     this.ended = new Promise((resolve) => {
       this.endNow = resolve;
@@ -125,13 +145,20 @@ export class Terminals {
         },
       }),
     );
+    this.#unlisten.push(
+      await this.#db.listen(TERMINAL_COMPUTER_CHANNEL, (id) => this.#computerStopped(id), {
+        onGap: () => void this.#endOnStoppedComputers(),
+      }),
+    );
     this.#sweep = setInterval(() => void this.sweep().catch(() => {}), SWEEP_MS);
     this.#sweep.unref();
   }
 
   /**
    * Opens a program on a PTY and records the terminal, held here. The PTY is opened first: a computer
-   * that cannot run one leaves no row.
+   * that cannot run one leaves no row. The quotas are counted again as the row is written, under the
+   * workspace's lock: an open that lost a race to the last place hangs its PTY up and throws
+   * {@link TerminalQuotaError}.
    */
   async open(
     computer: DriverComputer,
@@ -140,23 +167,32 @@ export class Terminals {
   ): Promise<TerminalRow> {
     if (!this.#driver) throw new Error('no terminal driver');
     const pty = await this.#driver.open(computer, { ...request, signal });
-    const session = new Session(request.id, pty);
+    const session = new Session(request.id, computer.id, pty);
     pty.onData((bytes) => this.#take(session, bytes));
     pty.onExit((code) => void this.#exited(session, code));
     this.#sessions.set(session.id, session);
     let row: TerminalRow;
     try {
-      row = await insertTerminal(this.#db, {
-        id: request.id,
-        workspace_id: computer.workspace_id,
-        computer_id: computer.id,
-        cols: request.cols,
-        rows: request.rows,
-        command: pty.command,
-        cwd: request.cwd ?? null,
-        holder: this.holder,
-        created_by: request.createdBy,
-      });
+      const inserted = await insertTerminalWithin(
+        this.#db,
+        {
+          id: request.id,
+          workspace_id: computer.workspace_id,
+          computer_id: computer.id,
+          cols: request.cols,
+          rows: request.rows,
+          command: pty.command,
+          cwd: request.cwd ?? null,
+          holder: this.holder,
+          created_by: request.createdBy,
+        },
+        this.config,
+      );
+      if ('full' in inserted)
+        throw inserted.full === 'computer'
+          ? new TerminalQuotaError('terminals_per_computer', this.config.perComputer, inserted.open)
+          : new TerminalQuotaError('terminals_per_workspace', this.config.perWorkspace, inserted.open);
+      row = inserted.row;
     } catch (error) {
       this.#sessions.delete(session.id);
       pty.hangup();
@@ -246,6 +282,7 @@ export class Terminals {
       session.ending ??= 'idle';
       session.pty.hangup();
     }
+    await this.#endOnStoppedComputers();
     await purgeClosedTerminals(this.#db, new Date(now - this.config.retentionSeconds * 1000));
   }
 
@@ -265,6 +302,26 @@ export class Terminals {
       await closeTerminalRow(this.#db, id, { exitCode: undefined, reason: 'server_stopped' }).catch(() => {});
     for (const unlisten of this.#unlisten) await unlisten().catch(() => {});
     this.#unlisten = [];
+  }
+
+  /** The computer left `running`: its terminals held here end (`computer_stopped`). */
+  #computerStopped(computerId: string): void {
+    for (const session of this.#sessions.values()) {
+      if (session.computerId !== computerId) continue;
+      session.ending ??= 'computer_stopped';
+      session.pty.hangup();
+    }
+  }
+
+  /** The same for every computer no longer running (a notification missed, or a terminal opened late). */
+  async #endOnStoppedComputers(): Promise<void> {
+    const ids = await heldOnStoppedComputers(this.#db, this.holder).catch(() => [] as string[]);
+    for (const id of ids) {
+      const session = this.#sessions.get(id);
+      if (!session) continue;
+      session.ending ??= 'computer_stopped';
+      session.pty.hangup();
+    }
   }
 
   #take(session: Session, bytes: Uint8Array): void {
