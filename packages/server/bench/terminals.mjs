@@ -238,6 +238,8 @@ async function main() {
       SVC_TERMINALS_PER_WORKSPACE: String(perComputer * COMPUTERS),
       SVC_STREAMS_PER_PRINCIPAL: '64',
       ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      // SVC_TERMINAL_FLUSH_MS, SVC_TERMINAL_KEEP_BYTES … of this environment, to try other settings.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SVC_TERMINAL_'))),
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
     });
     const base = server.url;

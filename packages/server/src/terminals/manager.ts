@@ -67,6 +67,10 @@ class Session {
   unsent: { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[] = [];
   carry: Uint8Array = new Uint8Array();
   timer: NodeJS.Timeout | undefined;
+  /** A flush is scheduled (at once or after `flushMs`). */
+  scheduled = false;
+  /** Appends under way. */
+  appending = 0;
   /** The appends, one after the other. */
   chain: Promise<void> = Promise.resolve();
   /** Why it is being ended, when someone ends it (else it exited). */
@@ -229,7 +233,8 @@ export class Terminals {
     const session = this.#sessions.get(row.id);
     if (session) session.pty.write(bytes);
     else await sendToHolder(db, row.id, { kind: 'input', data: bytes });
-    await touchTerminal(db, row.id);
+    // Idle time is counted in seconds to minutes: a keystroke need not write the row again at once.
+    if (this.#now() - row.used_at.getTime() >= 1000) await touchTerminal(db, row.id);
   }
 
   /** Resizes the terminal's PTY, here or through its holder's inbox (the row is the caller's). */
@@ -329,17 +334,31 @@ export class Terminals {
     this.#flushSoon(session);
   }
 
+  /**
+   * Schedules an append of what is waiting. With no append under way it goes at once (a keystroke's
+   * echo waits for nothing); while one is being written, what comes meanwhile waits `flushMs` and goes
+   * with what follows it, in one statement.
+   */
   #flushSoon(session: Session): void {
-    if (!session.active || session.timer) return;
-    session.timer = setTimeout(() => {
+    if (!session.active || session.scheduled) return;
+    session.scheduled = true;
+    const run = () => {
+      session.scheduled = false;
       session.timer = undefined;
+      if (this.#sessions.get(session.id) !== session) return;
+      session.appending += 1;
       session.chain = session.chain
         .then(() => this.#flush(session, false))
         .catch(() => {
           // Kept in `unsent`; tried again shortly (the database may be back).
           setTimeout(() => this.#flushSoon(session), 100).unref();
+        })
+        .finally(() => {
+          session.appending -= 1;
         });
-    }, this.config.flushMs);
+    };
+    if (session.appending === 0) setImmediate(run);
+    else session.timer = setTimeout(run, this.config.flushMs);
   }
 
   /** Appends what is waiting; the log keeps the last `keepBytes` of output. */
