@@ -344,6 +344,28 @@ describe.skipIf(missing)('svc installed from its packed tarball, against svc-ser
     }
   });
 
+  test('svc computers shell, piped: stdin typed into the remote shell, its output printed, its exit code svc’s', async () => {
+    record(['computers', 'shell']);
+    const child = spawn(cli.bin, ['computers', 'shell', 'default', 'box'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    child.stdin.end('echo piped-hi\nstty size\nexit 3\n');
+    expect(await exited, stderr).toBe(3);
+    // The simulated shell echoes what is typed and answers it, on an 80x24 terminal (no local one).
+    expect(stdout).toContain('piped-hi\r\n');
+    expect(stdout).toContain('24 80\r\n');
+    const { terminals } = (await json(['computers', 'list-terminals', 'default', 'box'])) as {
+      terminals: { state: string; exit_code?: number; end_reason?: string }[];
+    };
+    expect(terminals[0]).toMatchObject({ state: 'closed', exit_code: 3, end_reason: 'exited' });
+  });
+
   test('every command svc lists was run above', async () => {
     const listed = (await ok([COMPLETE_COMMAND, '--', '']))
       .split('\n')

@@ -9,6 +9,7 @@ import { BodyTooLargeError } from '../http/byte-body.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
+import { TerminalQuotaError } from '../terminals/manager.js';
 import { chunkBytes } from '../terminals/output.js';
 import {
   countOpenTerminals,
@@ -133,6 +134,14 @@ export const createComputerTerminal: Handler<'createComputerTerminal'> = async (
   } catch (thrown) {
     if (thrown instanceof DriverError)
       throw new ApiError(thrown.code, thrown.message, { details: thrown.details, cause: thrown });
+    if (thrown instanceof TerminalQuotaError)
+      throw quotaExceeded(
+        thrown.quota,
+        thrown.limit,
+        thrown.quota === 'terminals_per_computer'
+          ? `computer ${computer.name} already has ${thrown.open} open terminals`
+          : `workspace ${workspace.name} already has ${thrown.open} open terminals`,
+      );
     throw thrown;
   }
   ctx.deps.audit('terminal opened', {

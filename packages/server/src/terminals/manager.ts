@@ -1,7 +1,8 @@
 // The terminals this replica holds (design §17): one PTY per open terminal it opened, its output
 // appended to the database as it comes (so any replica streams it), the messages other replicas leave
 // in its inbox (input, resizes, closes) taken as they are announced, idle terminals closed, closed
-// ones purged after their retention, and every terminal it holds ended (`server_stopped`) when it stops.
+// ones purged after their retention, the terminals of a computer that leaves `running` ended
+// (`computer_stopped`), and every terminal it holds ended (`server_stopped`) when it stops.
 import { randomUUID } from 'node:crypto';
 import type { Schema } from '@svc/contract';
 import type { DriverComputer } from '../computers/computer.js';
@@ -14,10 +15,12 @@ import { cutChunks } from './output.js';
 import {
   appendTerminalOutput,
   closeTerminalRow,
+  heldOnStoppedComputers,
   idleTerminals,
-  insertTerminal,
+  insertTerminalWithin,
   purgeClosedTerminals,
   sendToHolder,
+  TERMINAL_COMPUTER_CHANNEL,
   TERMINAL_INBOX_CHANNEL,
   TERMINAL_OUTPUT_CHANNEL,
   type TerminalRow,
@@ -30,12 +33,28 @@ import {
 /** How often idle and expired terminals are looked for. */
 const SWEEP_MS = 30_000;
 
+/**
+ * The computer or the workspace has its quota of open terminals already (counted under a lock as the
+ * terminal was recorded); its PTY was hung up.
+ */
+export class TerminalQuotaError extends Error {
+  constructor(
+    readonly quota: 'terminals_per_computer' | 'terminals_per_workspace',
+    readonly limit: number,
+    readonly open: number,
+  ) {
+    super(`${quota}: ${open} open of ${limit}`);
+    this.name = 'TerminalQuotaError';
+  }
+}
+
 /** Who did what, for the audit log. */
 export type Audit = (message: string, fields: Record<string, unknown>) => void;
 
 /** One held terminal: its PTY and the output on its way to the log. */
 class Session {
   readonly id: string;
+  readonly computerId: string;
   readonly pty: Pty;
   /** The last sequence given; the log's events are numbered from 1. */
   sequence = 0;
@@ -48,6 +67,10 @@ class Session {
   unsent: { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[] = [];
   carry: Uint8Array = new Uint8Array();
   timer: NodeJS.Timeout | undefined;
+  /** A flush is scheduled (at once or after `flushMs`). */
+  scheduled = false;
+  /** Appends under way. */
+  appending = 0;
   /** The appends, one after the other. */
   chain: Promise<void> = Promise.resolve();
   /** Why it is being ended, when someone ends it (else it exited). */
@@ -56,8 +79,9 @@ class Session {
   endNow!: () => void;
   active = false;
 
-  constructor(id: string, pty: Pty) {
+  constructor(id: string, computerId: string, pty: Pty) {
     this.id = id;
+    this.computerId = computerId;
     this.pty = pty;
     this.ended = new Promise((resolve) => {
       this.endNow = resolve;
@@ -125,13 +149,20 @@ export class Terminals {
         },
       }),
     );
+    this.#unlisten.push(
+      await this.#db.listen(TERMINAL_COMPUTER_CHANNEL, (id) => this.#computerStopped(id), {
+        onGap: () => void this.#endOnStoppedComputers(),
+      }),
+    );
     this.#sweep = setInterval(() => void this.sweep().catch(() => {}), SWEEP_MS);
     this.#sweep.unref();
   }
 
   /**
    * Opens a program on a PTY and records the terminal, held here. The PTY is opened first: a computer
-   * that cannot run one leaves no row.
+   * that cannot run one leaves no row. The quotas are counted again as the row is written, under the
+   * workspace's lock: an open that lost a race to the last place hangs its PTY up and throws
+   * {@link TerminalQuotaError}.
    */
   async open(
     computer: DriverComputer,
@@ -140,23 +171,32 @@ export class Terminals {
   ): Promise<TerminalRow> {
     if (!this.#driver) throw new Error('no terminal driver');
     const pty = await this.#driver.open(computer, { ...request, signal });
-    const session = new Session(request.id, pty);
+    const session = new Session(request.id, computer.id, pty);
     pty.onData((bytes) => this.#take(session, bytes));
     pty.onExit((code) => void this.#exited(session, code));
     this.#sessions.set(session.id, session);
     let row: TerminalRow;
     try {
-      row = await insertTerminal(this.#db, {
-        id: request.id,
-        workspace_id: computer.workspace_id,
-        computer_id: computer.id,
-        cols: request.cols,
-        rows: request.rows,
-        command: pty.command,
-        cwd: request.cwd ?? null,
-        holder: this.holder,
-        created_by: request.createdBy,
-      });
+      const inserted = await insertTerminalWithin(
+        this.#db,
+        {
+          id: request.id,
+          workspace_id: computer.workspace_id,
+          computer_id: computer.id,
+          cols: request.cols,
+          rows: request.rows,
+          command: pty.command,
+          cwd: request.cwd ?? null,
+          holder: this.holder,
+          created_by: request.createdBy,
+        },
+        this.config,
+      );
+      if ('full' in inserted)
+        throw inserted.full === 'computer'
+          ? new TerminalQuotaError('terminals_per_computer', this.config.perComputer, inserted.open)
+          : new TerminalQuotaError('terminals_per_workspace', this.config.perWorkspace, inserted.open);
+      row = inserted.row;
     } catch (error) {
       this.#sessions.delete(session.id);
       pty.hangup();
@@ -193,7 +233,8 @@ export class Terminals {
     const session = this.#sessions.get(row.id);
     if (session) session.pty.write(bytes);
     else await sendToHolder(db, row.id, { kind: 'input', data: bytes });
-    await touchTerminal(db, row.id);
+    // Idle time is counted in seconds to minutes: a keystroke need not write the row again at once.
+    if (this.#now() - row.used_at.getTime() >= 1000) await touchTerminal(db, row.id);
   }
 
   /** Resizes the terminal's PTY, here or through its holder's inbox (the row is the caller's). */
@@ -246,6 +287,7 @@ export class Terminals {
       session.ending ??= 'idle';
       session.pty.hangup();
     }
+    await this.#endOnStoppedComputers();
     await purgeClosedTerminals(this.#db, new Date(now - this.config.retentionSeconds * 1000));
   }
 
@@ -267,22 +309,56 @@ export class Terminals {
     this.#unlisten = [];
   }
 
+  /** The computer left `running`: its terminals held here end (`computer_stopped`). */
+  #computerStopped(computerId: string): void {
+    for (const session of this.#sessions.values()) {
+      if (session.computerId !== computerId) continue;
+      session.ending ??= 'computer_stopped';
+      session.pty.hangup();
+    }
+  }
+
+  /** The same for every computer no longer running (a notification missed, or a terminal opened late). */
+  async #endOnStoppedComputers(): Promise<void> {
+    const ids = await heldOnStoppedComputers(this.#db, this.holder).catch(() => [] as string[]);
+    for (const id of ids) {
+      const session = this.#sessions.get(id);
+      if (!session) continue;
+      session.ending ??= 'computer_stopped';
+      session.pty.hangup();
+    }
+  }
+
   #take(session: Session, bytes: Uint8Array): void {
     session.waiting.push(bytes.slice());
     this.#flushSoon(session);
   }
 
+  /**
+   * Schedules an append of what is waiting. With no append under way it goes at once (a keystroke's
+   * echo waits for nothing); while one is being written, what comes meanwhile waits `flushMs` and goes
+   * with what follows it, in one statement.
+   */
   #flushSoon(session: Session): void {
-    if (!session.active || session.timer) return;
-    session.timer = setTimeout(() => {
+    if (!session.active || session.scheduled) return;
+    session.scheduled = true;
+    const run = () => {
+      session.scheduled = false;
       session.timer = undefined;
+      if (this.#sessions.get(session.id) !== session) return;
+      session.appending += 1;
       session.chain = session.chain
         .then(() => this.#flush(session, false))
         .catch(() => {
           // Kept in `unsent`; tried again shortly (the database may be back).
           setTimeout(() => this.#flushSoon(session), 100).unref();
+        })
+        .finally(() => {
+          session.appending -= 1;
         });
-    }, this.config.flushMs);
+    };
+    if (session.appending === 0) setImmediate(run);
+    else session.timer = setTimeout(run, this.config.flushMs);
   }
 
   /** Appends what is waiting; the log keeps the last `keepBytes` of output. */
@@ -309,6 +385,8 @@ export class Terminals {
     session.unsent = batch;
     await appendTerminalOutput(this.#db, session.id, batch, keepFrom);
     session.unsent = [];
+    // Readers on this replica are woken now, not when the NOTIFY comes back round (an echo's latency).
+    this.output.notify(session.id);
   }
 
   async #exited(session: Session, code: number | undefined): Promise<void> {

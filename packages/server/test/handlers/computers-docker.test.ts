@@ -3,6 +3,7 @@ import type { Team, TestApp } from '../support/app.js';
 import { errorOf, openTestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { describeDocker } from '../support/docker.js';
+import { opened, openStream } from '../support/streams.js';
 
 // The computers lifecycle of handlers/computers.test.ts, through the API, with SVC_DRIVER=docker: the
 // app opens the Docker driver and its reconciler itself, as `svc-server` does.
@@ -69,6 +70,41 @@ describeDocker('handlers: computers with the Docker driver', (docker) => {
         expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
         expect(await state(path)).toBe('deleted');
         expect(await docker.containers(created.body.computer.id)).toEqual([]);
+      });
+
+      test('a terminal in a real container ends with `computer_stopped` when its computer stops', async () => {
+        const created = await t.call('POST', `${ws()}/computers`, {
+          token: token(),
+          body: { name: unique('term'), size: 'small', image: 'busybox' },
+        });
+        expect((await settle(created)).state).toBe('succeeded');
+        const path = `${ws()}/computers/${created.body.computer.id}`;
+        const terminal = await t.call('POST', `${path}/terminals`, {
+          token: token(),
+          body: { cols: 80, rows: 24 },
+        });
+        expect(terminal.status).toBe(201);
+        const stream = opened(
+          await openStream(
+            t.app.fetch,
+            `${path}/terminals/${terminal.body.terminal.id}/output`,
+            'TerminalOutputStreamItem',
+            { token: token() },
+          ),
+        );
+        try {
+          await stream.waitFor((e) => e.event === 'output', 10_000);
+          // The stop kills the container under the shell: the end is still said to be the stop's.
+          expect((await settle(await t.call('POST', `${path}/stop`, { token: token() }))).state).toBe(
+            'succeeded',
+          );
+          const exit = await stream.waitFor((e) => e.event === 'exit', 10_000);
+          expect(exit.data).toMatchObject({ reason: 'computer_stopped' });
+        } finally {
+          await stream.close();
+        }
+        expect(stream.violations).toEqual([]);
+        expect((await settle(await t.call('DELETE', path, { token: token() }))).state).toBe('succeeded');
       });
 
       test('an image this host lacks: refused at once with 400 naming the images that run, and nothing takes the name', async () => {

@@ -1,13 +1,15 @@
 // The SQL of terminals (design §17, migration 020): their rows, their output log, and the inbox that
 // carries input, resizes and closes to the replica holding the PTY.
 import type { Schema } from '@svc/contract';
-import type { Queryable } from '../../platform/db/database.js';
+import type { Database, Queryable } from '../../platform/db/database.js';
 import { ownerPage } from '../../platform/repositories/keyset.js';
 
 /** NOTIFY channel of the output log: the payload is the terminal id (migration 020's trigger). */
 export const TERMINAL_OUTPUT_CHANNEL = 'svc_terminal_output';
 /** NOTIFY channel of the inbox: the payload is the terminal id. */
 export const TERMINAL_INBOX_CHANNEL = 'svc_terminal_inbox';
+/** NOTIFY channel of computers leaving `running` (migration 023's trigger): the payload is the computer id. */
+export const TERMINAL_COMPUTER_CHANNEL = 'svc_terminal_computer';
 
 /** A terminal's row. */
 export interface TerminalRow {
@@ -64,6 +66,39 @@ export async function insertTerminal(
     ],
   );
   return rows[0] as TerminalRow;
+}
+
+/**
+ * Records a new open terminal as {@link insertTerminal} does, unless the computer or its workspace has
+ * its quota of open terminals already: counted and inserted in one transaction under the workspace's
+ * row lock, so concurrent opens are counted one after the other. Answers the row, or which quota is full.
+ *
+ * @example
+ * const got = await insertTerminalWithin(db, row, { perComputer: 8, perWorkspace: 32 });
+ * if ('full' in got) throw …; // got.full: 'computer' | 'workspace', got.open: the count
+ */
+export async function insertTerminalWithin(
+  db: Database,
+  row: Parameters<typeof insertTerminal>[1],
+  limits: { perComputer: number; perWorkspace: number },
+): Promise<{ row: TerminalRow } | { full: 'computer' | 'workspace'; open: number }> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT id FROM workspaces WHERE id = $1 FOR UPDATE', [row.workspace_id]);
+    const open = await countOpenTerminals(tx, row.workspace_id, row.computer_id);
+    if (open.computer >= limits.perComputer) return { full: 'computer' as const, open: open.computer };
+    if (open.workspace >= limits.perWorkspace) return { full: 'workspace' as const, open: open.workspace };
+    return { row: await insertTerminal(tx, row) };
+  });
+}
+
+/** Open terminals held by `holder` whose computer is no longer running (it stopped or went away). */
+export async function heldOnStoppedComputers(db: Queryable, holder: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT t.id FROM terminals t LEFT JOIN computers c ON c.id = t.computer_id
+      WHERE t.holder = $1 AND t.state = 'open' AND (c.id IS NULL OR c.state <> 'running')`,
+    [holder],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** The terminal of a computer, or undefined. */
