@@ -79,6 +79,11 @@ type Lane = 'screen' | 'input';
  */
 export class EngineDesktop implements Desktop {
   private readonly helpers = new Map<string, Promise<DesktopHelper> | number>();
+  /** Each computer's last picture: its deflated pixels as the helper sent them, its size, its PNG. */
+  private readonly pictures = new Map<
+    string,
+    { pixels: Buffer; width: number; height: number; png: Uint8Array }
+  >();
 
   constructor(private readonly driver: ComputerDriver) {}
 
@@ -127,6 +132,7 @@ export class EngineDesktop implements Desktop {
           () => {},
         );
     this.helpers.clear();
+    this.pictures.clear();
   }
 
   async screenshot(
@@ -140,6 +146,15 @@ export class EngineDesktop implements Desktop {
       const raw = await helper.shot(SCREENSHOT_TIMEOUT_MS, signal);
       const screen = { width: raw.width, height: raw.height };
       const picture = scaledSize(screen, scale);
+      // The same pixels as the last picture of this size (a screen watched while nothing moves): the same PNG.
+      const kept = this.pictures.get(computer.id);
+      if (
+        kept &&
+        kept.width === picture.width &&
+        kept.height === picture.height &&
+        kept.pixels.equals(raw.body)
+      )
+        return { png: kept.png, screen, cursor: raw.cursor };
       const bytes = screen.width * screen.height * 4;
       const pixels = await inflating(raw.body, { maxOutputLength: bytes }).catch(() => undefined);
       if (!pixels || pixels.length !== bytes)
@@ -149,6 +164,8 @@ export class EngineDesktop implements Desktop {
         picture.width,
         picture.height,
       );
+      if (this.pictures.size >= MAX_HELPER_COMPUTERS) this.pictures.clear();
+      this.pictures.set(computer.id, { ...picture, pixels: Buffer.from(raw.body), png });
       return { png, screen, cursor: raw.cursor };
     }
     const resize =
