@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { inflate } from 'node:zlib';
 import type { ComputerDriver } from '../computers/driver.js';
 import { DriverError } from '../computers/driver.js';
+import { SCREEN_BOUNDS } from '../computers/screen-limits.js';
 import { helperSteps, type InputAction, xdotoolArgs } from './actions.js';
 import {
   type Cursor,
@@ -155,6 +156,9 @@ export class EngineDesktop implements Desktop {
         kept.pixels.equals(raw.body)
       )
         return { png: kept.png, screen, cursor: raw.cursor };
+      // The helper's word for the size is bounded by the API's: a picture is never larger than a screen may be.
+      if (screen.width > SCREEN_BOUNDS.maxWidth || screen.height > SCREEN_BOUNDS.maxHeight)
+        throw new DriverError('unavailable', 'the computer could not take a screenshot; retry shortly');
       const bytes = screen.width * screen.height * 4;
       const pixels = await inflating(raw.body, { maxOutputLength: bytes }).catch(() => undefined);
       if (!pixels || pixels.length !== bytes)
