@@ -12,6 +12,7 @@ export const UNIT = [
   'test/auth/route-security.test.ts',
   'test/config.test.ts',
   'test/data-access.test.ts',
+  'test/desktops/helper.test.ts',
   'test/errors.test.ts',
   'test/files/{archive-check,heap,paths,simulated,tar-entry,tar-read}.test.ts',
   'test/fleet/placement.test.ts',

@@ -3,6 +3,7 @@
 // pointer in four headers; every face wants all three together, so they are read here once.
 import type { SvcClient } from './client.js';
 import type { ApiPaths } from './contract.js';
+import { stream } from './streams.js';
 import { errorFromResponse } from './unwrap.js';
 
 const SCREEN_PATH = '/workspaces/{workspace}/computers/{computer}/screen';
@@ -75,4 +76,54 @@ export async function screenshot(
     screen: { width: header(response, 'Screen-Width'), height: header(response, 'Screen-Height') },
     cursor: { x: header(response, 'Cursor-X'), y: header(response, 'Cursor-Y') },
   };
+}
+
+/**
+ * One frame of a computer's live screen: the picture (a PNG), its size, the screen's own size and the
+ * pointer; `id` numbers the frames of one stream.
+ *
+ * @example
+ * import type { ScreenFrame } from '@svc/client/screen';
+ * const scale = (frame: ScreenFrame) => frame.screen.width / frame.width;
+ */
+export interface ScreenFrame {
+  id: string;
+  png: Uint8Array;
+  width: number;
+  height: number;
+  screen: { width: number; height: number };
+  cursor: { x: number; y: number };
+}
+
+/**
+ * Watches a running computer's screen (`streamComputerScreenFrames`) as an async iterator of frames:
+ * one at once, then one whenever the picture or the pointer changed (at most 4 a second). A dropped
+ * connection is resumed as every stream is (`@svc/client/streams`); it returns when the computer stops.
+ *
+ * @example
+ * import { createClient } from '@svc/client';
+ * import { watchScreen } from '@svc/client/screen';
+ * const client = createClient({ baseUrl: 'http://127.0.0.1:8080/v1', token: 'ey...' });
+ * for await (const frame of watchScreen(client, 'dev', 'desk', { maxWidth: 640 })) {
+ *   console.log(frame.id, frame.png.byteLength, frame.cursor.x, frame.cursor.y);
+ * }
+ */
+export async function* watchScreen(
+  client: SvcClient<ApiPaths>,
+  workspace: string,
+  computer: string,
+  options: ScreenshotOptions = {},
+): AsyncGenerator<ScreenFrame, void, undefined> {
+  const query: { max_width?: number; max_height?: number } = {};
+  if (options.maxWidth !== undefined) query.max_width = options.maxWidth;
+  if (options.maxHeight !== undefined) query.max_height = options.maxHeight;
+  for await (const e of stream(client, 'streamComputerScreenFrames', {
+    path: { workspace, computer },
+    query,
+    ...(options.signal ? { signal: options.signal } : {}),
+  })) {
+    if (e.event !== 'frame') continue;
+    const { png, ...rest } = e.data;
+    yield { id: e.id, png: Uint8Array.from(atob(png), (c) => c.charCodeAt(0)), ...rest };
+  }
 }

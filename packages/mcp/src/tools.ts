@@ -231,12 +231,31 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
 }
 
 /**
+ * Whether an operation is a stream whose events carry pictures (a field of an event's data whose
+ * `contentMediaType` is an image: a live screen, `streamComputerScreenFrames`). It is for a person to
+ * watch; an agent looks when it needs to, with the screen tool, and a stream of base64 pictures would
+ * only fill its context. So it is no tool.
+ */
+function streamsPictures(document: OpenApiDocument, op: OperationInfo): boolean {
+  if (!isStreamOperation(document, op)) return false;
+  const schemas = (document.components?.schemas ?? {}) as Record<
+    string,
+    { properties?: Record<string, unknown> }
+  >;
+  return (eventStream(document, op)?.events ?? []).some((event) =>
+    Object.values(schemas[event.dataSchema]?.properties ?? {}).some((property) =>
+      String((property as { contentMediaType?: unknown }).contentMediaType ?? '').startsWith('image/'),
+    ),
+  );
+}
+
+/**
  * One tool per operation that takes the caller's access token, in spec order, derived at call time
  * from the document: a new operation in `spec/` becomes a tool without code changes. An operation that
  * takes or answers bytes is no JSON tool: a file's becomes a text tool within a limit
  * (`read_computer_file`, `write_computer_file`: {@link fileTool}), a screenshot's the screen tool
  * (`use_computer_screen`: {@link screenTool}), a tar archive's none; a terminal's input takes keys as
- * text and answers the screen ({@link terminalTool}).
+ * text and answers the screen ({@link terminalTool}); a stream of pictures is none ({@link streamsPictures}).
  *
  * @example
  * import { loadDocument } from '@svc/contract';
@@ -244,7 +263,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
  */
 export function buildTools(document: OpenApiDocument): ToolDefinition[] {
   const tools = listOperations(document)
-    .filter((op) => usesAccessToken(document, op))
+    .filter((op) => usesAccessToken(document, op) && !streamsPictures(document, op))
     .flatMap((op) => {
       const tool = toolFromOperation(document, op);
       const terminal = terminalTool(document, op, tool);

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { byteRequestBody, byteResponse, listOperations, loadDocument } from '@svc/contract';
+import { byteRequestBody, byteResponse, eventStream, listOperations, loadDocument } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMcpHttpHandler } from '../src/http.js';
 import { impliedBounds } from '../src/pattern-length.js';
@@ -176,8 +176,8 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
     const { tools } = await listed('?toolsets=all');
     expect(tools.map((t) => t.name)).toEqual(specTools.map((t) => t.name));
     // Every operation is a tool, or one of those that cannot be: no access token, or a tar archive's
-    // bytes (a terminal's input is a tool that takes keys as text; a screen's picture is
-    // `use_computer_screen`'s screenshot, as MCP image content).
+    // bytes, or a stream of pictures, the live screen, for people (a terminal's input is a tool that
+    // takes keys as text; a screen's picture is `use_computer_screen`'s screenshot, as MCP image content).
     const covered = new Set(specTools.map((t) => t.operationId));
     const left = listOperations(document)
       .filter((op) => !covered.has(op.operationId))
@@ -189,7 +189,13 @@ describe('tool modes over streamable HTTP (official SDK client)', () => {
         ),
       )
       .map((op) => op.operationId);
-    expect(left.sort()).toEqual([...NOT_TOOLS, ...tar].sort());
+    const pictures = listOperations(document)
+      .filter((op) =>
+        JSON.stringify(eventStream(document, op)?.events ?? []).includes('"dataSchema":"ScreenFrame"'),
+      )
+      .map((op) => op.operationId);
+    expect(pictures).toEqual(['streamComputerScreenFrames']);
+    expect(left.sort()).toEqual([...NOT_TOOLS, ...tar, ...pictures].sort());
     // `default` keeps the default set beside the toolsets named.
     const more = await listed('?toolsets=default,webhooks');
     expect(more.tools.map((t) => t.name)).toEqual(

@@ -14,6 +14,8 @@ export type {
 export { mentionsAny, operationChanges } from './operations.js';
 export type { ItemOf } from './pages.js';
 export { itemsOf } from './pages.js';
+export type { LiveFrame, ScreenSession, ScreenStatus, UseScreenOptions } from './screen.js';
+export { useScreen } from './screen.js';
 export type { TerminalSession, TerminalStatus, UseTerminalOptions } from './terminal.js';
 export { useTerminal } from './terminal.js';
 export type {

@@ -47,6 +47,15 @@ export function cleanupSuite(): void {
     },
   );
 
+  it('the desktop (the screens suite made it, the streams suite watched it) is deleted', async () => {
+    const { operations } = await unwrap(
+      client().DELETE('/workspaces/{workspace}/computers/{computer}', {
+        params: { path: { workspace: fx.workspace, computer: fx.desk }, header: {} },
+      }),
+    );
+    await waitForOperations(client(), operations, { timeoutMs: 60_000, pollSeconds: 10, minIntervalMs: 200 });
+  });
+
   it('deleteKey, deleteMember, deleteServiceAccount answer 204', async () => {
     const sa = { workspace: fx.workspace, service_account: fx.serviceAccount };
     const deletions = [

@@ -16,8 +16,7 @@ type Untyped = any;
 
 export function screensSuite(): void {
   const client = () => contractClient();
-  let desk = '';
-  const at = () => ({ workspace: fx.workspace, computer: desk });
+  const at = () => ({ workspace: fx.workspace, computer: fx.desk });
 
   it('a computer of a display image (debian-13-desktop) is created with the screen it asks for', async () => {
     const created = await unwrap(
@@ -31,7 +30,7 @@ export function screensSuite(): void {
         },
       }),
     );
-    desk = created.computer.id;
+    fx.desk = created.computer.id;
     const [done] = await waitForOperations(client(), created.operations, WAIT);
     expect(done!.state).toBe('succeeded');
   });
@@ -79,11 +78,5 @@ export function screensSuite(): void {
     expect(input).toMatchObject({ applied: 3, cursor: { x: 100, y: 200 } });
     expect(input.failed).toBeUndefined();
   });
-
-  it('the desktop is deleted (the workspace must be empty at cleanup)', async () => {
-    const { operations } = await unwrap(
-      client().DELETE('/workspaces/{workspace}/computers/{computer}', { params: { path: at(), header: {} } }),
-    );
-    await waitForOperations(client(), operations, WAIT);
-  });
+  // The desktop is deleted at cleanup (suites/cleanup.ts): the streams suite watches its screen first.
 }

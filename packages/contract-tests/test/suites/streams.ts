@@ -24,6 +24,11 @@ const OPEN: Record<string, { path: () => Record<string, string>; query: Record<s
     path: () => ({ workspace: fx.workspace, computer: fx.computer, terminal: fx.terminal }),
     query: {},
   },
+  // The screen live: a desktop computer the screens suite made (fx.desk), scaled down.
+  streamComputerScreenFrames: {
+    path: () => ({ workspace: fx.workspace, computer: fx.desk }),
+    query: { max_width: '320' },
+  },
 };
 
 const pathOf = (operationId: string) => {

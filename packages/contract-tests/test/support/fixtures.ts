@@ -18,6 +18,8 @@ export const fx = {
   image: '',
   /** A terminal of `computer`, closed with exit code 3 (the terminals suite): its output is a stream. */
   terminal: '',
+  /** A computer of a display image (the screens suite): its screen is a stream too; deleted at cleanup. */
+  desk: '',
   /** A ready snapshot of `computer` (the snapshots suite). */
   snapshot: '',
 };

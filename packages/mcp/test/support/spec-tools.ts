@@ -3,11 +3,13 @@
 // is a text tool named for what it does to the content (`read_…`, `write_…`), a tar archive's none,
 // a terminal's input (`send_…`) a tool that takes keys as text. Each in its toolset: `terminals` for one on a computer's terminals, `streams`
 // for an operation answering Server-Sent Events, `files` for one on the path of a file's bytes or
-// beneath it, `screens` for a screen's picture and the `input` beside it, else its first tag.
+// beneath it, `screens` for a screen's picture and the `input` beside it, else its first tag. A stream
+// of pictures (the live screen) is none: it is for people to watch.
 import {
   byteOperationIds,
   byteRequestBody,
   byteResponse,
+  eventStream,
   isStreamOperation,
   listOperations,
   loadDocument,
@@ -37,8 +39,15 @@ export function expectedTools(
   const screens = operations
     .filter((op) => byteResponse(document, op)?.mediaType === 'image/png')
     .flatMap((op) => [op.path, op.path.replace(/\/[^/]+$/, '/input')]);
+  // A stream of pictures (its events' data has an image field: the live screen) is for people, no tool.
+  const schemas = (document.components?.schemas ?? {}) as Record<string, { properties?: object }>;
+  const pictures = (op: OperationInfo) =>
+    isStreamOperation(document, op) &&
+    (eventStream(document, op)?.events ?? []).some((e) =>
+      JSON.stringify(schemas[e.dataSchema]?.properties ?? {}).includes('"contentMediaType":"image/'),
+    );
   return operations
-    .filter((op) => !NOT_TOOLS.includes(op.operationId))
+    .filter((op) => !NOT_TOOLS.includes(op.operationId) && !pictures(op))
     .flatMap((op) => {
       const name = toolName(op.operationId);
       const tag = (op.operation.tags as string[])[0] as string;

@@ -11,6 +11,8 @@ export type { Transition } from './lifecycle.js';
 export { idMaker, TRANSITIONS, transitionOf } from './lifecycle.js';
 export type { Choices, MockOptions, StatusOf, SvcMock } from './mock.js';
 export { createMock } from './mock.js';
+export type { ScreenMockOptions } from './screens.js';
+export { screenHandlers, simulatedScreenPng } from './screens.js';
 export { seedFromExamples } from './seed.js';
 export type { OperationRecord, Resource, StateOptions, Stored } from './state.js';
 export { MockState } from './state.js';

@@ -3,6 +3,7 @@ import type { Queryable } from '../platform/db/database.js';
 import type { ErrorCode } from '../platform/errors.js';
 import type { DriverComputer } from './computer.js';
 import type { ComputerFiles } from './files/driver.js';
+import type { ProcessDriver } from './processes/driver.js';
 import type { TerminalDriver } from './terminals/driver.js';
 
 /**
@@ -165,6 +166,11 @@ export interface ComputerDriver {
    * like `files`; without it opening a terminal answers unavailable.
    */
   readonly terminals?: TerminalDriver;
+  /**
+   * Long-lived helper programs with stdin and stdout attached in running computers (the desktop's
+   * helper, design §18). Optional like `files`; without it the screen takes a command per request.
+   */
+  readonly processes?: ProcessDriver;
   /**
    * Whether every computer is placed on a host of the fleet when it is created (design §4.4): true
    * for the Docker driver, and for the simulated one with `SVC_SIM_FLEET=on`. Otherwise nothing is

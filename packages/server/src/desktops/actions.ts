@@ -131,3 +131,52 @@ export function xdotoolArgs(action: InputAction): string[] {
       return []; // checkActions refuses a type this server does not know
   }
 }
+
+/** What the desktop helper does for one action (helper.ts): pointer steps through XTEST, keys through xdotool. */
+export type HelperStep =
+  | { op: 'm'; x: number; y: number }
+  | { op: 'd' | 'u'; button: number }
+  | { op: 'w'; ms: number }
+  | { op: 'x'; args: string[] };
+
+/**
+ * The helper's steps of one action: the same effect as {@link xdotoolArgs} (the same buttons, the
+ * same pauses between repeated clicks and wheel turns), with the pointer's moves and buttons sent
+ * over the helper's own connection; keys and text go to xdotool.
+ *
+ * @example
+ * helperSteps({ type: 'click', x: 10, y: 20 }); // [{ op: 'm', x: 10, y: 20 }, { op: 'd', button: 1 }, { op: 'u', button: 1 }]
+ */
+export function helperSteps(action: InputAction): HelperStep[] {
+  const steps: HelperStep[] =
+    action.x === undefined || action.y === undefined ? [] : [{ op: 'm', x: action.x, y: action.y }];
+  const press = (button: number, times: number, pauseMs: number) => {
+    for (let i = 0; i < times; i++) {
+      if (i > 0) steps.push({ op: 'w', ms: pauseMs });
+      steps.push({ op: 'd', button }, { op: 'u', button });
+    }
+  };
+  const button = Number(BUTTONS[action.button ?? 'left']);
+  switch (action.type) {
+    case 'move':
+      return steps;
+    case 'click':
+      press(button, action.count ?? 1, 80);
+      return steps;
+    case 'drag':
+      steps.push(
+        { op: 'd', button },
+        { op: 'm', x: action.to_x ?? 0, y: action.to_y ?? 0 },
+        { op: 'u', button },
+      );
+      return steps;
+    case 'scroll':
+      if (action.delta_y) press(action.delta_y > 0 ? 5 : 4, Math.abs(action.delta_y), 10);
+      if (action.delta_x) press(action.delta_x > 0 ? 7 : 6, Math.abs(action.delta_x), 10);
+      return steps;
+    case 'wait':
+      return [{ op: 'w', ms: action.milliseconds ?? 0 }];
+    default:
+      return [{ op: 'x', args: xdotoolArgs(action) }];
+  }
+}

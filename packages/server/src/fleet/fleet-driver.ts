@@ -17,6 +17,7 @@ import type {
 } from '../computers/driver.js';
 import { DriverError } from '../computers/driver.js';
 import type { ComputerFiles } from '../computers/files/driver.js';
+import type { ProcessDriver } from '../computers/processes/driver.js';
 import type { TerminalDriver } from '../computers/terminals/driver.js';
 import type { Config } from '../platform/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
@@ -84,6 +85,11 @@ export class FleetDriver implements ComputerDriver {
   readonly terminals: TerminalDriver = {
     open: async (computer, request) =>
       (await this.runtime(computer)).driver.terminals.open(computer, request),
+  };
+  /** Attached helper programs, on each computer's host (the desktop's helper). */
+  readonly processes: ProcessDriver = {
+    start: async (computer, request) =>
+      (await this.runtime(computer)).driver.processes.start(computer, request),
   };
   private readonly options: FleetDriverOptions;
   private readonly log: NonNullable<FleetDriverOptions['log']>;

@@ -1,17 +1,20 @@
+import type { Schema } from '@svc/contract';
 import { DriverError } from '../computers/driver.js';
 import { computerIn } from '../computers/repositories/computers.js';
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
 import { RATES } from '../computers/screen-limits.js';
 import { assertRunning } from '../computers/transitions.js';
 import { checkActions } from '../desktops/actions.js';
-import type { Desktop, DesktopComputer } from '../desktops/desktop.js';
+import type { Desktop, DesktopComputer, Screenshot } from '../desktops/desktop.js';
 import { EngineDesktop } from '../desktops/engine.js';
 import { PerSecond } from '../desktops/rate.js';
 import { screenOf } from '../desktops/repositories/screens.js';
 import { SimulatedDesktop } from '../desktops/simulated.js';
 import { outgoingBytes } from '../http/byte-body.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
+import { Wakeups } from '../streams/wakeups.js';
 import { permittedWorkspace } from './common.js';
+import { followed, streamCursor } from './streams.js';
 import type { AppDeps, Ctx, Handler } from './types.js';
 
 // Screens and input (design §18): `GET …/screen` and `POST …/input` on a running computer whose image
@@ -41,7 +44,7 @@ function desktopsOf(deps: AppDeps): Desktops {
   return desktops;
 }
 
-type ScreenOperation = 'downloadComputerScreen' | 'inputComputer';
+type ScreenOperation = 'downloadComputerScreen' | 'inputComputer' | 'streamComputerScreenFrames';
 
 /**
  * Everything checked before the screen is touched, in order: the caller's role (404 for a non-member,
@@ -50,7 +53,7 @@ type ScreenOperation = 'downloadComputerScreen' | 'inputComputer';
  */
 async function reachScreen<K extends ScreenOperation>(
   ctx: Ctx<K>,
-  rate: (d: Desktops) => PerSecond,
+  rate?: (d: Desktops) => PerSecond,
 ): Promise<{ workspace: { id: string }; computer: DesktopComputer; desktops: Desktops }> {
   const { workspace } = await permittedWorkspace(ctx as unknown as Parameters<typeof permittedWorkspace>[0]);
   const computer = await computerIn(ctx.db, workspace.id, (ctx.path as { computer: string }).computer);
@@ -63,7 +66,7 @@ async function reachScreen<K extends ScreenOperation>(
     );
   assertRunning(computer, 'exec');
   const desktops = desktopsOf(ctx.deps);
-  rate(desktops).take(computer.id);
+  rate?.(desktops).take(computer.id);
   return { workspace, computer: { ...computer, screen }, desktops };
 }
 
@@ -76,16 +79,21 @@ function asApiError(thrown: unknown): unknown {
   });
 }
 
+/** The picture's bounds a request asks for (`max_width`, `max_height`). */
+function scaleOf(query: { max_width?: number; max_height?: number }) {
+  return {
+    ...(query.max_width === undefined ? {} : { maxWidth: query.max_width }),
+    ...(query.max_height === undefined ? {} : { maxHeight: query.max_height }),
+  };
+}
+
 /**
  * `GET …/screen?max_width=&max_height=`: the screen as a PNG, its size and the pointer in headers.
  * Looking is not activity: a computer watched but not used still reaches its idle timeout.
  */
 export const downloadComputerScreen: Handler<'downloadComputerScreen'> = async (ctx) => {
   const { computer, desktops } = await reachScreen(ctx, (d) => d.screens);
-  const scale = {
-    ...(ctx.query.max_width === undefined ? {} : { maxWidth: ctx.query.max_width }),
-    ...(ctx.query.max_height === undefined ? {} : { maxHeight: ctx.query.max_height }),
-  };
+  const scale = scaleOf(ctx.query);
   const shot = await desktops.desktop.screenshot(computer, scale, ctx.request.signal).catch((thrown) => {
     throw asApiError(thrown);
   });
@@ -152,5 +160,74 @@ export const inputComputer: Handler<'inputComputer'> = async (ctx) => {
   };
 };
 
+/** How often a live screen is looked at: at most this many frames a second are sent (the spec says 4). */
+const FRAME_MS = 250;
+/** How often a live screen checks that its computer still runs (the simulated screen never fails). */
+const STATE_CHECK_MS = 2_000;
+
+/**
+ * `GET …/screen/frames`: the screen live, as Server-Sent Events. The stream is woken every
+ * {@link FRAME_MS}; each wake-up takes a screenshot (on the Docker driver, through the computer's
+ * helper: a picture whose pixels did not change costs no PNG encoding) and sends a `frame` when the
+ * picture or the pointer differ from the last one sent. Frames are not kept: the cursor only numbers
+ * them. A screen that cannot be taken for a moment sends nothing; a computer that stopped ends it.
+ */
+export const streamComputerScreenFrames: Handler<'streamComputerScreenFrames'> = async (ctx) => {
+  const { workspace, computer, desktops } = await reachScreen(ctx);
+  const after = streamCursor(ctx.request, ctx.query.after) ?? 0;
+  const scale = scaleOf(ctx.query);
+  let last: { png: Uint8Array; x: number; y: number } | undefined;
+  let checked = performance.now();
+  const nothing = (at: number, final = false) => ({ events: [], last: at, final, more: false });
+  return followed(ctx, workspace.id, {
+    wakeups: new Wakeups(),
+    key: computer.id,
+    after,
+    tickMs: FRAME_MS,
+    read: async (cursor) => {
+      if (performance.now() - checked > STATE_CHECK_MS) {
+        checked = performance.now();
+        const now = await computerIn(ctx.db, workspace.id, computer.id).catch(() => undefined);
+        if (now?.state !== 'running' && !now?.current_operation_id) return nothing(cursor, true);
+      }
+      let shot: Screenshot;
+      try {
+        shot = await desktops.desktop.screenshot(computer, scale, ctx.request.signal);
+      } catch (thrown) {
+        if (thrown instanceof DriverError && thrown.code === 'invalid_state') return nothing(cursor, true);
+        return nothing(cursor); // the screen may be back at the next look
+      }
+      if (
+        last &&
+        last.x === shot.cursor.x &&
+        last.y === shot.cursor.y &&
+        Buffer.from(last.png).equals(Buffer.from(shot.png))
+      )
+        return nothing(cursor);
+      last = { png: shot.png, ...shot.cursor };
+      const picture = pngSize(shot.png);
+      const frame: Schema<'ScreenFrame'> = {
+        png: Buffer.from(shot.png).toString('base64'),
+        width: picture.width,
+        height: picture.height,
+        screen: shot.screen,
+        cursor: shot.cursor,
+      };
+      return {
+        events: [{ event: 'frame', id: String(cursor + 1), data: frame }],
+        last: cursor + 1,
+        final: false,
+        more: false,
+      };
+    },
+  });
+};
+
+/** A PNG's size, from its header. */
+function pngSize(png: Uint8Array): { width: number; height: number } {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  return { width: view.getUint32(16), height: view.getUint32(20) };
+}
+
 /** The handlers of design §18, registered with the app's others (compose/handlers.ts). */
-export const desktopHandlers = { downloadComputerScreen, inputComputer };
+export const desktopHandlers = { downloadComputerScreen, inputComputer, streamComputerScreenFrames };

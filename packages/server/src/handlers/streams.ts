@@ -110,28 +110,37 @@ function accessCheck(
 export async function followed(
   ctx: Ctx<StreamOperationId>,
   workspaceId: string,
-  log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read'>,
+  log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read'> & {
+    /** Wake the stream this often (a stream of something no log announces: a screen's frames). */
+    tickMs?: number;
+  },
   onRole: (role: Role | undefined) => void = () => {},
 ) {
   const expiresAt = await tokenExpiry(ctx);
   const check = accessCheck(ctx, workspaceId, ctx.permission);
   const slot = ctx.deps.streams.open(ctx.principal.id);
+  const { tickMs, ...followedLog } = log;
   return {
     status: 200 as const,
-    body: eventStream((writer) =>
-      follow({
-        ...log,
-        writer,
-        streams: ctx.deps.streams,
-        slot,
-        expiresAt,
-        allowed: async () => {
-          const role = await check();
-          onRole(role);
-          return role !== undefined;
-        },
-      }),
-    ),
+    body: eventStream(async (writer) => {
+      const tick = tickMs ? setInterval(() => log.wakeups.notify(log.key), tickMs) : undefined;
+      try {
+        await follow({
+          ...followedLog,
+          writer,
+          streams: ctx.deps.streams,
+          slot,
+          expiresAt,
+          allowed: async () => {
+            const role = await check();
+            onRole(role);
+            return role !== undefined;
+          },
+        });
+      } finally {
+        clearInterval(tick);
+      }
+    }),
   };
 }
 

@@ -96,6 +96,68 @@ describeEngines('desktops: the screen and input rules', (engine) => {
     expect(JSON.stringify(logs)).not.toContain(secret);
   });
 
+  test('a viewer watches the screen live: a frame at once, another only when the pointer moved', async () => {
+    const stop = new AbortController();
+    const response = await t.app.fetch(
+      new Request(`http://svc.test${ws()}/computers/${desk}/screen/frames?max_width=256`, {
+        headers: { authorization: `Bearer ${team.viewer.token}` },
+        signal: stop.signal,
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    const frames = async (count: number) => {
+      const deadline = Date.now() + 5000;
+      while ((text.match(/^event: frame$/gm) ?? []).length < count && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      return text
+        .split('\n\n')
+        .filter((block) => /^event: frame$/m.test(block))
+        .map((block) => ({
+          id: /^id: (\d+)$/m.exec(block)?.[1],
+          ...JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}'),
+        }));
+    };
+    const [first] = await frames(1);
+    expect(first).toMatchObject({ id: '1', width: 256, height: 192, screen: { width: 1024, height: 768 } });
+    expect([...Buffer.from(first.png, 'base64').subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    // Nothing changes: no frame. The pointer moves: one.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await frames(1)).length).toBe(1);
+    expect((await input(desk, [{ type: 'move', x: 7, y: 9 }])).status).toBe(200);
+    const moved = await frames(2);
+    expect(moved.map((f) => [f.id, f.cursor])).toEqual([
+      ['1', first.cursor],
+      ['2', { x: 7, y: 9 }],
+    ]);
+    stop.abort();
+    await reader.cancel().catch(() => {});
+  });
+
+  test('the live screen of a computer without a display: 409 no_display; of another workspace: 404', async () => {
+    const plainFrames = await t.app.fetch(
+      new Request(`http://svc.test${ws()}/computers/${plain}/screen/frames`, {
+        headers: { authorization: `Bearer ${team.viewer.token}` },
+      }),
+    );
+    expect(plainFrames.status).toBe(409);
+    expect(((await plainFrames.json()) as { error: { details: unknown } }).error.details).toEqual({
+      reason: 'no_display',
+    });
+    const other = await t.team();
+    const stranger = await t.app.fetch(
+      new Request(`http://svc.test${ws()}/computers/${desk}/screen/frames`, {
+        headers: { authorization: `Bearer ${other.viewer.token}` },
+      }),
+    );
+    expect(stranger.status).toBe(404);
+  });
+
   describe('attacks, one per rule', () => {
     test('a viewer sending input: 403 permission_denied', async () => {
       const answer = await input(desk, [{ type: 'click' }], team.viewer.token);

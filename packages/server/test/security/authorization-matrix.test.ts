@@ -252,7 +252,7 @@ describeEngines('authorization matrix (design §8)', (engine) => {
                   ? 'failed'
                   : 'running',
               // A screen is a display image's (design §18).
-              /\/(screen|input)$/.test(op.path) ? 'debian-13-desktop' : undefined,
+              /\/(screen|input)(\/|$)/.test(op.path) ? 'debian-13-desktop' : undefined,
             )
           ).id;
           break;

@@ -14,6 +14,7 @@ import type {
 import { DriverError } from '../driver.js';
 import type { FilesContainer } from '../files/docker-files.js';
 import { DockerFiles } from '../files/docker-files.js';
+import { DockerProcesses } from '../processes/docker.js';
 import { imageReference } from '../repositories/catalog.js';
 import { DEFAULT_SCREEN, screenEnv } from '../screen-limits.js';
 import { DockerTerminals } from '../terminals/docker.js';
@@ -122,6 +123,8 @@ export class DockerDriver implements ComputerDriver {
   readonly snapshots: DockerSnapshots;
   /** Programs on a PTY in running containers (terminals/docker.ts). */
   readonly terminals: DockerTerminals;
+  /** Helper programs attached in running containers (processes/docker.ts). */
+  readonly processes: DockerProcesses;
   /** The exec agents in running containers (see {@link ExecAgents}); `undefined` when turned off. */
   private readonly agents: ExecAgents | undefined;
   /** Computers whose create just claimed a pooled container (computer id → Engine id), until their start. */
@@ -183,6 +186,7 @@ export class DockerDriver implements ComputerDriver {
         log: this.log,
       });
     this.terminals = new DockerTerminals(this.docker, (computer, signal) => this.inspect(computer, signal));
+    this.processes = new DockerProcesses(this.docker, (computer, signal) => this.inspect(computer, signal));
     this.snapshots = new DockerSnapshots({
       docker: this.docker,
       instance: this.instance,

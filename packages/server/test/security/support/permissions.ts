@@ -90,6 +90,7 @@ export const PERMISSIONS: Readonly<Record<string, PermissionClass>> = {
   uploadComputerArchive: 'exec',
   // A viewer may look at a screen, not touch it (design §18).
   downloadComputerScreen: 'read',
+  streamComputerScreenFrames: 'read',
   inputComputer: 'exec',
   // A terminal runs what it is typed, and shows what it prints: a viewer reads nothing of it (design §16).
   createComputerTerminal: 'exec',
