@@ -1,5 +1,5 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { listOperations, loadDocument, operationPolicy } from '@svc/contract';
+import { listOperations, loadDocument, operationParameters, operationPolicy } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { annotationsFor } from '../src/annotations.js';
 import { toolName } from '../src/names.js';
@@ -65,9 +65,17 @@ describe('buildTools', () => {
       'run_computer',
       'create_snapshot',
     ]);
+    // Besides, `wait` is the spec's own query parameter where it declares one (a long poll, exec's wait).
+    const declaresWait = (tool: (typeof tools)[number]) =>
+      operationParameters(document, tool.operation).some((p) => p.in === 'query' && p.name === 'wait');
+    expect(tools.filter((t) => !t.longRunning && declaresWait(t)).map((t) => t.name)).toEqual([
+      'get_computer',
+      'exec_computer',
+      'get_operation',
+    ]);
     for (const tool of tools)
       expect('wait' in (tool.inputSchema.properties as object), tool.name).toBe(
-        tool.longRunning || tool.name === 'get_operation' || tool.name === 'get_computer',
+        tool.longRunning || declaresWait(tool),
       );
   });
 
