@@ -15,6 +15,8 @@ const OUTPUT = '/operations/01m6e5gr5mpj3ht9gw2s64n9f80/output';
 const EVENTS = '/workspaces/01m6bxdm0dxxxstsc03qpv3hzmd/events';
 const TERMINAL_OUTPUT =
   '/workspaces/01m6bxdm0dxxxstsc03qpv3hzmd/computers/01m6cnenctgek8472bc9m7jfnzd/terminals/01m6r4h2q8t0v3x5z7b9d1f3g5j/output';
+const SCREEN_FRAMES =
+  '/workspaces/01m6bxdm0dxxxstsc03qpv3hzmd/computers/01m6cnenctgek8472bc9m7jfnzd/screen/frames';
 const BEARER = { authorization: 'Bearer anything' };
 
 /** A whole stream: its events and its comments, parsed with eventsource-parser. */
@@ -29,9 +31,9 @@ async function read(url: string, headers: Record<string, string> = BEARER) {
 
 describe('the stream operations the front finds in the bundle', () => {
   it('are every GET whose 200 answers text/event-stream, with their examples and branches', () => {
-    const known = [OUTPUT, EVENTS, TERMINAL_OUTPUT];
+    const known = [OUTPUT, EVENTS, TERMINAL_OUTPUT, SCREEN_FRAMES];
     expect(streams.map((s) => known.some((path) => s.path.test(path)))).toEqual(streams.map(() => true));
-    expect(streams.length).toBe(3);
+    expect(streams.length).toBe(4);
     for (const stream of streams) {
       expect(Object.keys(stream.examples).length).toBeGreaterThan(0);
       expect(stream.branches.at(-1)?.name).toBe('stream.ended');
