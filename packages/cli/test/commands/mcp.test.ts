@@ -50,7 +50,7 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
   });
   afterAll(() => server?.close());
 
-  test('with SVC_MCP_TOOLSETS=all, lists every operation but getHealth and exchangeToken as a tool (a file’s bytes as text tools); calls one as the key', async () => {
+  test('with SVC_MCP_TOOLSETS=all, lists every operation but getHealth, exchangeToken and the live screen as a tool (a file’s bytes as text tools); calls one as the key', async () => {
     const { client } = await connectSvcMcp({ ...env, SVC_MCP_TOOLSETS: 'all' });
     try {
       // A byte operation on a file is a text tool named for what it does (`read_…`, `write_…`); a tar's
@@ -65,6 +65,8 @@ describe.skipIf(missing)('svc mcp (stdio) against svc-server --sandbox', () => {
         byteResponse(document, op)?.mediaType === 'image/png';
       const want = listOperations(document)
         .filter((op) => op.operationId !== 'getHealth' && op.operationId !== 'exchangeToken')
+        // A stream of pictures (the live screen) is for a person to watch: no tool.
+        .filter((op) => op.operationId !== 'streamComputerScreenFrames')
         .filter((op) => !bytes.has(op.operationId) || isFile(op) || isPicture(op))
         .map((op) =>
           isPicture(op)
