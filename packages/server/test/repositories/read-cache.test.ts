@@ -218,6 +218,32 @@ describe('ReadCache', () => {
     expect(loads).toBe(3);
   });
 
+  test('a load that raced a change of another computer is stored; one that raced its own is not', async () => {
+    const cache = new ReadCache(async () => {});
+    let loads = 0;
+    const read = (computerId: string, during?: () => void) =>
+      cache.get(
+        WS,
+        `computer:${computerId}`,
+        async () => {
+          loads++;
+          during?.();
+          return { id: computerId };
+        },
+        { touches: (row) => (changed) => changed === row.id },
+      );
+    await read('a', () => cache.invalidate(WS, 'b'));
+    await read('a');
+    expect(loads).toBe(1); // stored: b's change cannot touch a's row
+    await read('c', () => cache.invalidate(WS, 'c'));
+    await read('c');
+    expect(loads).toBe(3); // not stored: c changed while it loaded
+    // A change of the whole workspace while loading touches everything.
+    await read('d', () => cache.invalidate(WS));
+    await read('d');
+    expect(loads).toBe(5);
+  });
+
   test('switched off (SVC_READ_CACHE=off), every read loads and nothing is kept', async () => {
     const cache = new ReadCache(async () => {}, { enabled: false });
     const source = { value: 'a' };

@@ -10,6 +10,9 @@ interface Entry {
   until: number;
 }
 
+/** Changes of one workspace remembered while loads are under way, before they count as the whole workspace's. */
+const MAX_TOUCHED = 256;
+
 interface Flight {
   promise: Promise<unknown>;
   /** Something of its workspace changed since it began: a read arriving now cannot share it. */
@@ -50,7 +53,8 @@ export type Barrier = () => Promise<void>;
  *   is served from before a change it could have seen); on PGlite the commit itself delivers the
  *   notification, so nothing. If the barrier fails (the listening connection is down), the cache is
  *   cleared and the read goes to the database.
- * - A load that raced a change of its workspace is not stored (an epoch per workspace).
+ * - A load that raced a change it can be touched by is not stored (changes heard while loads are under
+ *   way are remembered with their epoch and computer); one that raced only other computers' changes is.
  * - Reads of a key that arrive while a load of it is under way share that load, after the barrier,
  *   unless something of the workspace changed since it began (then they load on their own): a page
  *   dropped by a change costs one statement, not one per waiting reader.
@@ -71,8 +75,11 @@ export class ReadCache {
   #rows = 0;
   #epoch = 0;
   #cleared = 0;
-  /** When each workspace was last invalidated, kept while loads are in flight. */
-  readonly #touched = new Map<string, number>();
+  /**
+   * The changes heard while loads were under way, per workspace: at which epoch, and of which computer
+   * (none: the whole workspace). At most {@link MAX_TOUCHED} a workspace; past that, one for all.
+   */
+  readonly #touched = new Map<string, { epoch: number; computerId: string | undefined }[]>();
   #loading = 0;
   readonly #barrier: Barrier;
   readonly #ttlMs: number;
@@ -146,12 +153,20 @@ export class ReadCache {
         if (held.size === 0) this.#flights.delete(workspaceId);
       }
     }
-    const changed = this.#cleared > started || (this.#touched.get(workspaceId) ?? 0) > started;
+    // Stored unless a change heard while it loaded can touch it (a change of another computer cannot).
+    const touches = options.touches?.(value);
+    const changed =
+      this.#cleared > started ||
+      (this.#touched.get(workspaceId) ?? []).some(
+        (change) =>
+          change.epoch > started &&
+          (change.computerId === undefined || touches === undefined || touches(change.computerId)),
+      );
     if (!changed)
       this.#store(workspaceId, key, {
         value,
         weight: options.weight?.(value) ?? 1,
-        touches: options.touches?.(value),
+        touches,
         until: now + this.#ttlMs,
       });
     if (this.#loading === 0) this.#touched.clear();
@@ -164,7 +179,13 @@ export class ReadCache {
    */
   invalidate(workspaceId: string, computerId?: string): void {
     this.#epoch++;
-    if (this.#loading > 0) this.#touched.set(workspaceId, this.#epoch);
+    if (this.#loading > 0) {
+      const heard = this.#touched.get(workspaceId) ?? [];
+      if (heard.length >= MAX_TOUCHED)
+        heard.splice(0, heard.length, { epoch: this.#epoch, computerId: undefined });
+      else heard.push({ epoch: this.#epoch, computerId });
+      this.#touched.set(workspaceId, heard);
+    }
     for (const flight of this.#flights.get(workspaceId)?.values() ?? []) flight.stale = true;
     const entries = this.#entries.get(workspaceId);
     if (!entries) return;
