@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
-import type { ExecRequest, ExecResult } from '../driver.js';
+import type { DriverComputer } from '../computer.js';
+import { DriverError, type ExecRequest, type ExecResult } from '../driver.js';
 
 /** The environment variable that marks an exec's processes, so a timeout can find and kill them. */
 const MARKER = 'SVC_EXEC';
@@ -139,4 +140,66 @@ export async function runDetached(container: Docker.Container, cmd: string[]): P
   } finally {
     answer?.destroy?.();
   }
+}
+
+/** Finds a computer's running container (the driver's inspect, checked ours); `undefined`: none. */
+export type InspectContainer = (
+  computer: DriverComputer,
+  signal: AbortSignal,
+) => Promise<{ Id: string; State: { Running: boolean } } | undefined>;
+
+/**
+ * The computer's running container, or 409 `invalid_state` (a `DriverError`) when it has none.
+ *
+ * @example
+ * const container = await runningContainer(docker, inspect, computer, signal);
+ */
+export async function runningContainer(
+  docker: Docker,
+  inspect: InspectContainer,
+  computer: DriverComputer,
+  signal: AbortSignal,
+): Promise<Docker.Container> {
+  const info = await inspect(computer, signal);
+  if (!info?.State.Running)
+    throw new DriverError('invalid_state', `computer ${computer.name} has no running container`, {
+      details: { current_state: 'stopped', allowed_from: ['running'] },
+    });
+  return docker.getContainer(info.Id);
+}
+
+/**
+ * Starts `argv` in the container with stdin, stdout and stderr attached over a hijacked connection,
+ * through `/bin/sh -c 'exec "$@"'` (so a program that is not there ends with 127, as in a shell): with
+ * `tty`, one raw stream each way (a PTY); without, the Engine's multiplexed stdout and stderr.
+ *
+ * @example
+ * const { exec, stream } = await attachExec(container, { argv: ['python3'], env: ['SVC_EXEC=1'], tty: false, signal });
+ */
+export async function attachExec(
+  container: Docker.Container,
+  request: {
+    argv: readonly string[];
+    env: string[];
+    cwd?: string | undefined;
+    tty: boolean;
+    signal: AbortSignal;
+  },
+): Promise<{ exec: Docker.Exec; stream: Duplex }> {
+  const exec = await container.exec({
+    Cmd: ['/bin/sh', '-c', 'exec "$@"', 'sh', ...request.argv],
+    Env: request.env,
+    ...(request.cwd ? { WorkingDir: request.cwd } : {}),
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: request.tty,
+    abortSignal: request.signal,
+  });
+  const stream = (await exec.start({
+    hijack: true,
+    stdin: true,
+    ...(request.tty ? { Tty: true } : {}),
+  })) as Duplex;
+  return { exec, stream };
 }

@@ -6,8 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { DriverComputer } from '../computer.js';
-import { killMarked } from '../docker/exec.js';
-import { DriverError } from '../driver.js';
+import { attachExec, type InspectContainer, killMarked, runningContainer } from '../docker/exec.js';
 import { Listeners } from '../terminals/driver.js';
 import type { AttachedProcess, ProcessDriver, ProcessRequest } from './driver.js';
 
@@ -20,30 +19,18 @@ import type { AttachedProcess, ProcessDriver, ProcessRequest } from './driver.js
 export class DockerProcesses implements ProcessDriver {
   constructor(
     private readonly docker: Docker,
-    private readonly inspect: (
-      computer: DriverComputer,
-      signal: AbortSignal,
-    ) => Promise<{ Id: string; State: { Running: boolean } } | undefined>,
+    private readonly inspect: InspectContainer,
   ) {}
 
   async start(computer: DriverComputer, request: ProcessRequest): Promise<AttachedProcess> {
-    const info = await this.inspect(computer, request.signal);
-    if (!info?.State.Running)
-      throw new DriverError('invalid_state', `computer ${computer.name} has no running container`, {
-        details: { current_state: 'stopped', allowed_from: ['running'] },
-      });
-    const container = this.docker.getContainer(info.Id);
+    const container = await runningContainer(this.docker, this.inspect, computer, request.signal);
     const marker = randomUUID();
-    const exec = await container.exec({
-      Cmd: ['/bin/sh', '-c', 'exec "$@"', 'sh', ...request.argv],
-      Env: [`SVC_EXEC=${marker}`],
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-      abortSignal: request.signal,
+    const { stream } = await attachExec(container, {
+      argv: request.argv,
+      env: [`SVC_EXEC=${marker}`],
+      tty: false,
+      signal: request.signal,
     });
-    const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
     return new DockerProcess(container, marker, stream);
   }
 }

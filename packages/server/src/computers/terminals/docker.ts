@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { DriverComputer } from '../computer.js';
-import { runDetached } from '../docker/exec.js';
-import { DriverError } from '../driver.js';
+import { attachExec, type InspectContainer, runDetached, runningContainer } from '../docker/exec.js';
 import { HANGUP_GRACE_MS } from './constants.js';
 import { Listeners, type Pty, type PtyRequest, type TerminalDriver } from './driver.js';
 
@@ -44,33 +43,20 @@ async function signalMarked(
 export class DockerTerminals implements TerminalDriver {
   constructor(
     private readonly docker: Docker,
-    private readonly inspect: (
-      computer: DriverComputer,
-      signal: AbortSignal,
-    ) => Promise<{ Id: string; State: { Running: boolean } } | undefined>,
+    private readonly inspect: InspectContainer,
   ) {}
 
   async open(computer: DriverComputer, request: PtyRequest): Promise<Pty> {
-    const info = await this.inspect(computer, request.signal);
-    if (!info?.State.Running)
-      throw new DriverError('invalid_state', `computer ${computer.name} has no running container`, {
-        details: { current_state: 'stopped', allowed_from: ['running'] },
-      });
-    const container = this.docker.getContainer(info.Id);
+    const container = await runningContainer(this.docker, this.inspect, computer, request.signal);
     const command = request.command ?? loginShell(computer.image);
     const marker = randomUUID();
-    const exec = await container.exec({
-      // Through `/bin/sh` so that a program that is not there ends with 127, as in a shell.
-      Cmd: ['/bin/sh', '-c', 'exec "$@"', 'sh', ...command],
-      Env: [...Object.entries(request.env).map(([k, v]) => `${k}=${v}`), `${MARKER}=${marker}`],
-      ...(request.cwd ? { WorkingDir: request.cwd } : {}),
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: true,
-      abortSignal: request.signal,
+    const { exec, stream } = await attachExec(container, {
+      argv: command,
+      env: [...Object.entries(request.env).map(([k, v]) => `${k}=${v}`), `${MARKER}=${marker}`],
+      cwd: request.cwd,
+      tty: true,
+      signal: request.signal,
     });
-    const stream = (await exec.start({ hijack: true, stdin: true, Tty: true })) as Duplex;
     const pty = new DockerPty(command, exec, container, marker, stream);
     await exec.resize({ h: request.rows, w: request.cols }).catch(() => {});
     return pty;
