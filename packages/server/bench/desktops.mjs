@@ -18,20 +18,16 @@
 // Needs `pnpm build` and `pnpm images:build`.
 //
 //   node packages/server/bench/desktops.mjs [--samples 30] [--warmup 5] [--gap-ms 120] [--socket /var/run/docker.sock]
-import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { childEnv, stopChild } from '@svc/tools/child-process';
+import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
-import { signAssertion } from '../dist/identity/auth/assertion.js';
+import { engine as engineAt } from './engine.mjs';
+import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const MAIN = join(here, '..', 'dist', 'main.js');
 const { values } = parseArgs({
   options: {
     samples: { type: 'string', default: '30' },
@@ -46,36 +42,8 @@ const GAP_MS = Number(values['gap-ms']);
 const SOCKET = values.socket;
 const INSTANCE = `bench-desk-${process.pid}`;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
-
-/** One request to the Engine over `agent`; answers { status, body, raw }. */
-function engine(agent, method, path, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      {
-        socketPath: SOCKET,
-        agent,
-        method,
-        path,
-        headers: payload
-          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-          : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks);
-          const json = res.headers['content-type']?.includes('json') && raw.length ? JSON.parse(raw) : raw;
-          resolve({ status: res.statusCode, body: json, raw });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** One request to the Engine over `agent` (bench/engine.mjs): { status, body, raw }. */
+const engine = (agent, method, path, body) => engineAt(SOCKET, agent, method, path, body);
 
 /** Stdout of the Engine's multiplexed stream (8-byte headers: stream, 0, 0, 0, length). */
 function stdoutOf(raw) {
@@ -108,44 +76,10 @@ async function byHand(agent, container, command) {
   return png.length;
 }
 
-async function startServer(env) {
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const append = (chunk) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', append);
-  child.stderr.on('data', append);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
-    if (match) return { url: match[1], child };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
-      throw new Error(`server did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function api(base, token, method, path, body) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json();
-  return { status: res.status, body: json };
-}
-
 /** The RSS of a process, in MiB (Linux). */
 const rssMib = (pid) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 const round = (ms) => Math.round(ms * 10) / 10;
 
 async function main() {
@@ -167,15 +101,7 @@ async function main() {
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
     });
     const base = server.url;
-    const key = JSON.parse(readFileSync(keyFile, 'utf8'));
-    const assertion = await signAssertion(key, { tokenUrl: `${base}/v1/auth/token` });
-    const tokenRes = await fetch(`${base}/v1/auth/token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${assertion}` },
-    });
-    const tokenBody = await tokenRes.json();
-    if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${JSON.stringify(tokenBody)}`);
-    const token = tokenBody.token.access_token;
+    const token = await bootstrapToken(base, keyFile);
     const ws = await api(base, token, 'POST', '/v1/workspaces', { name: `bench-desk-${process.pid}` });
     if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
     const wsPath = `/v1/workspaces/${ws.body.workspace.id}`;

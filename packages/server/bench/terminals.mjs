@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
+import { engine as engineAt } from './engine.mjs';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -49,36 +50,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (ms) => Math.round(ms * 10) / 10;
 const sorted = (list) => [...list].sort((a, b) => a - b);
 
-/** One JSON request to the Engine. */
-function engine(method, path, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      {
-        socketPath: SOCKET,
-        method,
-        path,
-        headers: payload
-          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-          : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({
-            status: res.statusCode,
-            body: res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : text,
-          });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** One JSON request to the Engine (bench/engine.mjs), on Node's default agent. */
+const engine = (method, path, body) => engineAt(SOCKET, undefined, method, path, body);
 
 /**
  * The Engine's own TTY exec of `cmd`, attached: a hijacked socket carrying the PTY both ways.
