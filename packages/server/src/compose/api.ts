@@ -38,8 +38,10 @@ export function createApi(options: {
     onRequest: options.onRequest,
     authenticate: options.authenticate,
     handle: options.handle,
+    // An exchange of a credential (`x-svc.permission: credential`) answers as OAuth does (RFC 6749 §5.2).
     refineFailure: (operationId, failure) =>
-      operationId === 'exchangeToken' && failure.violations.some((v) => v.field === 'grant_type')
+      options.validator.shape(operationId).policy.permission === 'credential' &&
+      failure.violations.some((v) => v.field === 'grant_type')
         ? { kind: 'invalid_request', message: 'unknown grant_type' }
         : undefined,
     onError(thrown, ctx) {

@@ -106,7 +106,9 @@ export function dispatcher(options: {
     const url = new URL(ctx.request.url);
     // A body of bytes (an upload) is fingerprinted by its SHA-256 as it streams (idempotency-bytes.ts).
     const bytes = ctx.input.body instanceof IncomingBytes ? ctx.input.body : undefined;
-    const credential = operationId === 'exchangeToken' ? credentialScope(ctx.request) : undefined;
+    // The exchange of a credential (the spec's `x-svc.permission: credential`, `POST /auth/token`).
+    const exchange = validator.shape(operationId).policy.permission === 'credential';
+    const credential = exchange ? credentialScope(ctx.request) : undefined;
     const scope =
       key === undefined
         ? undefined
@@ -143,7 +145,7 @@ export function dispatcher(options: {
         } catch (error) {
           // A refused credential still commits what the refusal did (a replayed refresh token revokes
           // its family), so it is answered, not thrown; its idempotency record is dropped below.
-          if (operationId === 'exchangeToken' && error instanceof AuthError)
+          if (exchange && error instanceof AuthError)
             return { status: 401, headers: error.headers, body: error.toEnvelope(ctx.requestId) };
           throw error;
         }
