@@ -343,9 +343,9 @@ describeDocker('transport faults on the Docker driver', (engine) => {
     const result = await storm(server, targets, DOCKER_CUTS, random, allowed, (done) =>
       healthy(server, done),
     );
-    // A failed write's temporary part is removed at once and again 2 s later (the Engine may still be
-    // extracting what the cut left): the check waits for the second removal.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // A failed write's temporary parts are removed at once and again 2 s and 5 s later (the Engine may
+    // still be extracting what the cut left): the check waits for the last removal.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
     await noPartialFiles(server, allowed);
     await healthy(server, result.cuts);
     report('docker', result, { warm: 0, end: rssOf(server.replica.pid) });

@@ -46,8 +46,11 @@ import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
 import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from './tar-entry.js';
 import { firstFileStream } from './tar-read.js';
 
-/** When a cut-short upload's temporary part is removed a second time (see `putRenamed`). */
-const CLEAN_UP_AGAIN_MS = 2000;
+/**
+ * When a cut-short upload's temporary parts are removed again, after the first removal (see
+ * `removeLater`): the Engine may go on extracting what the cut left for a while, longer on a busy host.
+ */
+const CLEAN_UP_AGAIN_MS = [2000, 5000];
 
 /** How long the Engine may take to answer a files operation's first call (the container's inspect). */
 const ENGINE_ANSWER_MS = 10_000;
@@ -513,9 +516,9 @@ export class DockerFiles implements ComputerFiles {
   }
 
   /**
-   * Removes what a failed write left under temporary names, now and once more a little later: the
-   * Engine may still be extracting what the failure cut short when the first removal runs (its side
-   * of the connection settles later). Never waited for; a removal that fails is logged.
+   * Removes what a failed write left under temporary names, now and twice more a little later (2 s and
+   * 5 s): the Engine may still be extracting what the failure cut short when the first removal runs
+   * (its side of the connection settles later). Never waited for; a removal that fails is logged.
    */
   private removeLater(target: FilesContainer, owner: Owner, paths: string[]): void {
     if (paths.length === 0) return;
@@ -526,7 +529,7 @@ export class DockerFiles implements ComputerFiles {
         );
     };
     remove();
-    setTimeout(remove, CLEAN_UP_AGAIN_MS).unref();
+    for (const ms of CLEAN_UP_AGAIN_MS) setTimeout(remove, ms).unref();
   }
 
   /**
