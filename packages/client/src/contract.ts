@@ -153,6 +153,12 @@ export type WithOptionalIdempotencyKey<Paths> = {
   [Path in keyof Paths]: { [Method in keyof Paths[Path]]: RelaxIdempotencyKey<Paths[Path][Method]> };
 };
 
+/**
+ * One frame of a computer's live screen as the spec says it (`ScreenFrame`): a base64 PNG, its size,
+ * the screen's size, the pointer and when it was taken.
+ */
+export type ScreenFrameData = components['schemas']['ScreenFrame'];
+
 /** A terminal of a computer (the spec's `Terminal`): its size, state, command and how it ended. */
 export type Terminal = components['schemas']['Terminal'];
 

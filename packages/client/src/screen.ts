@@ -2,7 +2,7 @@
 // what its headers say. The generated client answers the PNG as a body and leaves the size and the
 // pointer in four headers; every face wants all three together, so they are read here once.
 import type { SvcClient } from './client.js';
-import type { ApiPaths } from './contract.js';
+import type { ApiPaths, ScreenFrameData } from './contract.js';
 import { stream } from './streams.js';
 import { errorFromResponse } from './unwrap.js';
 
@@ -79,21 +79,14 @@ export async function screenshot(
 }
 
 /**
- * One frame of a computer's live screen: the picture (a PNG), its size, the screen's own size and the
- * pointer; `id` numbers the frames of one stream.
+ * One frame of a computer's live screen: the spec's `ScreenFrame` with the picture decoded (a PNG's
+ * bytes) and `id`, which numbers the frames of one stream.
  *
  * @example
  * import type { ScreenFrame } from '@svc/client/screen';
  * const scale = (frame: ScreenFrame) => frame.screen.width / frame.width;
  */
-export interface ScreenFrame {
-  id: string;
-  png: Uint8Array;
-  width: number;
-  height: number;
-  screen: { width: number; height: number };
-  cursor: { x: number; y: number };
-}
+export type ScreenFrame = Omit<ScreenFrameData, 'png'> & { id: string; png: Uint8Array };
 
 /**
  * Watches a running computer's screen (`streamComputerScreenFrames`) as an async iterator of frames:

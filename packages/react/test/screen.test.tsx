@@ -36,6 +36,7 @@ describe('the simulated screen', () => {
     await waitFor(() => expect(result.current.status).toBe('live'));
     expect(result.current.frame?.src).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
     expect(result.current.frame).toMatchObject({ width: 320, height: 200, cursor: { x: 640, y: 400 } });
+    expect(Number.isNaN(Date.parse(result.current.frame?.taken_at ?? ''))).toBe(false);
     let answer: unknown;
     await act(async () => {
       answer = await result.current.send([{ type: 'click', x: 100, y: 120 }]);

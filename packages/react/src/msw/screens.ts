@@ -192,7 +192,7 @@ export function screenHandlers(options: ScreenMockOptions): HttpHandler[] {
           const send = async () => {
             const cursor = pointer(computer);
             const png = await simulatedScreenPng(size.width, size.height, screen, cursor);
-            const data = { png: base64(png), ...size, screen, cursor };
+            const data = { png: base64(png), ...size, screen, cursor, taken_at: new Date().toISOString() };
             id += 1;
             try {
               controller.enqueue(

@@ -191,6 +191,7 @@ export const streamComputerScreenFrames: Handler<'streamComputerScreenFrames'> =
         if (now?.state !== 'running' && !now?.current_operation_id) return nothing(cursor, true);
       }
       let shot: Screenshot;
+      const takenAt = new Date().toISOString();
       try {
         shot = await desktops.desktop.screenshot(computer, scale, ctx.request.signal);
       } catch (thrown) {
@@ -212,6 +213,7 @@ export const streamComputerScreenFrames: Handler<'streamComputerScreenFrames'> =
         height: picture.height,
         screen: shot.screen,
         cursor: shot.cursor,
+        taken_at: takenAt,
       };
       return {
         events: [{ event: 'frame', id: String(cursor + 1), data: frame }],

@@ -123,8 +123,13 @@ describeEngines('desktops: the screen and input rules', (engine) => {
           ...JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}'),
         }));
     };
+    const opened = Date.now();
     const [first] = await frames(1);
     expect(first).toMatchObject({ id: '1', width: 256, height: 192, screen: { width: 1024, height: 768 } });
+    // taken_at is the server's clock when the picture was taken: between the request and its arrival.
+    expect(first.taken_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(first.taken_at)).toBeGreaterThanOrEqual(opened - 1);
+    expect(Date.parse(first.taken_at)).toBeLessThanOrEqual(Date.now());
     expect([...Buffer.from(first.png, 'base64').subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
     // Nothing changes: no frame. The pointer moves: one.
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -135,6 +140,7 @@ describeEngines('desktops: the screen and input rules', (engine) => {
       ['1', first.cursor],
       ['2', { x: 7, y: 9 }],
     ]);
+    expect(Date.parse(moved[1].taken_at)).toBeGreaterThan(Date.parse(first.taken_at));
     stop.abort();
     await reader.cancel().catch(() => {});
   });
