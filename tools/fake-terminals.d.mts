@@ -11,8 +11,15 @@ export interface FakeTerminalsSeen {
 export interface FakeTerminalsOptions {
   /** The simulated shell's prompt. Default `'$ '`. */
   prompt?: string;
-  /** Per connection to a terminal's output (`connection`: how many came before it): cut it after `dropAfter` events. */
-  plan?: (seen: { terminal: string; connection: number }) => { dropAfter?: number } | undefined;
+  /**
+   * Per connection to a terminal's output (`connection`: how many came before it): cut it after
+   * `dropAfter` events; or after `expireAfter` events drop the next event from the log (and all before
+   * it) and end the stream with `stream.ended` `cursor_expired`, as for a reader fallen too far behind.
+   */
+  plan?: (seen: {
+    terminal: string;
+    connection: number;
+  }) => { dropAfter?: number; expireAfter?: number } | undefined;
   /** Called with the bytes of each accepted input request. */
   onInput?: (terminal: string, bytes: Uint8Array) => void;
 }

@@ -39,12 +39,18 @@ export async function startFakeTerminals(options = {}) {
     res.end(body === undefined ? undefined : JSON.stringify(body));
   };
   const record = (t) => {
-    const { log, line, streams, connections, ...rest } = t;
+    const { log, line, streams, connections, sequence, dropNext, ...rest } = t;
     return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   };
 
   const push = (t, event, data) => {
-    const entry = { id: String(t.log.length + 1), event, data };
+    t.sequence += 1;
+    const entry = { id: String(t.sequence), event, data };
+    if (t.dropNext && event === 'output') {
+      // Dropped as a log that keeps too little drops it: its id and its bytes are never seen.
+      t.dropNext = false;
+      return;
+    }
     t.log.push(entry);
     for (const stream of [...t.streams]) stream.send(entry);
   };
@@ -142,6 +148,8 @@ export async function startFakeTerminals(options = {}) {
         screenBytes: [],
         streams: new Set(),
         connections: 0,
+        sequence: 0,
+        dropNext: false,
       };
       terminals.set(t.id, t);
       text(t, prompt);
@@ -194,6 +202,25 @@ export async function startFakeTerminals(options = {}) {
           res.write(`id: ${entry.id}\nevent: ${entry.event}\ndata: ${JSON.stringify(entry.data)}\n\n`);
           sent += 1;
           if (entry.event === 'exit') return stream.close();
+          if (plan.expireAfter !== undefined && sent >= plan.expireAfter) {
+            // The reader fell behind what is kept: the next event is dropped from the log, the stream
+            // ends as the service ends it then (cursor_expired, the id of the last event sent).
+            cut = true;
+            t.streams.delete(stream);
+            const next = t.log.findIndex((e) => BigInt(e.id) > BigInt(entry.id));
+            if (next >= 0) t.log.splice(0, next + 1);
+            else {
+              t.log.splice(0, t.log.length);
+              t.dropNext = true;
+            }
+            const ended = {
+              reason: 'cursor_expired',
+              reconnect: false,
+              message: 'The log no longer keeps the events after the last event sent.',
+            };
+            res.end(`id: ${entry.id}\nevent: stream.ended\ndata: ${JSON.stringify(ended)}\nretry: 1000\n\n`);
+            return;
+          }
           if (plan.dropAfter !== undefined && sent >= plan.dropAfter) {
             cut = true;
             t.streams.delete(stream);

@@ -4,6 +4,7 @@
 // Browser-safe.
 import type { SvcClient } from './client.js';
 import type { ApiPaths, CreateTerminalRequest, Terminal, TerminalExit, TerminalScreen } from './contract.js';
+import { StreamEndedError } from './errors.js';
 import { type StreamOptions, stream } from './streams.js';
 import { errorFromResponse, unwrap } from './unwrap.js';
 
@@ -19,14 +20,15 @@ export interface TerminalRef {
 /**
  * One event of a terminal's output as {@link readTerminal} yields it: bytes the program wrote (`offset`
  * where they start in everything it wrote), or its end, last, with the exit code. `id` is what
- * `lastEventId` takes to resume after it.
+ * `lastEventId` takes to resume after it. An output's `skipped`, when there, counts the bytes lost right
+ * before it: the reader fell further behind than the service keeps (1 MiB), and read on after them.
  *
  * @example
  * import type { TerminalEvent } from '@svc/client/terminals';
  * const show = (e: TerminalEvent) => (e.event === 'output' ? e.bytes.byteLength : e.exit.exit_code);
  */
 export type TerminalEvent =
-  | { event: 'output'; id: string; offset: number; bytes: Uint8Array }
+  | { event: 'output'; id: string; offset: number; bytes: Uint8Array; skipped?: number }
   | { event: 'exit'; id: string; exit: TerminalExit };
 
 const COLLECTION = '/workspaces/{workspace}/computers/{computer}/terminals';
@@ -112,12 +114,33 @@ export async function* readTerminal(
   ref: TerminalRef,
   options: StreamOptions = {},
 ): AsyncGenerator<TerminalEvent, void, undefined> {
-  for await (const e of stream(client, 'streamComputerTerminalOutput', { ...options, path: ref })) {
-    if (e.event === 'output')
-      yield { event: 'output', id: e.id, offset: e.data.offset, bytes: chunkBytes(e.data) };
-    else if (e.event === 'exit') yield { event: 'exit', id: e.id, exit: e.data as TerminalExit };
+  let from = options;
+  /** Where the bytes read so far end, once something was read. */
+  let end: number | undefined;
+  for (let gaps = 0; ; gaps++) {
+    try {
+      for await (const e of stream(client, 'streamComputerTerminalOutput', { ...from, path: ref })) {
+        if (e.event === 'output') {
+          const bytes = chunkBytes(e.data);
+          const skipped = end !== undefined && e.data.offset > end ? e.data.offset - end : 0;
+          end = e.data.offset + bytes.byteLength;
+          yield { event: 'output', id: e.id, offset: e.data.offset, bytes, ...(skipped ? { skipped } : {}) };
+        } else if (e.event === 'exit') yield { event: 'exit', id: e.id, exit: e.data as TerminalExit };
+      }
+      return;
+    } catch (error) {
+      // Fell behind what the service keeps: read on from the oldest output kept, saying what was lost
+      // (the next chunk's offset tells). A reader slower than the program for ever would loop: bounded.
+      if (!(error instanceof StreamEndedError) || error.code !== 'cursor_expired' || gaps >= MAX_GAPS)
+        throw error;
+      const { lastEventId: _, ...rest } = from;
+      from = rest;
+    }
   }
 }
+
+/** How many times {@link readTerminal} reads on past output it fell too far behind to get, then throws. */
+const MAX_GAPS = 100;
 
 /**
  * Types into a terminal (`sendComputerTerminalInput`): bytes as they are, a string as UTF-8 (`'\r'` is

@@ -105,6 +105,29 @@ describe('terminals', () => {
     expect(reconnect?.headers['last-event-id']).toBe('2');
   });
 
+  it('a reader fallen behind what is kept reads on from the oldest kept and says what it lost', async () => {
+    const { client, ref } = await open({
+      plan: ({ connection }) => (connection === 0 ? { expireAfter: 2 } : undefined),
+    });
+    for (const word of ['one', 'two', 'three']) await writeTerminal(client, ref, `echo ${word}\r`);
+    await writeTerminal(client, ref, 'exit 0\r');
+    const events: TerminalEvent[] = [];
+    for await (const e of readTerminal(client, ref)) events.push(e);
+    // Events 1 and 2 read, event 3 lost, the rest read on from the oldest kept: said, not silent.
+    const at = events.findIndex((e) => e.event === 'output' && e.skipped !== undefined);
+    expect(at).toBe(2);
+    const after = events[at] as Extract<TerminalEvent, { event: 'output' }>;
+    const lostFrom = join(events.slice(0, at)).length;
+    expect(after.skipped).toBeGreaterThan(0);
+    expect(after.offset).toBe(lostFrom + (after.skipped ?? 0));
+    expect(events.filter((e) => e.event === 'output' && e.skipped !== undefined)).toHaveLength(1);
+    const whole = '$ echo one\r\none\r\n$ echo two\r\ntwo\r\n$ echo three\r\nthree\r\n$ exit 0\r\n';
+    expect(join(events)).toBe(whole.slice(0, lostFrom) + whole.slice(after.offset));
+    expect(events.at(-1)).toMatchObject({ event: 'exit', exit: { exit_code: 0 } });
+    const second = fake?.requests.filter((r) => r.path.endsWith('/output'))[1];
+    expect(second?.headers['last-event-id']).toBeUndefined();
+  });
+
   it('reattaches after an event read before: only what came after it', async () => {
     const { client, ref } = await open();
     await writeTerminal(client, ref, 'echo a\r');

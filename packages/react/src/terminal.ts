@@ -52,6 +52,11 @@ export interface TerminalSession {
   exitCode: number | undefined;
   /** Why the status is `error` (an `ApiError`, a `NetworkError`…). */
   error: unknown;
+  /**
+   * Bytes of output this page never got: it fell further behind than the service keeps (1 MiB), and
+   * reading went on after them. 0 in the usual case; show it, or redraw, when it grows.
+   */
+  skippedBytes: number;
   /** Types into the terminal: a string (as UTF-8, what xterm.js's `onData` gives) or bytes. In order. */
   write(data: string | Uint8Array): void;
   /** Resizes the terminal (what xterm.js's `onResize` gives); the program gets SIGWINCH. */
@@ -96,6 +101,7 @@ export function useTerminal(options: UseTerminalOptions): TerminalSession {
   const [terminal, setTerminal] = useState<Terminal | undefined>();
   const [exitCode, setExitCode] = useState<number | undefined>();
   const [error, setError] = useState<unknown>();
+  const [skippedBytes, setSkippedBytes] = useState(0);
   const listeners = useRef(new Set<(bytes: Uint8Array) => void>());
   const backlog = useRef<Uint8Array[]>([]);
   const ref = useRef<{ workspace: string; computer: string; terminal: string } | undefined>(undefined);
@@ -126,8 +132,11 @@ export function useTerminal(options: UseTerminalOptions): TerminalSession {
       setTerminal(opened);
       setStatus(opened.state === 'open' ? 'open' : 'closed');
       for await (const e of readTerminal(client, ref.current, { signal })) {
-        if (e.event === 'output') emit(e.bytes);
-        else {
+        if (e.event === 'output') {
+          const { skipped } = e;
+          if (skipped) setSkippedBytes((before) => before + skipped);
+          emit(e.bytes);
+        } else {
           setExitCode(e.exit.exit_code);
           setStatus('closed');
         }
@@ -168,5 +177,5 @@ export function useTerminal(options: UseTerminalOptions): TerminalSession {
     if (ref.current) await closeTerminal(client, ref.current);
   }, [client]);
 
-  return { status, terminal, exitCode, error, write, resize, onData, close };
+  return { status, terminal, exitCode, error, skippedBytes, write, resize, onData, close };
 }

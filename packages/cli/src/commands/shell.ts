@@ -161,8 +161,14 @@ async function shell(
     let exit: { exit_code?: number | undefined; reason: string } | undefined;
     try {
       for await (const e of readTerminal(client, ref, { signal: stop.signal })) {
-        if (e.event === 'output') stdout.write(e.bytes);
-        else exit = e.exit;
+        if (e.event === 'exit') exit = e.exit;
+        else {
+          if (e.skipped)
+            stderr.write(
+              `\r\n[svc: ${e.skipped} bytes of output lost: this shell fell further behind than the service keeps]\r\n`,
+            );
+          stdout.write(e.bytes);
+        }
       }
     } catch (error) {
       if (!stop.signal.aborted) throw error;

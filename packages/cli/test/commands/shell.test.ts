@@ -119,6 +119,27 @@ describe.skipIf(!existsSync(BIN))('svc computers shell, piped', () => {
     expect(typed.join('')).toBe('echo bye\n\x04');
   });
 
+  it('says how many bytes it lost when it fell further behind than the service keeps, and goes on', async () => {
+    fake = await startFakeTerminals({
+      plan: ({ connection }) => (connection === 0 ? { expireAfter: 1 } : undefined),
+    });
+    const run = await runWith(
+      process.execPath,
+      [BIN, 'computers', 'shell', 'dev', 'box'],
+      [
+        { until: () => fake?.ids().length === 1 && fake.requests.some((r) => r.path.endsWith('/output')) },
+        { act: () => fake?.emit(fake.ids()[0] as string, new TextEncoder().encode('lost\r\n')) },
+        { act: async () => void (await sleep(200)) },
+        { write: 'echo hi\nexit 3\n' },
+      ],
+    );
+    expect(run.stderr).toContain(
+      '[svc: 6 bytes of output lost: this shell fell further behind than the service keeps]',
+    );
+    expect(run.stdout).toBe('$ echo hi\r\nhi\r\n$ exit 3\r\n');
+    expect(run.code).toBe(3);
+  });
+
   it('writes the output bytes exact, UTF-8 or not', async () => {
     fake = await startFakeTerminals();
     const bytes = Uint8Array.of(0xff, 0x00, 0xfe, 0x1b, 0x5b, 0x6d, 0xe2, 0x82, 0xac);

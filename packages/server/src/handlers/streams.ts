@@ -178,6 +178,8 @@ export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents'> = async (ct
           last: Number(records.at(-1)?.sequence ?? after),
           final: records.some((record) => closesStream('streamWorkspaceEvents', record.type)),
           more: records.length === BATCH,
+          // Sequences have no holes: a first one past the next means retention took events unread.
+          expired: records.length > 0 && Number(records[0]?.sequence) > after + 1,
         };
       },
     },

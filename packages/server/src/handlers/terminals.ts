@@ -238,6 +238,8 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
   const endAtOnce = cursor !== undefined && first > 0 && cursor < first - 1 ? 'cursor_expired' : undefined;
   if (terminal.state === 'open') await touchTerminal(ctx.db, terminal.id);
   let touched = Date.now();
+  // Without a cursor the reader asked for what is kept, whatever was dropped before its first read.
+  let fromOldest = cursor === undefined;
   return followed(ctx, workspace.id, {
     wakeups: ctx.deps.terminals.output,
     key: terminal.id,
@@ -245,6 +247,8 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
     endAtOnce,
     read: async (after) => {
       const records = await terminalOutputAfter(ctx.db, terminal.id, after, 200);
+      const takesOldest = fromOldest;
+      if (records.length > 0) fromOldest = false;
       // A reader is use: the terminal is not idle while someone reads it.
       if (Date.now() - touched > 10_000) {
         touched = Date.now();
@@ -259,6 +263,8 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
         last: Number(records.at(-1)?.sequence ?? after),
         final: records.some((record) => closesStream('streamComputerTerminalOutput', record.event)),
         more: records.length === 200,
+        // The log keeps the last SVC_TERMINAL_KEEP_BYTES: a reader further behind lost what was dropped.
+        expired: !takesOldest && records.length > 0 && Number(records[0]?.sequence) > after + 1,
       };
     },
   });

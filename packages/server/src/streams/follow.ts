@@ -22,7 +22,7 @@ export const ENDED = {
     reason: 'cursor_expired',
     reconnect: false,
     message:
-      'Last-Event-ID (or after) is older than the log keeps; re-read state with the API and reconnect without it.',
+      'The log no longer keeps the events after Last-Event-ID (or after, or the last event sent); re-read state with the API and reconnect without it.',
   },
   shutting_down: {
     reason: 'shutting_down',
@@ -43,6 +43,12 @@ export interface Batch {
   final: boolean;
   /** The read was cut at its limit: read again at once. */
   more: boolean;
+  /**
+   * The log no longer keeps the event right after the cursor: it dropped events while this reader was
+   * behind. Nothing of the batch is sent; the stream ends (`cursor_expired`) with the cursor as its id,
+   * so the reader knows what it has and that what came next is lost, never a silent gap.
+   */
+  expired?: boolean;
 }
 
 /** What {@link follow} needs of one stream. */
@@ -124,6 +130,7 @@ export async function follow(options: Following): Promise<void> {
         woken = false;
         lastRead = performance.now();
         const batch = await options.read(cursor);
+        if (batch.expired) return await end('cursor_expired');
         for (const event of batch.events) {
           if (signal.aborted) return;
           await writer.send(event);

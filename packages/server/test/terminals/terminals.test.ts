@@ -1,7 +1,8 @@
 // Terminals on the simulated driver (design §17): open, stream, type, resize, read the screen, close
 // with an exit code; reattach with Last-Event-ID gets exactly what it missed; bytes that are not UTF-8
 // are kept exact; and each rule held against an attack (a viewer, another workspace's terminal, a flood
-// of input, a resize to 0 or 100,000 columns, a reader that never reads, too many terminals).
+// of input, a resize to 0 or 100,000 columns, a reader that never reads, one that falls behind what is
+// kept, too many terminals).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { newId } from '../../src/platform/ids.js';
 import { errorOf, ORIGIN, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
@@ -17,7 +18,12 @@ describeEngines('terminals (simulated driver)', (engine) => {
   const streams: OpenedStream[] = [];
   beforeAll(async () => {
     t = await openTestApp(engine, {
-      env: { SVC_TERMINALS_PER_COMPUTER: '3', SVC_TERMINAL_INPUT_BYTES_PER_SECOND: '100000' },
+      env: {
+        SVC_TERMINALS_PER_COMPUTER: '3',
+        SVC_TERMINAL_INPUT_BYTES_PER_SECOND: '100000',
+        // The least the setting takes, so a reader can fall behind what is kept in a test.
+        SVC_TERMINAL_KEEP_BYTES: '65536',
+      },
     });
     team = await t.team();
     other = await t.team();
@@ -295,6 +301,70 @@ describeEngines('terminals (simulated driver)', (engine) => {
     await type(id, 'echo done\r');
     await until(() => text(reader).includes('done\r\n$ '), 5000);
     await response.body?.cancel();
+    await close(id);
+  });
+
+  test('a reader that falls further behind than is kept gets cursor_expired at the gap, never a silent one', async () => {
+    const { body } = await open();
+    const id = body.terminal.id;
+    const response = await t.app.fetch(
+      new Request(`${ORIGIN}${base()}/${id}/output`, {
+        headers: { authorization: `Bearer ${team.editor.token}`, accept: 'text/event-stream' },
+      }),
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let raw = '';
+    const events = () =>
+      raw
+        .split('\n\n')
+        .filter((block) => /^event: /m.test(block))
+        .map((block) => ({
+          event: /^event: (.*)$/m.exec(block)?.[1],
+          id: /^id: (.*)$/m.exec(block)?.[1],
+          data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
+        }));
+    const readUntil = async (done: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!done() && Date.now() < deadline) {
+        const next = await reader.read();
+        if (next.done) break;
+        raw += new TextDecoder().decode(next.value);
+      }
+    };
+    await readUntil(() => raw.includes('$ '));
+    // The reader stops reading; the program writes about 160 KiB, more than twice what is kept.
+    const line = `echo ${'y'.repeat(2000)}\r`;
+    for (let i = 0; i < 40; i++) expect((await type(id, line)).status).toBe(204);
+    await type(id, 'echo done\r');
+    const screen = async () =>
+      (await t.call('GET', `${base()}/${id}/screen`, { token: team.editor.token })).body.screen.lines;
+    await until(async () => (await screen()).includes('done'), 10_000);
+    const kept = await follow(id);
+    await until(() => text(kept).includes('done\r\n$ '), 5000);
+    // It reads again: what the server had in hand comes, then stream.ended at the gap, nothing after.
+    await readUntil(() => events().some((e) => e.event === 'stream.ended'));
+    const got = events();
+    const ended = got.at(-1);
+    expect(ended).toMatchObject({
+      event: 'stream.ended',
+      data: { reason: 'cursor_expired', reconnect: false },
+    });
+    const outputs = got.filter((e) => e.event === 'output');
+    expect(ended?.id).toBe(outputs.at(-1)?.id);
+    // Every event it did get follows the one before it, byte for byte.
+    for (let i = 1; i < outputs.length; i++) {
+      const before = outputs[i - 1]?.data;
+      const size = Buffer.from(before.data, before.encoding === 'base64' ? 'base64' : 'utf8').length;
+      expect(outputs[i]?.data.offset).toBe(before.offset + size);
+      expect(Number(outputs[i]?.id)).toBe(Number(outputs[i - 1]?.id) + 1);
+    }
+    // Reconnecting without the cursor reads on from the oldest kept: past what this reader had.
+    const last = outputs.at(-1)?.data;
+    const lastEnd =
+      last.offset + Buffer.from(last.data, last.encoding === 'base64' ? 'base64' : 'utf8').length;
+    const first = kept.events.find((e) => e.event === 'output');
+    expect(first?.data.offset).toBeGreaterThan(lastEnd);
+    await reader.cancel().catch(() => {});
     await close(id);
   });
 
