@@ -122,9 +122,12 @@ async function follow(base, token, path) {
   let gaps = 0;
   let onEvent = () => {};
   let exited;
-  const exit = new Promise((resolve) => {
+  let failed;
+  const exit = new Promise((resolve, reject) => {
     exited = resolve;
+    failed = reject;
   });
+  exit.catch(() => {});
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   void (async () => {
@@ -155,6 +158,7 @@ async function follow(base, token, path) {
           else text = (text + raw.toString('latin1')).slice(-4096);
           onEvent();
         } else if (event === 'exit') exited(JSON.parse(data));
+        else if (event === 'stream.ended') failed(new Error(`the output stream ended: ${data}`));
       }
     }
   })().catch(() => {});
@@ -250,6 +254,7 @@ async function main() {
     const rssBefore = rssMib(server.child.pid);
 
     // (a) a keystroke's round trip, interleaved: one API sample, one Engine sample, in turn.
+    console.error('terminals: (a) keystrokes');
     const apiTerminal = await openTerminal({ command: SHELL });
     const apiStream = await follow(base, token, apiTerminal);
     await until(
@@ -292,6 +297,7 @@ async function main() {
     await api(base, token, 'DELETE', apiTerminal);
 
     // (b) `cat` of a file of FILE_BYTES, Engine first then the API, then again in the other order.
+    console.error('terminals: (b) cat');
     const made = await engineTty(container, [
       '/bin/sh',
       '-c',
@@ -332,6 +338,7 @@ async function main() {
     }
 
     // (c) TERMINALS open terminals, spread over the computers, each with its shell's prompt written.
+    console.error("terminals: (c) open terminals");
     await sleep(1000);
     const rssIdle = rssMib(server.child.pid);
     const opened = [];

@@ -110,16 +110,18 @@ function accessCheck(
 export async function followed(
   ctx: Ctx<StreamOperationId>,
   workspaceId: string,
-  log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read'> & {
+  log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read' | 'sending' | 'sent'> & {
     /** Wake the stream this often (a stream of something no log announces: a screen's frames). */
     tickMs?: number;
+    /** Told once when the stream has ended, whichever way. */
+    closed?: () => void;
   },
   onRole: (role: Role | undefined) => void = () => {},
 ) {
   const expiresAt = await tokenExpiry(ctx);
   const check = accessCheck(ctx, workspaceId, ctx.permission);
   const slot = ctx.deps.streams.open(ctx.principal.id);
-  const { tickMs, ...followedLog } = log;
+  const { tickMs, closed, ...followedLog } = log;
   return {
     status: 200 as const,
     body: eventStream(async (writer) => {
@@ -139,6 +141,7 @@ export async function followed(
         });
       } finally {
         clearInterval(tick);
+        closed?.();
       }
     }),
   };

@@ -9,7 +9,7 @@ import { BodyTooLargeError } from '../http/byte-body.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
-import { TerminalQuotaError } from '../terminals/manager.js';
+import { TerminalQuotaError, type TerminalReader } from '../terminals/manager.js';
 import { chunkBytes } from '../terminals/output.js';
 import {
   countOpenTerminals,
@@ -240,12 +240,16 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
   let touched = Date.now();
   // Without a cursor the reader asked for what is kept, whatever was dropped before its first read.
   let fromOldest = cursor === undefined;
+  // This reader's pace, for the program's back-pressure: registered at its first read, where it is
+  // once each event is written, gone when the stream ends.
+  let reader: TerminalReader | undefined;
   return followed(ctx, workspace.id, {
     wakeups: ctx.deps.terminals.output,
     key: terminal.id,
     after: cursor ?? Math.max(0, first - 1),
     endAtOnce,
     read: async (after) => {
+      reader ??= ctx.deps.terminals.reading(terminal.id);
       const records = await terminalOutputAfter(ctx.db, terminal.id, after, 200);
       const takesOldest = fromOldest;
       if (records.length > 0) fromOldest = false;
@@ -267,6 +271,17 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
         expired: !takesOldest && records.length > 0 && Number(records[0]?.sequence) > after + 1,
       };
     },
+    sending: () => reader?.sending(),
+    sent: (event) => {
+      const chunk = event.event === 'output' ? (event.data as Schema<'TerminalOutputChunk'>) : undefined;
+      // An event that is no output moves it nowhere, but its client took it.
+      reader?.at(
+        chunk
+          ? chunk.offset + Buffer.byteLength(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8')
+          : -1,
+      );
+    },
+    closed: () => reader?.close(),
   });
 };
 

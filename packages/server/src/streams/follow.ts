@@ -67,6 +67,9 @@ export interface Following {
   /** An end known before anything is read (a cursor older than the log keeps). */
   endAtOnce?: EndReason | undefined;
   read(after: number): Promise<Batch>;
+  /** Told before each event is written to the client, and when it has been (a reader's pace). */
+  sending?: () => void;
+  sent?: (event: ServerSentEvent) => void;
   /** Whether the caller may still read the stream (token, principal, membership, role): `false` ends it. */
   allowed(): Promise<boolean>;
 }
@@ -133,7 +136,9 @@ export async function follow(options: Following): Promise<void> {
         if (batch.expired) return await end('cursor_expired');
         for (const event of batch.events) {
           if (signal.aborted) return;
+          options.sending?.();
           await writer.send(event);
+          options.sent?.(event);
         }
         cursor = batch.last;
         if (batch.final) return;

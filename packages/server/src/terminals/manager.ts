@@ -32,6 +32,26 @@ import {
 
 /** How often idle and expired terminals are looked for. */
 const SWEEP_MS = 30_000;
+/**
+ * A reader whose client has not taken an event for so long holds no program back: it stopped reading,
+ * or takes less than an event (at most 64 KiB) a second. A reader slow for the server's own reasons
+ * (its reads of the log wait on the database) holds the program back for as long as that lasts.
+ */
+const STALLED_MS = 1000;
+/** While a program is paused, how often whether it may go on is looked at again. */
+const PAUSE_CHECK_MS = 250;
+
+/**
+ * A reader of a terminal's output on this replica, as back-pressure sees it: whether it waits on its
+ * client, where it is, and its end.
+ */
+export interface TerminalReader {
+  /** It is writing an event to its client (blocked there while the client does not read). */
+  sending(): void;
+  /** It has written every byte before `position` to its client. */
+  at(position: number): void;
+  close(): void;
+}
 
 /**
  * The computer or the workspace has its quota of open terminals already (counted under a lock as the
@@ -78,6 +98,11 @@ class Session {
   readonly ended: Promise<void>;
   endNow!: () => void;
   active = false;
+  /** Bytes taken from the PTY so far (where the next byte's offset is). */
+  produced = 0;
+  /** The program is paused for a reader that is too far behind. */
+  paused = false;
+  pauseCheck: NodeJS.Timeout | undefined;
 
   constructor(id: string, computerId: string, pty: Pty) {
     this.id = id;
@@ -106,6 +131,8 @@ export class Terminals {
   readonly #driver: TerminalDriver | undefined;
   readonly #audit: Audit;
   readonly #sessions = new Map<string, Session>();
+  /** The readers on this replica of each terminal: where each is, and since when it waits on its client. */
+  readonly #readers = new Map<string, Set<{ position: number; blockedSince: number | undefined }>>();
   /** Input per terminal in the current second, taken through this replica. */
   readonly #inputWindow = new Map<string, { second: number; bytes: number }>();
   readonly #now: () => number;
@@ -205,6 +232,64 @@ export class Terminals {
     session.active = true;
     this.#flushSoon(session);
     return row;
+  }
+
+  /**
+   * Registers a reader of the terminal's output here. While a reader that is reading (its client took
+   * an event in the last {@link STALLED_MS}) is more than half of what is kept behind the program, a
+   * program held here is paused, as a slow terminal pauses it; it goes on once every such reader is
+   * within a quarter. A reader whose client stopped reading holds nothing back: it falls behind what is
+   * kept, and is told so (`cursor_expired`). Readers on other replicas do not pace it either.
+   */
+  reading(id: string): TerminalReader {
+    const reader = { position: -1, blockedSince: undefined as number | undefined };
+    let readers = this.#readers.get(id);
+    if (!readers) {
+      readers = new Set();
+      this.#readers.set(id, readers);
+    }
+    readers.add(reader);
+    const all = readers;
+    return {
+      sending: () => {
+        reader.blockedSince ??= this.#now();
+      },
+      at: (position) => {
+        reader.blockedSince = undefined;
+        if (position > reader.position) reader.position = position;
+        this.#pace(id);
+      },
+      close: () => {
+        all.delete(reader);
+        if (all.size === 0 && this.#readers.get(id) === all) this.#readers.delete(id);
+        this.#pace(id);
+      },
+    };
+  }
+
+  /** Pauses or resumes the program of a terminal held here, by how far its slowest reading reader is. */
+  #pace(id: string): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    const now = this.#now();
+    let slowest = Number.POSITIVE_INFINITY;
+    for (const reader of this.#readers.get(id) ?? []) {
+      const stalled = reader.blockedSince !== undefined && now - reader.blockedSince > STALLED_MS;
+      if (reader.position < 0 || stalled) continue;
+      slowest = Math.min(slowest, reader.position);
+    }
+    const behind = slowest === Number.POSITIVE_INFINITY ? 0 : session.produced - slowest;
+    if (!session.paused && behind > this.config.keepBytes / 2) {
+      session.paused = true;
+      session.pty.pause();
+      session.pauseCheck = setInterval(() => this.#pace(id), PAUSE_CHECK_MS);
+      session.pauseCheck.unref();
+    } else if (session.paused && behind <= this.config.keepBytes / 4) {
+      session.paused = false;
+      clearInterval(session.pauseCheck);
+      session.pauseCheck = undefined;
+      session.pty.resume();
+    }
   }
 
   /** Whether this replica holds the terminal's PTY. */
@@ -331,6 +416,8 @@ export class Terminals {
 
   #take(session: Session, bytes: Uint8Array): void {
     session.waiting.push(bytes.slice());
+    session.produced += bytes.byteLength;
+    if (!session.paused && this.#readers.has(session.id)) this.#pace(session.id);
     this.#flushSoon(session);
   }
 
@@ -393,6 +480,7 @@ export class Terminals {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
     this.#inputWindow.delete(session.id);
+    clearInterval(session.pauseCheck);
     clearTimeout(session.timer);
     session.timer = undefined;
     const reason = session.ending ?? 'exited';

@@ -76,6 +76,25 @@ describe.skipIf(!probe.usable)(`terminals on the Docker driver (${probe.reason |
     expect(await exited).toBe(3);
   });
 
+  test('pause stops taking what the program writes (the program blocks); resume takes the rest, all of it', async () => {
+    const { pty, until, out, exited } = await shell();
+    await until('$ ');
+    // 1,000,000 bytes of `y\n` (each \n written as \r\n by the PTY), then a marker.
+    pty.write(new TextEncoder().encode('yes | head -c 1000000; echo E""ND; exit 0\r'));
+    await until('y\r\n');
+    pty.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const held = out().length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Paused: at most what was already on its way (the socket's buffers) came meanwhile, and no end.
+    expect(out().length - held).toBeLessThan(512 * 1024);
+    expect(out()).not.toContain('END');
+    pty.resume();
+    expect(await exited).toBe(0);
+    expect(out().split('y\r\n').length - 1).toBe(500_000);
+    expect(out()).toContain('END');
+  });
+
   test('a hang-up ends the shell with SIGHUP (129)', async () => {
     const { pty, exited, until } = await shell();
     pty.write(new TextEncoder().encode('echo ready\r'));

@@ -285,7 +285,7 @@ describeEngines('terminals (simulated driver)', (engine) => {
     await close(id);
   });
 
-  test('a reader that never reads holds up nobody: another reader and the terminal go on', async () => {
+  test('a reader that never reads holds up nobody for long: another reader and the terminal go on', async () => {
     const { body } = await open();
     const id = body.terminal.id;
     // Opened and never read: the server writes into its buffer until the transport pushes back.
@@ -299,7 +299,8 @@ describeEngines('terminals (simulated driver)', (engine) => {
     for (let i = 0; i < 40; i++) await type(id, line);
     const reader = await follow(id);
     await type(id, 'echo done\r');
-    await until(() => text(reader).includes('done\r\n$ '), 5000);
+    // The program may wait for it a second (a reader not reading is told from a slow one by time).
+    await until(() => text(reader).includes('done\r\n$ '), 10_000);
     await response.body?.cancel();
     await close(id);
   });
@@ -364,6 +365,63 @@ describeEngines('terminals (simulated driver)', (engine) => {
       last.offset + Buffer.from(last.data, last.encoding === 'base64' ? 'base64' : 'utf8').length;
     const first = kept.events.find((e) => e.event === 'output');
     expect(first?.data.offset).toBeGreaterThan(lastEnd);
+    await reader.cancel().catch(() => {});
+    await close(id);
+  });
+
+  test('a slow reader that keeps reading holds the program back: every byte comes, none skipped', async () => {
+    const { body } = await open();
+    const id = body.terminal.id;
+    const response = await t.app.fetch(
+      new Request(`${ORIGIN}${base()}/${id}/output`, {
+        headers: { authorization: `Bearer ${team.editor.token}`, accept: 'text/event-stream' },
+      }),
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let raw = '';
+    let prompt: () => void = () => {};
+    const prompted = new Promise<void>((resolve) => {
+      prompt = resolve;
+    });
+    const reading = (async () => {
+      const deadline = Date.now() + 15_000;
+      let paused = false;
+      for (;;) {
+        const tail = raw.slice(-300);
+        if (tail.includes('done\\r\\n$ ') || tail.includes('stream.ended') || Date.now() > deadline) break;
+        if (!paused && raw.includes('$ ')) {
+          // It reads the prompt, then nothing for 0.3 s (less than a stalled reader's second), then on.
+          paused = true;
+          prompt();
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        const next = await reader.read();
+        if (next.done) break;
+        raw += new TextDecoder().decode(next.value);
+      }
+    })();
+    await prompted;
+    // About 160 KiB of output, more than twice what is kept (64 KiB here), typed while it does not read.
+    const line = `echo ${'z'.repeat(2000)}\r`;
+    for (let i = 0; i < 40; i++) expect((await type(id, line)).status).toBe(204);
+    expect((await type(id, 'echo done\r')).status).toBe(204);
+    await reading;
+    const events = raw
+      .split('\n\n')
+      .filter((block) => /^event: /m.test(block))
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)?.[1],
+        id: Number(/^id: (.*)$/m.exec(block)?.[1]),
+        data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
+      }));
+    expect(events.map((e) => e.event).filter((name) => name !== 'output')).toEqual([]);
+    let at = 0;
+    for (const [i, e] of events.entries()) {
+      expect(e.id).toBe(i + 1);
+      expect(e.data.offset).toBe(at);
+      at += Buffer.from(e.data.data, e.data.encoding === 'base64' ? 'base64' : 'utf8').length;
+    }
+    expect(at).toBeGreaterThan(2 * 65_536);
     await reader.cancel().catch(() => {});
     await close(id);
   });

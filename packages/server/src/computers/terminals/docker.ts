@@ -114,8 +114,18 @@ class DockerPty implements Pty {
     void this.exec.resize({ h: rows, w: cols }).catch(() => {});
   }
 
+  pause(): void {
+    if (!this.#ended) this.stream.pause();
+  }
+
+  resume(): void {
+    if (!this.#ended) this.stream.resume();
+  }
+
   hangup(): void {
     if (this.#ended) return;
+    // A paused stream would hold the program's last writes, and its end, back.
+    this.stream.resume();
     void signalMarked(this.container, this.marker, 'HUP');
     const timer = setTimeout(() => {
       if (this.#ended) return;

@@ -25,6 +25,13 @@ export interface Pty {
   resize(cols: number, rows: number): void;
   /** Hangs the program up (SIGHUP), and kills it if it is still there after a grace period. */
   hangup(): void;
+  /**
+   * Stops taking what the program writes until {@link resume}: the PTY's buffer fills and the program
+   * blocks on its next write, as it would behind a slow terminal (back-pressure for slow readers).
+   */
+  pause(): void;
+  /** Takes what the program writes again (what waited comes first). */
+  resume(): void;
   onData(listener: (bytes: Uint8Array) => void): void;
   onExit(listener: (exitCode: number | undefined) => void): void;
 }

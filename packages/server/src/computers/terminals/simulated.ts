@@ -34,6 +34,8 @@ class SimulatedPty implements Pty {
   /** What is written before anyone listens (the first prompt) waits here. */
   #pending: Uint8Array[] = [];
   #listening = false;
+  /** Paused by the reader's side: what is written waits in `#pending`. */
+  #paused = false;
 
   constructor(request: PtyRequest) {
     this.command = request.command ?? ['/bin/sh', '-l'];
@@ -50,10 +52,15 @@ class SimulatedPty implements Pty {
     this.#data.add(listener);
     if (!this.#listening) {
       this.#listening = true;
-      const pending = this.#pending;
-      this.#pending = [];
-      for (const bytes of pending) this.#data.emit(bytes);
+      this.#release();
     }
+  }
+
+  /** Hands over what waited, unless paused or nobody listens yet. */
+  #release(): void {
+    // One at a time: a listener may pause it again (a reader fell behind once more).
+    while (this.#listening && !this.#paused && this.#pending.length > 0)
+      this.#data.emit(this.#pending.shift() as Uint8Array);
   }
 
   onExit(listener: (exitCode: number | undefined) => void): void {
@@ -95,6 +102,15 @@ class SimulatedPty implements Pty {
     this.#end(HANGUP_STATUS);
   }
 
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#release();
+  }
+
   /** Runs one line of the tiny shell; its words are bytes (what is not UTF-8 is echoed as it came). */
   #run(line: Buffer): void {
     const text = line.toString('latin1').trim();
@@ -124,13 +140,15 @@ class SimulatedPty implements Pty {
   }
 
   #emit(bytes: Uint8Array): void {
-    if (this.#listening) this.#data.emit(bytes);
+    if (this.#listening && !this.#paused) this.#data.emit(bytes);
     else this.#pending.push(bytes);
   }
 
   #end(code: number): void {
     if (this.#ended) return;
     this.#ended = true;
+    // The end comes after everything written: what a pause held goes first.
+    if (this.#listening) for (const bytes of this.#pending.splice(0)) this.#data.emit(bytes);
     this.#exit.emit(code);
   }
 }
