@@ -338,7 +338,7 @@ async function main() {
     }
 
     // (c) TERMINALS open terminals, spread over the computers, each with its shell's prompt written.
-    console.error("terminals: (c) open terminals");
+    console.error('terminals: (c) open terminals');
     await sleep(1000);
     const rssIdle = rssMib(server.child.pid);
     const opened = [];
