@@ -202,7 +202,8 @@ export async function closeTerminalRow(
  * than what is kept for reattach), in one statement.
  */
 export async function appendTerminalOutput(
-  db: Queryable,
+  // The pool, never a transaction: the setting would hold for the whole transaction.
+  db: Database,
   id: string,
   events: readonly { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[],
   keepFrom: number,
@@ -212,9 +213,16 @@ export async function appendTerminalOutput(
   const values = events.map(
     (_, i) => `($1, $${3 * i + 3}::integer, 'output', $${3 * i + 4}::jsonb, $${3 * i + 5}::integer)`,
   );
+  // Committed without waiting for the WAL to reach the disk (`synchronous_commit` off for this
+  // statement alone): a database crash may lose the last milliseconds of a terminal's output, which
+  // dies with its PTY anyway; its end (closeTerminalRow) is a commit like any other, flushing all of it.
+  // A keystroke's echo then waits for no disk.
   await db.query(
-    `WITH dropped AS (DELETE FROM terminal_output WHERE terminal_id = $1 AND sequence < $2)
-     INSERT INTO terminal_output (terminal_id, sequence, event, data, bytes) VALUES ${values.join(', ')}`,
+    `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+          dropped AS (DELETE FROM terminal_output WHERE terminal_id = $1 AND sequence < $2)
+     INSERT INTO terminal_output (terminal_id, sequence, event, data, bytes)
+     SELECT v.terminal_id, v.sequence, v.event, v.data, v.bytes
+       FROM (VALUES ${values.join(', ')}) AS v (terminal_id, sequence, event, data, bytes), no_flush`,
     [id, keepFrom, ...events.flatMap((e) => [e.sequence, JSON.stringify(e.data), e.bytes])],
   );
 }
