@@ -16,20 +16,16 @@
 //
 // Rate limits as shipped allow 120 mutations a minute per workspace and every exec through the server
 // is one (two per round): keep samples + warmup under about 55.
-import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { childEnv, stopChild } from '@svc/tools/child-process';
+import { stopChild } from '@svc/tools/child-process';
 import { DockerDriver, dockerClient } from '../dist/compose/docker.js';
-import { signAssertion } from '../dist/identity/auth/assertion.js';
+import { bareExec } from './engine.mjs';
+import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const MAIN = join(here, '..', 'dist', 'main.js');
 const { values } = parseArgs({
   options: {
     samples: { type: 'string', default: '40' },
@@ -44,91 +40,6 @@ const GAP_MS = Number(values['gap-ms']);
 const SOCKET = values.socket;
 const INSTANCE = `bench-exec-${process.pid}`;
 
-/** One request to the Engine over `agent`; answers { status, body } (body parsed when JSON). */
-function engine(agent, method, path, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      {
-        socketPath: SOCKET,
-        agent,
-        method,
-        path,
-        headers: payload
-          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-          : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const json = res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : text;
-          resolve({ status: res.statusCode, body: json, raw: Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** The Engine's own exec, as a small script would call it: create, start attached (output to its end), inspect. */
-async function bareExec(agent, container) {
-  const created = await engine(agent, 'POST', `/containers/${container}/exec`, {
-    Cmd: ['echo', 'hi'],
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  if (created.status !== 201)
-    throw new Error(`exec create: ${created.status} ${JSON.stringify(created.body)}`);
-  const started = await engine(agent, 'POST', `/exec/${created.body.Id}/start`, {
-    Detach: false,
-    Tty: false,
-  });
-  if (started.status !== 200) throw new Error(`exec start: ${started.status}`);
-  // The raw stream: an 8-byte header (stream, 0, 0, 0, length) per frame.
-  if (!started.raw.subarray(8).toString().startsWith('hi')) throw new Error(`exec output: ${started.raw}`);
-  const inspected = await engine(agent, 'GET', `/exec/${created.body.Id}/json`);
-  if (inspected.body.ExitCode !== 0) throw new Error(`exec exit: ${JSON.stringify(inspected.body)}`);
-}
-
-async function startServer(env) {
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const append = (chunk) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', append);
-  child.stderr.on('data', append);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
-    if (match) return { url: match[1], child };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
-      throw new Error(`server did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function api(base, token, method, path, body, { idempotent = true } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...(body && idempotent ? { 'idempotency-key': randomUUID() } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json();
-  return { status: res.status, body: json };
-}
-
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 const round = (ms) => Math.round(ms * 10) / 10;
 
 async function main() {
@@ -150,15 +61,7 @@ async function main() {
       LOG_LEVEL: process.env.LOG_LEVEL || 'info',
     });
     const base = server.url;
-    const key = JSON.parse(readFileSync(keyFile, 'utf8'));
-    const assertion = await signAssertion(key, { tokenUrl: `${base}/v1/auth/token` });
-    const tokenRes = await fetch(`${base}/v1/auth/token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${assertion}` },
-    });
-    const tokenBody = await tokenRes.json();
-    if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${JSON.stringify(tokenBody)}`);
-    const token = tokenBody.token.access_token;
+    const token = await bootstrapToken(base, keyFile);
     const ws = await api(base, token, 'POST', '/v1/workspaces', { name: `bench-exec-${process.pid}` });
     if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
     const wsPath = `/v1/workspaces/${ws.body.workspace.id}`;
@@ -188,7 +91,7 @@ async function main() {
     });
     const execPath = `${wsPath}/computers/${computerId}/exec`;
     const ways = {
-      bare: () => bareExec(agent, container),
+      bare: () => bareExec(SOCKET, agent, container),
       engineDriver: async () => {
         const result = await engineDriver.exec(computer, {
           argv: ['echo', 'hi'],

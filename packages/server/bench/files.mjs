@@ -32,7 +32,7 @@
 //
 // `--mb 1024` moves 1 GiB each way: the memory bound of a large transfer.
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -40,12 +40,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { childEnv, stopChild } from '@svc/tools/child-process';
+import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
-import { signAssertion } from '../dist/identity/auth/assertion.js';
+import { api, bootstrapToken, startServer } from './server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const MAIN = join(here, '..', 'dist', 'main.js');
 const CLI = join(here, '..', '..', 'cli', 'dist', 'main.js');
 const { values } = parseArgs({
   options: {
@@ -126,7 +125,8 @@ function cpuOf(pid) {
 }
 const CLOCK_TICKS = 100;
 
-async function startServer(env) {
+/** The server as this bench runs it: with the profiler's flags when asked, and SERVER_NODE_FLAGS. */
+function startProfiledServer(env) {
   const profile = PROFILE_DIR
     ? [
         '--cpu-prof',
@@ -138,38 +138,7 @@ async function startServer(env) {
         join(here, 'exit-on-signal.mjs'),
       ]
     : [];
-  const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, MAIN], {
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const append = (chunk) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', append);
-  child.stderr.on('data', append);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = /svc-server listening on (http:\/\/\S+)/.exec(output);
-    if (match) return { url: match[1], child };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      if (child.exitCode === null) process.kill(child.pid, 'SIGKILL');
-      throw new Error(`server did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function api(base, token, method, path, body) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: await res.json() };
+  return startServer(env, { nodeArgs: [...profile, ...SERVER_NODE_FLAGS] });
 }
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
@@ -184,7 +153,7 @@ async function main() {
   let computerId;
   try {
     const want = await makeFile(source, BYTES);
-    server = await startServer({
+    server = await startProfiledServer({
       HOST: '127.0.0.1',
       PORT: '0',
       SVC_DATA_DIR: join(dir, 'data'),
@@ -196,15 +165,7 @@ async function main() {
       SVC_FILES_HEAP_TUNING: HEAP_TUNING,
     });
     const base = server.url;
-    const key = JSON.parse(readFileSync(keyFile, 'utf8'));
-    const assertion = await signAssertion(key, { tokenUrl: `${base}/v1/auth/token` });
-    const tokenRes = await fetch(`${base}/v1/auth/token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${assertion}` },
-    });
-    const tokenBody = await tokenRes.json();
-    if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${JSON.stringify(tokenBody)}`);
-    const token = tokenBody.token.access_token;
+    const token = await bootstrapToken(base, keyFile);
     const ws = await api(base, token, 'POST', '/v1/workspaces', { name: `bench-files-${process.pid}` });
     if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
     const wsPath = `/v1/workspaces/${ws.body.workspace.id}`;

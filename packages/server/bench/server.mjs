@@ -10,14 +10,18 @@ import { signAssertion } from '../dist/identity/auth/assertion.js';
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 
 /**
- * Starts `node dist/main.js` with `env` (PORT=0 and the rest given) and waits for its "listening" line.
+ * Starts `node dist/main.js` with `env` (PORT=0 and the rest given) and waits for its "listening" line;
+ * `nodeArgs` go to node before the script (a profiler's flags, say).
  *
  * @example
  * const server = await startServer({ HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dir });
  * // server.url: 'http://127.0.0.1:41234'
  */
-export async function startServer(env) {
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServer(env, { nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const append = (chunk) => {
     output = (output + chunk.toString()).slice(-20_000);

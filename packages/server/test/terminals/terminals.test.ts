@@ -96,6 +96,43 @@ describeEngines('terminals (simulated driver)', (engine) => {
     }
   };
 
+  /**
+   * A terminal's output stream read by hand, to hold it still or read it slowly: `more()` reads one
+   * chunk (false at the end), `events()` parses what came so far.
+   */
+  const rawOutput = async (id: string) => {
+    const response = await t.app.fetch(
+      new Request(`${ORIGIN}${base()}/${id}/output`, {
+        headers: { authorization: `Bearer ${team.editor.token}`, accept: 'text/event-stream' },
+      }),
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let raw = '';
+    return {
+      raw: () => raw,
+      more: async () => {
+        const next = await reader.read();
+        if (next.done) return false;
+        raw += decoder.decode(next.value, { stream: true });
+        return true;
+      },
+      events: () =>
+        raw
+          .split('\n\n')
+          .filter((block) => /^event: /m.test(block))
+          .map((block) => ({
+            event: /^event: (.*)$/m.exec(block)?.[1],
+            id: Number(/^id: (.*)$/m.exec(block)?.[1]),
+            data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
+          })),
+      cancel: () => reader.cancel().catch(() => {}),
+    };
+  };
+  /** The bytes of an `output` event's chunk. */
+  const sizeOf = (chunk: { data: string; encoding: string }) =>
+    Buffer.byteLength(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8');
+
   test('open, type `echo hi`, read it back, resize, read the screen, `exit 3` ends with exit code 3', async () => {
     const opened = await open({ cols: 40, rows: 5 });
     expect(opened.status).toBe(201);
@@ -308,31 +345,12 @@ describeEngines('terminals (simulated driver)', (engine) => {
   test('a reader that falls further behind than is kept gets cursor_expired at the gap, never a silent one', async () => {
     const { body } = await open();
     const id = body.terminal.id;
-    const response = await t.app.fetch(
-      new Request(`${ORIGIN}${base()}/${id}/output`, {
-        headers: { authorization: `Bearer ${team.editor.token}`, accept: 'text/event-stream' },
-      }),
-    );
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    let raw = '';
-    const events = () =>
-      raw
-        .split('\n\n')
-        .filter((block) => /^event: /m.test(block))
-        .map((block) => ({
-          event: /^event: (.*)$/m.exec(block)?.[1],
-          id: /^id: (.*)$/m.exec(block)?.[1],
-          data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
-        }));
+    const stream = await rawOutput(id);
     const readUntil = async (done: () => boolean) => {
       const deadline = Date.now() + 10_000;
-      while (!done() && Date.now() < deadline) {
-        const next = await reader.read();
-        if (next.done) break;
-        raw += new TextDecoder().decode(next.value);
-      }
+      while (!done() && Date.now() < deadline && (await stream.more()));
     };
-    await readUntil(() => raw.includes('$ '));
+    await readUntil(() => stream.raw().includes('$ '));
     // The reader stops reading; the program writes about 160 KiB, more than twice what is kept.
     const line = `echo ${'y'.repeat(2000)}\r`;
     for (let i = 0; i < 40; i++) expect((await type(id, line)).status).toBe(204);
@@ -343,8 +361,8 @@ describeEngines('terminals (simulated driver)', (engine) => {
     const kept = await follow(id);
     await until(() => text(kept).includes('done\r\n$ '), 5000);
     // It reads again: what the server had in hand comes, then stream.ended at the gap, nothing after.
-    await readUntil(() => events().some((e) => e.event === 'stream.ended'));
-    const got = events();
+    await readUntil(() => stream.events().some((e) => e.event === 'stream.ended'));
+    const got = stream.events();
     const ended = got.at(-1);
     expect(ended).toMatchObject({
       event: 'stream.ended',
@@ -355,30 +373,22 @@ describeEngines('terminals (simulated driver)', (engine) => {
     // Every event it did get follows the one before it, byte for byte.
     for (let i = 1; i < outputs.length; i++) {
       const before = outputs[i - 1]?.data;
-      const size = Buffer.from(before.data, before.encoding === 'base64' ? 'base64' : 'utf8').length;
-      expect(outputs[i]?.data.offset).toBe(before.offset + size);
-      expect(Number(outputs[i]?.id)).toBe(Number(outputs[i - 1]?.id) + 1);
+      expect(outputs[i]?.data.offset).toBe(before.offset + sizeOf(before));
+      expect(outputs[i]?.id).toBe(Number(outputs[i - 1]?.id) + 1);
     }
     // Reconnecting without the cursor reads on from the oldest kept: past what this reader had.
     const last = outputs.at(-1)?.data;
-    const lastEnd =
-      last.offset + Buffer.from(last.data, last.encoding === 'base64' ? 'base64' : 'utf8').length;
+    const lastEnd = last.offset + sizeOf(last);
     const first = kept.events.find((e) => e.event === 'output');
     expect(first?.data.offset).toBeGreaterThan(lastEnd);
-    await reader.cancel().catch(() => {});
+    await stream.cancel();
     await close(id);
   });
 
   test('a slow reader that keeps reading holds the program back: every byte comes, none skipped', async () => {
     const { body } = await open();
     const id = body.terminal.id;
-    const response = await t.app.fetch(
-      new Request(`${ORIGIN}${base()}/${id}/output`, {
-        headers: { authorization: `Bearer ${team.editor.token}`, accept: 'text/event-stream' },
-      }),
-    );
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    let raw = '';
+    const stream = await rawOutput(id);
     let prompt: () => void = () => {};
     const prompted = new Promise<void>((resolve) => {
       prompt = resolve;
@@ -387,17 +397,15 @@ describeEngines('terminals (simulated driver)', (engine) => {
       const deadline = Date.now() + 15_000;
       let paused = false;
       for (;;) {
-        const tail = raw.slice(-300);
+        const tail = stream.raw().slice(-300);
         if (tail.includes('done\\r\\n$ ') || tail.includes('stream.ended') || Date.now() > deadline) break;
-        if (!paused && raw.includes('$ ')) {
+        if (!paused && stream.raw().includes('$ ')) {
           // It reads the prompt, then nothing for 0.3 s (less than a stalled reader's second), then on.
           paused = true;
           prompt();
           await new Promise((resolve) => setTimeout(resolve, 300));
         }
-        const next = await reader.read();
-        if (next.done) break;
-        raw += new TextDecoder().decode(next.value);
+        if (!(await stream.more())) break;
       }
     })();
     await prompted;
@@ -406,23 +414,16 @@ describeEngines('terminals (simulated driver)', (engine) => {
     for (let i = 0; i < 40; i++) expect((await type(id, line)).status).toBe(204);
     expect((await type(id, 'echo done\r')).status).toBe(204);
     await reading;
-    const events = raw
-      .split('\n\n')
-      .filter((block) => /^event: /m.test(block))
-      .map((block) => ({
-        event: /^event: (.*)$/m.exec(block)?.[1],
-        id: Number(/^id: (.*)$/m.exec(block)?.[1]),
-        data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
-      }));
+    const events = stream.events();
     expect(events.map((e) => e.event).filter((name) => name !== 'output')).toEqual([]);
     let at = 0;
     for (const [i, e] of events.entries()) {
       expect(e.id).toBe(i + 1);
       expect(e.data.offset).toBe(at);
-      at += Buffer.from(e.data.data, e.data.encoding === 'base64' ? 'base64' : 'utf8').length;
+      at += sizeOf(e.data);
     }
     expect(at).toBeGreaterThan(2 * 65_536);
-    await reader.cancel().catch(() => {});
+    await stream.cancel();
     await close(id);
   });
 

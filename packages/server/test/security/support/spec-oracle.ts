@@ -122,7 +122,14 @@ export function specOracle(document: OpenApiDocument): {
         if (declared.schema) {
           const validate = compile(declared.schema);
           if (!validate(body)) problems.push(...errors(validate).map((e) => `body ${e}`));
-        } else if (body !== undefined) problems.push(`status ${status} documents no body`);
+        } else if (body !== undefined) {
+          // Bytes (a file, an archive, a picture): no JSON schema, but the media types it may be.
+          const types = Object.keys((declared.response.content ?? {}) as Record<string, unknown>);
+          const type = headers.get('content-type')?.split(';')[0]?.trim();
+          if (types.length === 0) problems.push(`status ${status} documents no body`);
+          else if (type === undefined || !types.includes(type))
+            problems.push(`content-type ${type} is none of ${types.join(', ')}`);
+        }
         for (const [name, header] of Object.entries(declared.headers)) {
           if (header.required && !headers.has(name)) problems.push(`header ${name} is required`);
         }
