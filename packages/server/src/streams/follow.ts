@@ -79,13 +79,14 @@ export interface Following {
 /**
  * Follows one stream's log until it is over: sends the events after the cursor, then waits for a
  * wake-up of its key, and reads again (at least every {@link POLL_MS}, should a notification be lost).
- * On wake-ups (at most every {@link ACCESS_CHECK_MS}) and at least every {@link RECHECK_MS} it re-checks
- * the caller's access, so a revoked
- * token, a removed member or a lowered role ends the stream within a second (`access_revoked`); the
- * token's `exp` ends it at once (`token_expired`), and so does the replica's drain (`shutting_down`),
- * each with a last `stream.ended` event whose `id` is the last id sent (or the cursor given). A
- * comment line every `streams.keepaliveMs` keeps an idle connection open. The client's leaving stops
- * everything at once; whatever way it ends, no timer, subscription or slot is left behind.
+ * On wake-ups (at most every {@link ACCESS_CHECK_MS}) and at least every {@link RECHECK_MS} it
+ * re-checks the caller's access, so a revoked token, a removed member or a lowered role ends the
+ * stream within a second (`access_revoked`); the token's `exp` ends it at once (`token_expired`),
+ * and so does the replica's drain (`shutting_down`), each with a last `stream.ended` event whose `id`
+ * is the last id sent (or the cursor given). A read that finds the log dropped what came after the
+ * cursor ends it there (`cursor_expired`). A comment line every `streams.keepaliveMs` keeps an idle
+ * connection open. The client's leaving stops everything at once; whatever way it ends, no timer,
+ * subscription or slot is left behind.
  *
  * @example
  * await follow({ writer, streams, slot, wakeups, key: workspace.id, after: 0, expiresAt, read, allowed });
