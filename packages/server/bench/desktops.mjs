@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
-import { engine as engineAt } from './engine.mjs';
+import { engine as engineAt, removeInstance } from './engine.mjs';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -238,11 +238,7 @@ async function main() {
     );
   } finally {
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
-    if (computerId)
-      await docker
-        .getContainer(`svc-${INSTANCE}-${computerId}`)
-        .remove({ force: true })
-        .catch(() => {});
+    await removeInstance(docker, INSTANCE);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -83,3 +83,21 @@ export async function createBareContainer(socket, agent, name, instance) {
   });
   expectStatus(created, [201], 'container create');
 }
+
+/**
+ * Removes every container the server of `instance` left (its computers, and its pool's ready ones,
+ * which outlive a server on purpose), with their volumes, by id. Errors are the bench's end: ignored.
+ *
+ * @example
+ * await removeInstance(dockerClient(socket), `bench-exec-${process.pid}`);
+ */
+export async function removeInstance(docker, instance) {
+  const left = await docker
+    .listContainers({ all: true, filters: { label: [`svc.instance=${instance}`] } })
+    .catch(() => []);
+  for (const container of left)
+    await docker
+      .getContainer(container.Id)
+      .remove({ force: true, v: true })
+      .catch(() => {});
+}

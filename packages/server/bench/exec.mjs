@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { DockerDriver, dockerClient } from '../dist/compose/docker.js';
-import { bareExec } from './engine.mjs';
+import { bareExec, removeInstance } from './engine.mjs';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -179,11 +179,7 @@ async function main() {
   } finally {
     driver?.close();
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
-    if (computerId)
-      await docker
-        .getContainer(`svc-${INSTANCE}-${computerId}`)
-        .remove({ force: true })
-        .catch(() => {});
+    await removeInstance(docker, INSTANCE);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -42,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
+import { removeInstance } from './engine.mjs';
 import { api, bootstrapToken, startServer } from './server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -320,11 +321,7 @@ async function main() {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
     }
     if (server) await stopChild(server.child, { killAfterMs: 3000 });
-    if (computerId)
-      await docker
-        .getContainer(`svc-${INSTANCE}-${computerId}`)
-        .remove({ force: true, v: true })
-        .catch(() => {});
+    await removeInstance(docker, INSTANCE);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stopChild } from '@svc/tools/child-process';
 import { dockerClient } from '../dist/compose/docker.js';
-import { engine as engineAt } from './engine.mjs';
+import { engine as engineAt, removeInstance } from './engine.mjs';
 import { api, bootstrapToken, quantile, startServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -398,11 +398,7 @@ async function main() {
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     if (server) await stopChild(server.child, { killAfterMs: 10_000 });
-    for (const id of computers)
-      await docker
-        .getContainer(`svc-${INSTANCE}-${id}`)
-        .remove({ force: true })
-        .catch(() => {});
+    await removeInstance(docker, INSTANCE);
     rmSync(dir, { recursive: true, force: true });
   }
 }
