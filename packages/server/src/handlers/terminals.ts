@@ -10,7 +10,7 @@ import { ApiError, invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { TerminalQuotaError, type TerminalReader } from '../terminals/manager.js';
-import { chunkBytes } from '../terminals/output.js';
+import { chunkBytes, chunkSize } from '../terminals/output.js';
 import {
   countOpenTerminals,
   keptTerminalOutput,
@@ -275,11 +275,7 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
     sent: (event) => {
       const chunk = event.event === 'output' ? (event.data as Schema<'TerminalOutputChunk'>) : undefined;
       // An event that is no output moves it nowhere, but its client took it.
-      reader?.at(
-        chunk
-          ? chunk.offset + Buffer.byteLength(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8')
-          : -1,
-      );
+      reader?.at(chunk ? chunk.offset + chunkSize(chunk) : -1);
     },
     closed: () => reader?.close(),
   });

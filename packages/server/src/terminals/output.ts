@@ -27,6 +27,11 @@ export function chunkBytes(chunk: Schema<'TerminalOutputChunk'>): Buffer {
   return chunk.encoding === 'base64' ? Buffer.from(chunk.data, 'base64') : Buffer.from(chunk.data, 'utf8');
 }
 
+/** How many bytes a chunk holds, without decoding it (where the next chunk's `offset` is). */
+export function chunkSize(chunk: Schema<'TerminalOutputChunk'>): number {
+  return Buffer.byteLength(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8');
+}
+
 /**
  * Cuts `bytes` (what is waiting, the carried start of a character first) into chunks from `offset`;
  * answers them and what must wait for more (nothing when `final`).

@@ -5,6 +5,7 @@
 // kept, too many terminals).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { newId } from '../../src/platform/ids.js';
+import { chunkBytes, chunkSize } from '../../src/terminals/output.js';
 import { errorOf, ORIGIN, openTestApp, type Team, type TestApp, unique } from '../support/app.js';
 import { describeEngines } from '../support/databases.js';
 import { type OpenedStream, opened, openStream } from '../support/streams.js';
@@ -83,11 +84,7 @@ describeEngines('terminals (simulated driver)', (engine) => {
       )
       .join('');
   const bytesOf = (stream: OpenedStream) =>
-    Buffer.concat(
-      stream.events
-        .filter((e) => e.event === 'output')
-        .map((e) => Buffer.from(e.data.data, e.data.encoding === 'base64' ? 'base64' : 'utf8')),
-    );
+    Buffer.concat(stream.events.filter((e) => e.event === 'output').map((e) => chunkBytes(e.data)));
   const until = async (what: () => boolean | Promise<boolean>, ms = 3000) => {
     const deadline = Date.now() + ms;
     while (!(await what())) {
@@ -129,10 +126,6 @@ describeEngines('terminals (simulated driver)', (engine) => {
       cancel: () => reader.cancel().catch(() => {}),
     };
   };
-  /** The bytes of an `output` event's chunk. */
-  const sizeOf = (chunk: { data: string; encoding: string }) =>
-    Buffer.byteLength(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8');
-
   test('open, type `echo hi`, read it back, resize, read the screen, `exit 3` ends with exit code 3', async () => {
     const opened = await open({ cols: 40, rows: 5 });
     expect(opened.status).toBe(201);
@@ -373,12 +366,12 @@ describeEngines('terminals (simulated driver)', (engine) => {
     // Every event it did get follows the one before it, byte for byte.
     for (let i = 1; i < outputs.length; i++) {
       const before = outputs[i - 1]?.data;
-      expect(outputs[i]?.data.offset).toBe(before.offset + sizeOf(before));
+      expect(outputs[i]?.data.offset).toBe(before.offset + chunkSize(before));
       expect(outputs[i]?.id).toBe(Number(outputs[i - 1]?.id) + 1);
     }
     // Reconnecting without the cursor reads on from the oldest kept: past what this reader had.
     const last = outputs.at(-1)?.data;
-    const lastEnd = last.offset + sizeOf(last);
+    const lastEnd = last.offset + chunkSize(last);
     const first = kept.events.find((e) => e.event === 'output');
     expect(first?.data.offset).toBeGreaterThan(lastEnd);
     await stream.cancel();
@@ -420,7 +413,7 @@ describeEngines('terminals (simulated driver)', (engine) => {
     for (const [i, e] of events.entries()) {
       expect(e.id).toBe(i + 1);
       expect(e.data.offset).toBe(at);
-      at += sizeOf(e.data);
+      at += chunkSize(e.data);
     }
     expect(at).toBeGreaterThan(2 * 65_536);
     await stream.cancel();
