@@ -31,8 +31,8 @@ export type WorkspacePermission = (typeof WORKSPACE_PERMISSIONS)[number];
 
 /**
  * How a mutation meets the database: `single` (the default) commits the handler's writes and the
- * Idempotency-Key record in one transaction; `none` runs outside one (it writes nothing but that record
- * and waits on something slow).
+ * Idempotency-Key record in one transaction; `none` runs outside one (nothing it writes must commit with
+ * that record, and it holds no connection while it waits).
  */
 export const TRANSACTIONS = ['single', 'none'] as const;
 export type Transaction = (typeof TRANSACTIONS)[number];

@@ -53,7 +53,7 @@ export const PERMISSION_RANK = Object.freeze({
 export const TRANSACTIONS = Object.freeze({
   single:
     'the default: the handler and the Idempotency-Key record commit together, in one transaction (design §10)',
-  none: 'outside a transaction: it writes nothing but its Idempotency-Key record and waits on something slow, holding no connection meanwhile',
+  none: 'outside a transaction: nothing it writes must commit with its Idempotency-Key record (each write stands alone), and it holds no connection while it waits on something slow',
 });
 
 /** How `svc` presents an operation beyond its generic command (options from the schema, a table or JSON). */

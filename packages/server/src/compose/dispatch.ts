@@ -13,7 +13,7 @@ import type { StoredResponse } from '../platform/idempotency.js';
 import { forgetIdempotencyKey, requestFingerprint, runIdempotent } from '../platform/idempotency.js';
 import { rateLimitHeaders } from '../platform/ratelimit.js';
 import { handlers } from './handlers.js';
-import { takeMutationTicket, UNLIMITED } from './mutation-budget.js';
+import { countMutationNow, takeMutationTicket } from './mutation-budget.js';
 import { clientAddress } from './rate-limits.js';
 
 /**
@@ -39,10 +39,13 @@ export function dispatcher(options: {
     const operationId = ctx.operationId;
     const counted = ctx.get('rateLimit');
     const read = ctx.request.method === 'GET' || ctx.request.method === 'HEAD';
-    // A mutation's place in its workspace's budget is taken now, before any transaction: counting
-    // waits for a pooled connection, which a request must never do while it holds one.
-    const ticket = read
-      ? UNLIMITED
+    const shape = validator.shape(operationId);
+    // A mutation in a transaction takes its place in its workspace's budget now, before the
+    // transaction opens: counting waits for a pooled connection, which a request must never do while
+    // it holds one. One outside a transaction holds none: it counts when its handler does.
+    const outside = read || shape.idempotencyKey === 'none' || shape.policy.transaction === 'none';
+    const ticket = outside
+      ? undefined
       : await takeMutationTicket(
           limiter,
           db,
@@ -51,7 +54,7 @@ export function dispatcher(options: {
         );
     const base = {
       operationId,
-      permission: validator.shape(operationId).policy.permission,
+      permission: shape.policy.permission,
       requestId: ctx.requestId,
       request: ctx.request,
       path: ctx.input.params,
@@ -61,7 +64,7 @@ export function dispatcher(options: {
       deps,
       clientAddress: clientAddress(ctx.env),
       async countMutation(workspaceId: string) {
-        const state = ticket.use(workspaceId);
+        const state = ticket ? ticket.use(workspaceId) : await countMutationNow(limiter, workspaceId);
         Object.assign(ctx.headers, rateLimitHeaders([counted, state]));
         return state;
       },
@@ -69,23 +72,23 @@ export function dispatcher(options: {
     // Each handler was checked against its own operation's types; here they are dispatched alike.
     const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
     try {
-      return await respond(ctx, principal, read, base, handler);
+      return await respond(ctx, principal, outside, base, handler);
     } finally {
-      await ticket.settle();
+      await ticket?.settle();
     }
   };
 
   const respond = async (
     ctx: HandlerContext,
     principal: Principal | undefined,
-    read: boolean,
+    outside: boolean,
     base: Record<string, unknown>,
     handler: (ctx: unknown) => Promise<StoredResponse>,
   ): Promise<Response> => {
     const operationId = ctx.operationId;
     if (validator.shape(operationId).idempotencyKey === 'none') {
       // A read: permission checks use the memberships the principal was authenticated with.
-      const reply = await handler({ ...base, db, access: read ? principal : currentAccess(principal) });
+      const reply = await handler({ ...base, db, access: outside ? principal : currentAccess(principal) });
       if (isOutgoingBytes(reply.body)) return ctx.bytes(reply.status, reply.body, reply.headers);
       if (isEventStream(reply.body))
         return ctx.eventStream(
@@ -127,7 +130,7 @@ export function dispatcher(options: {
           };
     if (bytes && scope) {
       const outcome = await runIdempotentBytes(db, scope, bytes, () =>
-        handler({ ...base, db, access: currentAccess(principal) }),
+        handler({ ...base, db, access: outside ? principal : currentAccess(principal) }),
       );
       let body = outcome.body;
       if (outcome.replayed && outcome.status >= 400) body = withRequestId(body, ctx.requestId);
@@ -141,7 +144,7 @@ export function dispatcher(options: {
       scope,
       async (tx) => {
         try {
-          return await handler({ ...base, db: tx, access: currentAccess(principal) });
+          return await handler({ ...base, db: tx, access: outside ? principal : currentAccess(principal) });
         } catch (error) {
           // A refused credential still commits what the refusal did (a replayed refresh token revokes
           // its family), so it is answered, not thrown; its idempotency record is dropped below.
@@ -175,9 +178,11 @@ export function dispatcher(options: {
 }
 
 /**
- * What a mutation's permission checks are for: the caller's id alone, so `workspaceAccess` reads the
- * current membership (in the mutation's transaction, under its locks), never the one cached at
- * authentication.
+ * What a mutation's permission checks are for in a transaction: the caller's id alone, so
+ * `workspaceAccess` reads the current membership (in the transaction, under its locks), never the one
+ * cached at authentication. A mutation outside a transaction has no locks to read it under: it checks
+ * the memberships the caller was authenticated with, as a read does, which are as fresh as the
+ * credential itself (this replica's at once after a change here, every replica's within a second).
  */
 function currentAccess(principal: Principal | undefined): Access | undefined {
   return principal && { id: principal.id };

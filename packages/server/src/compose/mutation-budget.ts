@@ -52,8 +52,19 @@ export async function takeMutationTicket(
   };
 }
 
+/**
+ * Counts a mutation that holds no transaction (a read never counts) when its handler counts it: it
+ * got past its permission check in `workspaceId`, and waiting for a connection holds none.
+ */
+export async function countMutationNow(
+  limiter: RateLimiter | undefined,
+  workspaceId: string,
+): Promise<RateLimitState | undefined> {
+  return limiter?.policies.workspace_mutations ? limiter.take('workspace_mutations', workspaceId) : undefined;
+}
+
 /** The limit is off (or the operation names no workspace): nothing to count. */
-export const UNLIMITED: MutationTicket = { use: () => undefined, settle: async () => {} };
+const UNLIMITED: MutationTicket = { use: () => undefined, settle: async () => {} };
 
 /** The caller was no member of the workspace named, so nothing was counted. */
 const NOT_A_MEMBER: MutationTicket = {

@@ -122,8 +122,9 @@ export async function runIdempotent(
   effect: (tx: Queryable) => Promise<StoredResponse>,
   options: { transaction?: boolean } = {},
 ): Promise<IdempotentOutcome> {
-  // Without a transaction the effect must write nothing (it only reads and waits): the record is
-  // still claimed first and completed after, so a retry replays instead of running it twice.
+  // Without a transaction nothing the effect writes commits with the record (it reads, waits, or
+  // writes what stands alone): the record is still claimed first and completed after, so a retry
+  // replays instead of running it twice.
   const within = <T>(fn: (tx: Queryable) => Promise<T>) =>
     options.transaction === false ? fn(db) : db.transaction(fn);
   if (!scope) return { ...(await within(effect)), replayed: false };
