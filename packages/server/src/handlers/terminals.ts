@@ -6,6 +6,7 @@ import { DriverError } from '../computers/driver.js';
 import { computerIn } from '../computers/repositories/computers.js';
 import { assertRunning } from '../computers/transitions.js';
 import { BodyTooLargeError } from '../http/byte-body.js';
+import type { WorkspaceAccess } from '../identity/access.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
@@ -57,9 +58,12 @@ type InComputer = Ctx<
   | 'getComputerTerminalScreen'
 >;
 
-/** The workspace (permission checked), the computer and the terminal the path names; 404 for anything else. */
-async function terminalIn(ctx: InComputer) {
-  const { workspace } = await permittedWorkspace(ctx);
+/**
+ * The workspace (permission checked, unless the caller did), the computer and the terminal the path
+ * names; 404 for anything else.
+ */
+async function terminalIn(ctx: InComputer, checked?: WorkspaceAccess['workspace']) {
+  const workspace = checked ?? (await permittedWorkspace(ctx)).workspace;
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const terminal = await terminalOf(ctx.db, computer.id, ctx.path.terminal);
   if (!terminal) throw new ApiError('not_found', `terminal ${ctx.path.terminal} not found`);
@@ -192,8 +196,13 @@ export const deleteComputerTerminal: Handler<'deleteComputerTerminal'> = async (
 };
 
 export const sendComputerTerminalInput: Handler<'sendComputerTerminalInput'> = async (ctx) => {
-  const { terminal } = await terminalIn(ctx);
-  assertOpen(terminal);
+  const { workspace } = await permittedWorkspace(ctx);
+  const terminals = ctx.deps.terminals;
+  // A terminal this replica holds, named by its computer's id, needs no read of the database: a
+  // keystroke's whole cost is its echo. Anything else is looked up (and 404 or 409 as it should be).
+  const held = terminals.held(ctx.path.terminal, workspace.id, ctx.path.computer);
+  const terminal = held ? undefined : (await terminalIn(ctx, workspace)).terminal;
+  if (terminal) assertOpen(terminal);
   const body = ctx.body;
   const limit = body.limitBytes;
   const tooLarge = () =>
@@ -208,17 +217,18 @@ export const sendComputerTerminalInput: Handler<'sendComputerTerminalInput'> = a
     throw thrown;
   }
   if (body.overLimit) throw tooLarge();
-  const wait = ctx.deps.terminals.admitInput(terminal.id, bytes.length);
+  const wait = terminals.admitInput(ctx.path.terminal, bytes.length);
   if (wait > 0)
     throw new ApiError(
       'rate_limited',
-      `terminal input is limited to ${ctx.deps.terminals.config.inputBytesPerSecond} bytes a second`,
+      `terminal input is limited to ${terminals.config.inputBytesPerSecond} bytes a second`,
       {
         details: { policy: 'terminal-input', retry_after_seconds: wait },
         headers: { 'retry-after': String(wait) },
       },
     );
-  await ctx.deps.terminals.input(ctx.db, terminal, bytes);
+  if (held) await terminals.inputHeld(ctx.db, held, bytes);
+  else await terminals.input(ctx.db, terminal as TerminalRow, bytes);
   return { status: 204, body: undefined };
 };
 
@@ -250,7 +260,10 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
     endAtOnce,
     read: async (after) => {
       reader ??= ctx.deps.terminals.reading(terminal.id);
-      const records = await terminalOutputAfter(ctx.db, terminal.id, after, 200);
+      // What this replica cut itself is read from memory while it holds the terminal.
+      const records =
+        ctx.deps.terminals.recentAfter(terminal.id, after, 200) ??
+        (await terminalOutputAfter(ctx.db, terminal.id, after, 200));
       const takesOldest = fromOldest;
       if (records.length > 0) fromOldest = false;
       // A reader is use: the terminal is not idle while someone reads it.

@@ -40,6 +40,13 @@ const SWEEP_MS = 30_000;
 const STALLED_MS = 1000;
 /** While a program is paused, how often whether it may go on is looked at again. */
 const PAUSE_CHECK_MS = 250;
+/**
+ * The last output events a holder keeps in memory for its own readers, who read them there and not
+ * from the log (an echo waits for no statement): at most so many bytes, never older than the log keeps.
+ */
+const RECENT_BYTES = 256 * 1024;
+/** Idle time is counted in seconds to minutes: typing touches the row at most so often. */
+const TOUCH_MS = 1000;
 
 /**
  * A reader of a terminal's output on this replica, as back-pressure sees it: whether it waits on its
@@ -68,12 +75,18 @@ export class TerminalQuotaError extends Error {
   }
 }
 
+/** A terminal this replica holds open ({@link Terminals.held}), for input without the database. */
+export interface HeldTerminal {
+  readonly id: string;
+}
+
 /** Who did what, for the audit log. */
 export type Audit = (message: string, fields: Record<string, unknown>) => void;
 
 /** One held terminal: its PTY and the output on its way to the log. */
 class Session {
   readonly id: string;
+  readonly workspaceId: string;
   readonly computerId: string;
   readonly pty: Pty;
   /** The last sequence given; the log's events are numbered from 1. */
@@ -83,6 +96,14 @@ class Session {
   readonly kept: { sequence: number; bytes: number }[] = [];
   keptBytes = 0;
   waiting: Uint8Array[] = [];
+  /**
+   * The last output events cut, oldest first and without a gap, whether or not their append has
+   * committed yet: what this replica's readers read instead of the log while it holds the terminal.
+   */
+  recent: { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[] = [];
+  recentBytes = 0;
+  /** When input through this replica last touched the row (idle time). */
+  touched: number;
   /** Events cut whose append failed: tried again first with the next. */
   unsent: { sequence: number; data: Schema<'TerminalOutputChunk'>; bytes: number }[] = [];
   carry: Uint8Array = new Uint8Array();
@@ -104,10 +125,12 @@ class Session {
   paused = false;
   pauseCheck: NodeJS.Timeout | undefined;
 
-  constructor(id: string, computerId: string, pty: Pty) {
+  constructor(id: string, computer: DriverComputer, pty: Pty, now: number) {
     this.id = id;
-    this.computerId = computerId;
+    this.workspaceId = computer.workspace_id;
+    this.computerId = computer.id;
     this.pty = pty;
+    this.touched = now;
     this.ended = new Promise((resolve) => {
       this.endNow = resolve;
     });
@@ -198,7 +221,7 @@ export class Terminals {
   ): Promise<TerminalRow> {
     if (!this.#driver) throw new Error('no terminal driver');
     const pty = await this.#driver.open(computer, { ...request, signal });
-    const session = new Session(request.id, computer.id, pty);
+    const session = new Session(request.id, computer, pty, this.#now());
     pty.onData((bytes) => this.#take(session, bytes));
     pty.onExit((code) => void this.#exited(session, code));
     this.#sessions.set(session.id, session);
@@ -316,10 +339,52 @@ export class Terminals {
    */
   async input(db: Queryable, row: TerminalRow, bytes: Uint8Array): Promise<void> {
     const session = this.#sessions.get(row.id);
-    if (session) session.pty.write(bytes);
-    else await sendToHolder(db, row.id, { kind: 'input', data: bytes });
-    // Idle time is counted in seconds to minutes: a keystroke need not write the row again at once.
-    if (this.#now() - row.used_at.getTime() >= 1000) await touchTerminal(db, row.id);
+    if (session) return this.inputHeld(db, session, bytes);
+    await sendToHolder(db, row.id, { kind: 'input', data: bytes });
+    // A keystroke need not write the row again at once.
+    if (this.#now() - row.used_at.getTime() >= TOUCH_MS) await touchTerminal(db, row.id);
+  }
+
+  /**
+   * The terminal `id` when this replica holds it, open, on computer `computerId` of workspace
+   * `workspaceId`: input to it needs no read of the database (its row says no more than the session
+   * does). Anything else (held elsewhere, ended, another computer's) is undefined: ask the database.
+   */
+  held(id: string, workspaceId: string, computerId: string): HeldTerminal | undefined {
+    const session = this.#sessions.get(id);
+    if (!session?.active || session.workspaceId !== workspaceId || session.computerId !== computerId)
+      return undefined;
+    return session;
+  }
+
+  /** Types `bytes` into a terminal held here ({@link held}). */
+  async inputHeld(db: Queryable, terminal: HeldTerminal, bytes: Uint8Array): Promise<void> {
+    const session = terminal as Session;
+    session.pty.write(bytes);
+    const now = this.#now();
+    if (now - session.touched < TOUCH_MS) return;
+    session.touched = now;
+    await touchTerminal(db, session.id);
+  }
+
+  /**
+   * The output events after `after` (at most `limit`) from what this replica cut last, when it holds
+   * the terminal and keeps them all in memory; undefined when the log must be read instead (not held
+   * here, or `after` is older than what is kept in memory). Its own readers get an event as soon as it
+   * is cut, before its append commits: the log gets the same event, with the same id, right after
+   * (and the terminal's end is numbered after every id handed out, should an append never commit).
+   */
+  recentAfter(
+    id: string,
+    after: number,
+    limit: number,
+  ): { sequence: number; event: 'output'; data: Schema<'TerminalOutputChunk'> }[] | undefined {
+    const recent = this.#sessions.get(id)?.recent;
+    const first = recent?.[0]?.sequence;
+    if (!recent || first === undefined || after < first - 1) return undefined;
+    return recent
+      .slice(after - first + 1, after - first + 1 + limit)
+      .map(({ sequence, data }) => ({ sequence, event: 'output' as const, data }));
   }
 
   /** Resizes the terminal's PTY, here or through its holder's inbox (the row is the caller's). */
@@ -470,10 +535,29 @@ export class Terminals {
     const keepFrom = session.kept[0]?.sequence ?? session.sequence + 1;
     const batch = [...session.unsent, ...events].filter((e) => e.sequence >= keepFrom);
     session.unsent = batch;
+    // Readers on this replica get the events now, from memory; the log has them once the append commits.
+    this.#recent(session, events, keepFrom);
+    if (events.length > 0) this.output.notify(session.id);
     await appendTerminalOutput(this.#db, session.id, batch, keepFrom);
     session.unsent = [];
-    // Readers on this replica are woken now, not when the NOTIFY comes back round (an echo's latency).
-    this.output.notify(session.id);
+  }
+
+  /** Keeps the events just cut for this replica's readers ({@link recentAfter}). */
+  #recent(session: Session, events: Session['recent'], keepFrom: number): void {
+    const recent = session.recent;
+    for (const event of events) {
+      recent.push(event);
+      session.recentBytes += event.bytes;
+    }
+    let drop = 0;
+    while (
+      drop < recent.length - 1 &&
+      ((recent[drop]?.sequence ?? 0) < keepFrom || session.recentBytes > RECENT_BYTES)
+    ) {
+      session.recentBytes -= recent[drop]?.bytes ?? 0;
+      drop += 1;
+    }
+    if (drop > 0) recent.splice(0, drop);
   }
 
   async #exited(session: Session, code: number | undefined): Promise<void> {
@@ -491,6 +575,7 @@ export class Terminals {
         await closeTerminalRow(this.#db, session.id, {
           exitCode: reason === 'server_stopped' ? undefined : code,
           reason,
+          after: session.sequence,
         });
         this.#audit('terminal closed', { terminal_id: session.id, reason, exit_code: code ?? null });
       }

@@ -170,12 +170,13 @@ export async function resizeTerminalRow(
 
 /**
  * Ends an open terminal: its row `closed` with how, and its final `exit` event appended after the
- * log's last, in one statement; false when it was closed already (nothing written).
+ * log's last (and after `end.after`, the last id its holder handed out to readers, should an append of
+ * those never have committed), in one statement; false when it was closed already (nothing written).
  */
 export async function closeTerminalRow(
   db: Queryable,
   id: string,
-  end: { exitCode: number | undefined; reason: Schema<'TerminalEndReason'> },
+  end: { exitCode: number | undefined; reason: Schema<'TerminalEndReason'>; after?: number },
 ): Promise<boolean> {
   const { rows } = await db.query<{ id: string }>(
     `WITH closed AS (
@@ -186,13 +187,13 @@ export async function closeTerminalRow(
      )
      INSERT INTO terminal_output (terminal_id, sequence, event, data)
      SELECT closed.id,
-            COALESCE((SELECT max(sequence) FROM terminal_output WHERE terminal_id = $1), 0) + 1,
+            GREATEST(COALESCE((SELECT max(sequence) FROM terminal_output WHERE terminal_id = $1), 0), $4) + 1,
             'exit',
             jsonb_strip_nulls(jsonb_build_object('exit_code', $2::integer, 'reason', $3::text,
               'closed_at', to_char(closed.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))
        FROM closed
      RETURNING terminal_id AS id`,
-    [id, end.exitCode ?? null, end.reason],
+    [id, end.exitCode ?? null, end.reason, end.after ?? 0],
   );
   return rows.length > 0;
 }
