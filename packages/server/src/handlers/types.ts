@@ -4,6 +4,7 @@ import type { ComputerDriver } from '../computers/driver.js';
 import type { OperationEvents } from '../computers/events.js';
 import type { ReadCache } from '../computers/repositories/read-cache.js';
 import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
+import type { NodeEnv } from '../http/node-env.js';
 import type { EventStreamBody } from '../http/sse.js';
 import type { Access } from '../identity/access.js';
 import type { AccessTokens } from '../identity/auth/access-token.js';
@@ -82,7 +83,7 @@ export interface AppDeps {
    * The `/v1` principal rate limit for one request (by verified token subject, else client address);
    * `/mcp` calls it too so both share one budget. Throws `RateLimitError` when over.
    */
-  limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
+  limitRequest?: (request: Request, env: NodeEnv | undefined) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
   /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computer_changes` (see computer-waits.ts). */
   computerChanges: ComputerChanges;
