@@ -3,11 +3,16 @@ import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import type { EngineStat } from './docker-engine.js';
 import { engineStat, typeOfMode } from './docker-engine.js';
-import { FileError, notDirectory, notFound } from './driver.js';
-import { assertWritable, baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import { FileError } from './driver.js';
+import { baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import {
+  assertDirectory,
+  assertExists,
+  assertLinkHops,
+  assertParentsMade,
+  assertWriteAncestor,
+} from './preconditions.js';
 
-/** Symlinks followed in one resolution before it fails, as Linux's ELOOP bound. */
-const MAX_SYMLINK_HOPS = 40;
 /** The owner when the container's user is not found (the driver's non-root fallback). */
 const FALLBACK_OWNER = { uid: 65534, gid: 65534 };
 
@@ -79,17 +84,16 @@ async function resolveWith(
 ): Promise<{ path: string; stat: EngineStat }> {
   if (path === '/') {
     const stat = await stats('/');
-    if (!stat) throw notFound('/');
+    assertExists(stat, '/');
     return { path: '/', stat };
   }
   const parent = await resolveWith(container, parentOf(path), signal, stats, hops);
-  if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(path));
+  assertDirectory(parentOf(path), typeOfMode(parent.stat.mode));
   const here = joinPath(parent.path, baseName(path));
   const stat = await stats(here);
-  if (!stat) throw notFound(path);
+  assertExists(stat, path);
   if (typeOfMode(stat.mode) !== 'symlink') return { path: here, stat };
-  if (++hops.count > MAX_SYMLINK_HOPS)
-    throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
+  assertLinkHops(++hops.count, path);
   const link = await linkText(container, here, signal);
   const next = normalizeComputerPath(link.startsWith('/') ? link : `${parent.path}/${link}`);
   return resolveWith(container, next, signal, stats, hops);
@@ -129,9 +133,8 @@ export async function writableDirectory(
       missing.unshift(baseName(at));
       continue;
     }
-    if (typeOfMode(found.stat.mode) !== 'directory') throw notDirectory(at);
-    assertWritable(found.path);
-    if (missing.length > 0 && !parents) throw notFound(path);
+    assertWriteAncestor(at, typeOfMode(found.stat.mode), found.path);
+    assertParentsMade(path, missing.length, parents);
     return { canonical: found.path, missing };
   }
 }
