@@ -17,7 +17,14 @@ import {
   fileStatOf,
   typeOfMode,
 } from './docker-engine.js';
-import { containerOwner, linkText, resolveInContainer, statsOf, writableDirectory } from './docker-paths.js';
+import {
+  containerOwner,
+  linkText,
+  resolveInContainer,
+  resolveParent,
+  statsOf,
+  writableDirectory,
+} from './docker-paths.js';
 import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
@@ -322,8 +329,7 @@ export class DockerFiles implements ComputerFiles {
     assertRemovable(normalized);
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
-      const parent = await resolveInContainer(target.container, parentOf(normalized), signal);
-      assertDirectory(parentOf(normalized), typeOfMode(parent.stat.mode));
+      const parent = await resolveParent(target.container, normalized, signal);
       const canonical = joinPath(parent.path, baseName(normalized));
       const stat = await engineStat(target.container, canonical, signal);
       assertExists(stat, normalized);

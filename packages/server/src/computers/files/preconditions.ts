@@ -7,6 +7,7 @@ import {
   isDirectory,
   notDirectory,
   notFound,
+  parentNotDirectory,
   quotaExceeded,
   specialFile,
   tooLarge,
@@ -30,13 +31,24 @@ export function checkWriteRequest(path: string, options: Pick<WriteOptions, 'siz
 }
 
 /**
- * What `path` names exists (`not_found`).
+ * What `path` names exists (`not_found`, naming `path` as asked: a missing parent too).
  *
  * @example
  * assertExists(await engineStat(container, path, signal), path);
  */
 export function assertExists<T>(found: T | undefined, path: string): asserts found is T {
   if (found === undefined) throw notFound(path);
+}
+
+/**
+ * Each parent of what `path` names resolves to a directory (`not_directory`, naming `path` as asked,
+ * whatever symlinks the resolution went through): `type` is the parent's.
+ *
+ * @example
+ * assertParentDirectory('/home/svc/a.txt/b', 'file'); // throws: a parent is not a directory
+ */
+export function assertParentDirectory(path: string, type: FileType): asserts type is 'directory' {
+  if (type !== 'directory') throw parentNotDirectory(path);
 }
 
 /**

@@ -1,6 +1,6 @@
-import { type FileStat, type FileType, notFound, parentNotDirectory } from './driver.js';
+import { type FileStat, type FileType, notFound } from './driver.js';
 import { baseName, segmentsOf } from './paths.js';
-import { assertLinkHops } from './preconditions.js';
+import { assertLinkHops, assertParentDirectory } from './preconditions.js';
 
 /** A node of a SIMULATED computer's file tree; hard links share one `file` node. */
 export type SimNode =
@@ -90,7 +90,7 @@ export function resolvePath(root: SimDirectory, path: string, followLast: boolea
     }
     if (last)
       return { node: child, parent: dir, name: segment, canonical: joinCanonical(canonical(), segment) };
-    if (child.type !== 'directory') throw parentNotDirectory(path);
+    assertParentDirectory(path, child.type);
     stack.push({ name: segment, node: child });
   }
   // The path ended on `..` or a symlink to a directory: the top of the stack is where it leads.
