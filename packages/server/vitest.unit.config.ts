@@ -14,7 +14,7 @@ export const UNIT = [
   'test/data-access.test.ts',
   'test/desktops/helper.test.ts',
   'test/errors.test.ts',
-  'test/files/{archive-check,heap,paths,simulated,tar-entry,tar-read}.test.ts',
+  'test/files/{archive-check,heap,paths,preconditions,simulated,tar-entry,tar-read}.test.ts',
   'test/fleet/placement.test.ts',
   'test/http/*.test.ts',
   'test/ids.test.ts',

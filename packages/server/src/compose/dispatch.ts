@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AppDeps } from '../handlers/types.js';
+import type { OperationId } from '@svc/contract';
+import type { AnyCtx, AppDeps, Ctx } from '../handlers/types.js';
 import { IncomingBytes, isOutgoingBytes } from '../http/byte-body.js';
 import type { HandlerContext } from '../http/context.js';
 import { runIdempotentBytes } from '../http/idempotency-bytes.js';
@@ -52,7 +53,8 @@ export function dispatcher(options: {
           principal,
           (ctx.input.params as { workspace?: string }).workspace,
         );
-    const base = {
+    // The context less where the handler reads and writes, and the access it checks with (respond's).
+    const base: Omit<AnyCtx, 'db' | 'access'> = {
       operationId,
       permission: shape.policy.permission,
       requestId: ctx.requestId,
@@ -69,10 +71,8 @@ export function dispatcher(options: {
         return state;
       },
     };
-    // Each handler was checked against its own operation's types; here they are dispatched alike.
-    const handler = handlers[operationId] as unknown as (ctx: unknown) => Promise<StoredResponse>;
     try {
-      return await respond(ctx, principal, outside, base, handler);
+      return await respond(ctx, principal, outside, base);
     } finally {
       await ticket?.settle();
     }
@@ -82,13 +82,16 @@ export function dispatcher(options: {
     ctx: HandlerContext,
     principal: Principal | undefined,
     outside: boolean,
-    base: Record<string, unknown>,
-    handler: (ctx: unknown) => Promise<StoredResponse>,
+    base: Omit<AnyCtx, 'db' | 'access'>,
   ): Promise<Response> => {
     const operationId = ctx.operationId;
     if (validator.shape(operationId).idempotencyKey === 'none') {
-      // A read: permission checks use the memberships the principal was authenticated with.
-      const reply = await handler({ ...base, db, access: outside ? principal : currentAccess(principal) });
+      // A read, or a mutation outside a transaction: the memberships it was authenticated with.
+      const reply = await invoke(operationId, {
+        ...base,
+        db,
+        access: outside ? principal : currentAccess(principal),
+      });
       if (isOutgoingBytes(reply.body)) return ctx.bytes(reply.status, reply.body, reply.headers);
       if (isEventStream(reply.body))
         return ctx.eventStream(
@@ -130,7 +133,7 @@ export function dispatcher(options: {
           };
     if (bytes && scope) {
       const outcome = await runIdempotentBytes(db, scope, bytes, () =>
-        handler({ ...base, db, access: outside ? principal : currentAccess(principal) }),
+        invoke(operationId, { ...base, db, access: outside ? principal : currentAccess(principal) }),
       );
       let body = outcome.body;
       if (outcome.replayed && outcome.status >= 400) body = withRequestId(body, ctx.requestId);
@@ -144,7 +147,11 @@ export function dispatcher(options: {
       scope,
       async (tx) => {
         try {
-          return await handler({ ...base, db: tx, access: outside ? principal : currentAccess(principal) });
+          return await invoke(operationId, {
+            ...base,
+            db: tx,
+            access: outside ? principal : currentAccess(principal),
+          });
         } catch (error) {
           // A refused credential still commits what the refusal did (a replayed refresh token revokes
           // its family), so it is answered, not thrown; its idempotency record is dropped below.
@@ -175,6 +182,26 @@ export function dispatcher(options: {
       await db.notificationBarrier().catch(() => principals.clear());
     }
   };
+}
+
+/**
+ * Runs the handler of `op` with the context made for it. The table is keyed by operation, so
+ * `handlers[op]` is `Handler<K>`, which takes the context as `Ctx<K>` ({@link assertContextOf}).
+ */
+function invoke<K extends OperationId>(op: K, ctx: AnyCtx): Promise<StoredResponse> {
+  assertContextOf(op, ctx);
+  return handlers[op](ctx);
+}
+
+/**
+ * Ties a context to its operation: the one correlation of the dispatch path the compiler cannot see.
+ * The pipeline checked the request against `op` at run time (path, query and body against its
+ * schemas; a principal exactly when it takes an access token; the permission read from its `x-svc`),
+ * from the same bundle `Ctx<K>` is generated from, so a context made for `op` is `Ctx<op>`; what is
+ * left to check here is that it was made for `op`.
+ */
+function assertContextOf<K extends OperationId>(op: K, ctx: AnyCtx): asserts ctx is AnyCtx & Ctx<K> {
+  if (ctx.operationId !== op) throw new TypeError(`a context of ${ctx.operationId} sent to ${op}`);
 }
 
 /**

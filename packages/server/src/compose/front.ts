@@ -4,6 +4,7 @@ import { type ContextHandler, fetchHandler, type RequestContext } from '../http/
 import { createCors } from '../http/cors.js';
 import { createDocsPage } from '../http/docs-page.js';
 import { createMcpRoute } from '../http/mcp-route.js';
+import type { NodeEnv } from '../http/node-env.js';
 import type { AccessTokens } from '../identity/auth/access-token.js';
 import { ClientRegistry } from '../identity/oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from '../identity/oauth/routes.js';
@@ -43,7 +44,7 @@ export async function createFront(options: {
   const mcpResource = `${origin}/mcp`;
   const clients = new ClientRegistry(await serverSecret(db, 'oauth_clients'));
   const oauth = createOAuthRoutes({ db, tokens, clients, origin, resource: mcpResource });
-  const signin = createSigninHandler({
+  const signin = createSigninHandler<NodeEnv>({
     db,
     publicOrigin: origin,
     csrfSecret: await serverSecret(db, 'signin_csrf'),

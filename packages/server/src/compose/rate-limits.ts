@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { RequestContext } from '../http/context.js';
+import type { NodeEnv } from '../http/node-env.js';
 import type { AccessTokens } from '../identity/auth/access-token.js';
 import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
 import { RateLimitError, rateLimitHeaders } from '../platform/ratelimit.js';
@@ -11,7 +11,7 @@ export interface RateLimiting {
    * (signature only; the database check comes later), else by the client's address. Throws
    * `RateLimitError` (429) when over.
    */
-  limitRequest(request: Request, env: unknown): Promise<RateLimitState | undefined>;
+  limitRequest(request: Request, env: NodeEnv | undefined): Promise<RateLimitState | undefined>;
   /**
    * The pipeline's `onRequest`: every request counts, early errors included; the `RateLimit` headers
    * go on whatever the request answers, where the count stands is `c.get('rateLimit')`, and a request
@@ -27,7 +27,7 @@ export interface RateLimiting {
  * const { onRequest } = rateLimiting(deps.limiter, deps.tokens);
  */
 export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTokens): RateLimiting {
-  const rateLimitKey = async (request: Request, env: unknown): Promise<string> => {
+  const rateLimitKey = async (request: Request, env: NodeEnv | undefined): Promise<string> => {
     const authorization = request.headers.get('authorization');
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
     if (token) {
@@ -39,8 +39,10 @@ export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTok
     }
     return `address:${clientAddress(env) ?? 'unknown'}`;
   };
-  const limitRequest = async (request: Request, env: unknown): Promise<RateLimitState | undefined> =>
-    limiter?.take('principal', await rateLimitKey(request, env));
+  const limitRequest = async (
+    request: Request,
+    env: NodeEnv | undefined,
+  ): Promise<RateLimitState | undefined> => limiter?.take('principal', await rateLimitKey(request, env));
 
   const onRequest = async (c: RequestContext): Promise<Response | undefined> => {
     if (!limiter) return undefined;
@@ -58,6 +60,6 @@ export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTok
 }
 
 /** The client's address from the Node adapter's `env`, when there is one. */
-export function clientAddress(env: unknown): string | undefined {
-  return (env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress;
+export function clientAddress(env: NodeEnv | undefined): string | undefined {
+  return env?.incoming.socket?.remoteAddress;
 }

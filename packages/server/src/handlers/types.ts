@@ -1,9 +1,10 @@
-import type { OperationId, operations, PermissionOf } from '@svc/contract';
+import type { OperationId, operations, Permission, PermissionOf } from '@svc/contract';
 import type { ComputerChanges, WaitSlots } from '../computers/computer-waits.js';
 import type { ComputerDriver } from '../computers/driver.js';
 import type { OperationEvents } from '../computers/events.js';
 import type { ReadCache } from '../computers/repositories/read-cache.js';
 import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
+import type { NodeEnv } from '../http/node-env.js';
 import type { EventStreamBody } from '../http/sse.js';
 import type { Access } from '../identity/access.js';
 import type { AccessTokens } from '../identity/auth/access-token.js';
@@ -82,7 +83,7 @@ export interface AppDeps {
    * The `/v1` principal rate limit for one request (by verified token subject, else client address);
    * `/mcp` calls it too so both share one budget. Throws `RateLimitError` when over.
    */
-  limitRequest?: (request: Request, env: unknown) => Promise<RateLimitState | undefined>;
+  limitRequest?: (request: Request, env: NodeEnv | undefined) => Promise<RateLimitState | undefined>;
   events: OperationEvents;
   /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computer_changes` (see computer-waits.ts). */
   computerChanges: ComputerChanges;
@@ -119,27 +120,10 @@ export interface AppDeps {
 /** Operations that run without an access token (from the spec's `security`). */
 export type Anonymous = WithoutAccessToken;
 
-/** One validated, authenticated request, as a handler of operation `K` sees it. */
-export interface Ctx<K extends OperationId> {
-  operationId: K;
-  /**
-   * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
-   * workspace, what `permittedWorkspace` (common.ts) checks. Typed from the spec, so a handler cannot
-   * ask for another role than its operation declares.
-   */
-  permission: PermissionOf<K>;
+/** What a handler's context carries whatever its operation. */
+interface CtxCommon {
   requestId: string;
   request: Request;
-  path: PathOf<K>;
-  query: QueryOf<K>;
-  body: BodyOf<K>;
-  /** The caller, loaded from the database for this request (never taken from the token alone). */
-  principal: K extends Anonymous ? undefined : Principal;
-  /**
-   * What `workspaceAccess` checks the caller's permissions with: on a read, the memberships the
-   * principal was authenticated with (no query); on a mutation, its id alone (the current membership).
-   */
-  access: K extends Anonymous ? undefined : Access;
   /**
    * Where to read and write: for a mutating operation, the transaction that also records the
    * Idempotency-Key (design §10); otherwise the database. Never use `deps.db` inside a mutation.
@@ -150,6 +134,42 @@ export interface Ctx<K extends OperationId> {
   countMutation(workspaceId: string): Promise<RateLimitState | undefined>;
   /** The client's address when the adapter knows it (rate limits of anonymous calls). */
   clientAddress: string | undefined;
+}
+
+/** One validated, authenticated request, as a handler of operation `K` sees it. */
+export interface Ctx<K extends OperationId> extends CtxCommon {
+  operationId: K;
+  /**
+   * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
+   * workspace, what `permittedWorkspace` (common.ts) checks. Typed from the spec, so a handler cannot
+   * ask for another role than its operation declares.
+   */
+  permission: PermissionOf<K>;
+  path: PathOf<K>;
+  query: QueryOf<K>;
+  body: BodyOf<K>;
+  /** The caller, loaded from the database for this request (never taken from the token alone). */
+  principal: K extends Anonymous ? undefined : Principal;
+  /**
+   * What `workspaceAccess` checks the caller's permissions with: on a read, the memberships the
+   * principal was authenticated with (no query); on a mutation, its id alone (the current membership).
+   */
+  access: K extends Anonymous ? undefined : Access;
+}
+
+/**
+ * A handler's context as the dispatcher makes it, before it is tied to its operation: {@link Ctx} with
+ * what depends on the operation (its parameters, body, permission and caller) in the types the
+ * pipeline read them with; the dispatcher ties it to `Ctx<K>` once it is made.
+ */
+export interface AnyCtx extends CtxCommon {
+  operationId: OperationId;
+  permission: Permission;
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  principal: Principal | undefined;
+  access: Access | undefined;
 }
 
 /** The handler of operation `K`. */

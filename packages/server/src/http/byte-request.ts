@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ByteBody } from '@svc/contract';
 import { IncomingBytes } from './byte-body.js';
+import type { NodeEnv } from './node-env.js';
 import type { FieldViolation } from './violations.js';
 
 /** A byte body refused before reading: the shape of the validator's `InvalidRequest` for these kinds. */
@@ -77,8 +78,8 @@ export function checkByteRequest(
  * @example
  * const nodeBody = nodeRequestBody(ctx.env);
  */
-export function nodeRequestBody(env: unknown): Readable | undefined {
-  const incoming = (env as { incoming?: unknown } | undefined)?.incoming;
+export function nodeRequestBody(env: NodeEnv | undefined): Readable | undefined {
+  const incoming = env?.incoming;
   if (!(incoming instanceof Readable)) return undefined;
   if (incoming.readableDidRead || incoming.readableEnded || incoming.destroyed) return undefined;
   return incoming;

@@ -4,15 +4,16 @@ import { ERROR_STATUS, type ErrorCode } from '../platform/errors.js';
 import type { RateLimitState } from '../platform/ratelimit.js';
 import { newRequestId } from '../platform/request-id.js';
 import type { OutgoingBytes } from './byte-body.js';
+import type { NodeEnv } from './node-env.js';
 import { apiPath, pathOf } from './path.js';
 import { type EventStreamBody, eventStreamResponse } from './sse.js';
 import type { ValidRequest } from './validation.js';
 
 /**
  * The server core: web-standard, so tests call it without a socket (docs/style.md). `env` is what the
- * Node adapter passes along (`{ incoming, outgoing }` of node:http), e.g. for the client address.
+ * Node adapter passes along ({@link NodeEnv}), e.g. for the client address; absent without a socket.
  */
-export type FetchHandler = (request: Request, env?: unknown) => Promise<Response>;
+export type FetchHandler = (request: Request, env?: NodeEnv) => Promise<Response>;
 
 /** One step of serving a request, over its {@link RequestContext} (what Hono calls a handler). */
 export type ContextHandler = (c: RequestContext) => Promise<Response>;
@@ -47,8 +48,8 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
  */
 export class RequestContext {
   readonly request: Request;
-  /** The adapter's `env` (see {@link FetchHandler}). */
-  readonly env: unknown;
+  /** The adapter's `env` (see {@link FetchHandler}); `undefined` when the core is called without a socket. */
+  readonly env: NodeEnv | undefined;
   /** The request's path without its query, as it came off the wire (still percent-encoded). */
   readonly path: string;
   /**
@@ -66,7 +67,7 @@ export class RequestContext {
   #requestId: string | undefined = undefined;
   readonly #vars: Slots = { principal: undefined, rateLimit: undefined };
 
-  constructor(request: Request, env?: unknown) {
+  constructor(request: Request, env?: NodeEnv) {
     this.request = request;
     this.env = env;
     this.path = pathOf(request.url);

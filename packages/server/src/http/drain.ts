@@ -1,5 +1,6 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import type { NodeEnv } from './node-env.js';
 import type { FetchHandler } from './pipeline.js';
 
 /**
@@ -91,8 +92,8 @@ export class Drain {
     await ended;
   }
 
-  async #answer(core: FetchHandler, request: Request, env: unknown): Promise<Response> {
-    const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  async #answer(core: FetchHandler, request: Request, env: NodeEnv | undefined): Promise<Response> {
+    const outgoing = env?.outgoing;
     // Node then ends the connection once this answer is written, and says so to the client.
     if (outgoing && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
     const response = await core(request, env);

@@ -265,6 +265,27 @@ export function fileRules(get: () => FilesHarness): void {
     await expectFileError(remove('/home', true), 'read_only');
   });
 
+  test('a missing parent (not_found) and a file as a parent (not_directory) name the path asked', async () => {
+    const dir = fresh();
+    const { files, computer } = get();
+    await write(`${dir}/a.txt`, text('a'));
+    const operations: [string, (path: string) => Promise<unknown>][] = [
+      ['stat', (path) => files.stat(computer, path, signal())],
+      ['list', (path) => files.list(computer, path, signal())],
+      ['read', (path) => files.read(computer, path, signal())],
+      ['readArchive', (path) => files.readArchive(computer, path, signal())],
+      ['remove', (path) => files.remove(computer, path, { recursive: false, signal: signal() })],
+    ];
+    const missing = `${dir}/nope/x`;
+    const under = `${dir}/a.txt/x`;
+    for (const [name, operation] of operations) {
+      const gone = await expectFileError(operation(missing), 'not_found', { path: missing });
+      expect(gone.message, name).toBe(`${missing} does not exist`);
+      const file = await expectFileError(operation(under), 'not_directory', { path: under });
+      expect(file.message, name).toBe(`${under}: a parent is not a directory`);
+    }
+  });
+
   test('a directory is not read (is_directory), nor written over', async () => {
     const dir = fresh();
     await write(`${dir}/sub/a.txt`, text('a'));

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { FileStat, FileType } from './driver.js';
-import { FileError } from './driver.js';
+import { FileError, notDirectory, notFound, parentNotDirectory, readOnly } from './driver.js';
 import { baseName } from './paths.js';
 
 /** What the Engine's `HEAD /containers/{id}/archive` reports (the X-Docker-Container-Path-Stat header). */
@@ -63,8 +63,7 @@ export async function engineStat(
   } catch (error) {
     const status = statusOf(error);
     if (status === 404) return undefined;
-    if (status === 500)
-      throw new FileError('not_directory', `${path}: a parent is not a directory`, { path });
+    if (status === 500) throw parentNotDirectory(path);
     throw error;
   }
   response.resume();
@@ -92,11 +91,9 @@ export function engineFailure(
   const message = String((error as Error | undefined)?.message ?? error);
   const status = statusOf(error);
   log('docker files: the Engine refused', { path, status, error: message });
-  if (status === 404) return new FileError('not_found', `${path} does not exist`, { path });
-  if (/read-only/i.test(message))
-    return new FileError('read_only', 'only /home and below can be written', { path });
-  if (/not a directory/i.test(message))
-    return new FileError('not_directory', `${path} is not a directory`, { path });
+  if (status === 404) return notFound(path);
+  if (/read-only/i.test(message)) return readOnly(path);
+  if (/not a directory/i.test(message)) return notDirectory(path);
   return new FileError('unavailable', 'the Docker Engine failed the files operation', {
     ...(status === undefined ? {} : { engine_status: status }),
   });

@@ -17,30 +17,35 @@ import {
   fileStatOf,
   typeOfMode,
 } from './docker-engine.js';
-import { containerOwner, linkText, resolveInContainer, statsOf, writableDirectory } from './docker-paths.js';
+import {
+  containerOwner,
+  linkText,
+  resolveInContainer,
+  resolveParent,
+  statsOf,
+  writableDirectory,
+} from './docker-paths.js';
 import { headerStat, renameTop } from './docker-tar.js';
 import type { ComputerFiles, FileStat, WriteOptions } from './driver.js';
 import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
   DEFAULT_QUOTA_BYTES,
   FileError,
-  isDirectory,
-  notDirectory,
-  notFound,
-  quotaExceeded,
-  specialFile,
-  tooLarge,
+  notEmpty,
   WRITABLE_ROOT,
 } from './driver.js';
 import { engineSocketOf, getArchive, putOneFile } from './engine-archive.js';
+import { baseName, compareNames, joinPath, normalizeComputerPath, parentOf } from './paths.js';
 import {
-  assertWritable,
-  baseName,
-  compareNames,
-  joinPath,
-  normalizeComputerPath,
-  parentOf,
-} from './paths.js';
+  assertDirectory,
+  assertExists,
+  assertRegularFile,
+  assertRemovable,
+  assertReplaceable,
+  assertWithinQuota,
+  checkWriteRequest,
+  quotaLeft,
+} from './preconditions.js';
 import { spoolBody } from './spool.js';
 import { nodeReadable, throwIfAborted, webReadable } from './streams.js';
 import { ENGINE_CHUNK_BYTES, oneFileTar, type TarEntryHeader } from './tar-entry.js';
@@ -124,7 +129,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
       const stat = await engineStat(container, normalized, signal);
-      if (!stat) throw notFound(normalized);
+      assertExists(stat, normalized);
       return this.fileStat(container, normalized, normalized, stat, signal);
     });
   }
@@ -138,7 +143,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
       const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
-      if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
+      assertDirectory(normalized, typeOfMode(stat.mode));
       const response = (await container.getArchive({
         path: canonical,
         abortSignal: signal,
@@ -182,9 +187,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
       const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
-      const type = typeOfMode(stat.mode);
-      if (type === 'directory') throw isDirectory(normalized);
-      if (type !== 'file') throw specialFile(normalized);
+      assertRegularFile(normalized, typeOfMode(stat.mode));
       const engine = engineSocketOf(this.options.docker);
       const response = engine
         ? await getArchive(engine, container.id, canonical, signal)
@@ -203,8 +206,7 @@ export class DockerFiles implements ComputerFiles {
   ): Promise<FileStat> {
     const { signal } = options;
     const normalized = normalizeComputerPath(path);
-    assertWritable(normalized);
-    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    checkWriteRequest(normalized, options);
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
@@ -223,19 +225,15 @@ export class DockerFiles implements ComputerFiles {
           );
           if (dir.missing.length === 0) {
             const existing = await stats.lookup(joinPath(dir.canonical, name));
-            if (existing && typeOfMode(existing.mode) === 'directory') throw isDirectory(normalized);
-            if (existing && typeOfMode(existing.mode) === 'other') throw specialFile(normalized);
+            assertReplaceable(normalized, existing && typeOfMode(existing.mode));
           }
           return dir;
         })(),
         this.usedBytes(target, signal),
         containerOwner(target.container, target.user, signal),
       ] as const);
-      if (options.size !== undefined && used + options.size > this.quotaBytes)
-        throw quotaExceeded(this.quotaBytes);
-      const checkQuota = (total: number) => {
-        if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
-      };
+      if (options.size !== undefined) assertWithinQuota(used, options.size, this.quotaBytes);
+      const checkQuota = (total: number) => assertWithinQuota(used, total, this.quotaBytes);
       const written = dir.missing.length > 0 ? joinPath(dir.canonical, dir.missing.join('/')) : dir.canonical;
       const spool =
         options.size === undefined
@@ -331,11 +329,10 @@ export class DockerFiles implements ComputerFiles {
     assertRemovable(normalized);
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
-      const parent = await resolveInContainer(target.container, parentOf(normalized), signal);
-      if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(normalized));
+      const parent = await resolveParent(target.container, normalized, signal);
       const canonical = joinPath(parent.path, baseName(normalized));
       const stat = await engineStat(target.container, canonical, signal);
-      if (!stat) throw notFound(normalized);
+      assertExists(stat, normalized);
       assertRemovable(canonical);
       const isDir = typeOfMode(stat.mode) === 'directory';
       const argv = isDir && !options.recursive ? ['rmdir', '--', canonical] : ['rm', '-rf', '--', canonical];
@@ -344,10 +341,7 @@ export class DockerFiles implements ComputerFiles {
       if (result.exitCode === 0) return;
       const { stderr } = result;
       this.log('docker files: remove failed', { path: normalized, exitCode: result.exitCode, stderr });
-      if (/not empty/i.test(stderr))
-        throw new FileError('not_empty', `${normalized} is a directory that is not empty`, {
-          path: normalized,
-        });
+      if (/not empty/i.test(stderr)) throw notEmpty(normalized);
       if (/read-only|permission denied/i.test(stderr))
         throw new FileError('read_only', `${normalized} cannot be changed by the computer's user`, {
           path: normalized,
@@ -365,7 +359,7 @@ export class DockerFiles implements ComputerFiles {
     return this.engine(normalized, signal, async () => {
       const { container } = await this.target(computer, signal);
       const { path: canonical, stat } = await resolveInContainer(container, normalized, signal);
-      if (typeOfMode(stat.mode) !== 'directory') throw notDirectory(normalized);
+      assertDirectory(normalized, typeOfMode(stat.mode));
       const response = (await container.getArchive({
         path: canonical,
         abortSignal: signal,
@@ -386,8 +380,7 @@ export class DockerFiles implements ComputerFiles {
   ): Promise<{ entries: number; bytes: number }> {
     const { signal } = options;
     const normalized = normalizeComputerPath(path);
-    assertWritable(normalized);
-    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    checkWriteRequest(normalized, options);
     return this.engine(normalized, signal, async () => {
       const target = await this.target(computer, signal);
       const { container } = target;
@@ -421,7 +414,7 @@ export class DockerFiles implements ComputerFiles {
       const checked = checkArchive(nodeReadable(body), {
         maxEntries: this.maxArchiveEntries,
         maxBytes: options.maxBytes,
-        quota: { left: Math.max(0, this.quotaBytes - used), limit: this.quotaBytes },
+        quota: quotaLeft(used, this.quotaBytes),
         ...owner,
         signal,
         stage: (name) =>
@@ -685,13 +678,6 @@ async function inOrder<const T extends readonly Promise<unknown>[]>(
   return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as {
     -readonly [K in keyof T]: Awaited<T[K]>;
   };
-}
-
-/** `remove` refuses what is not under /home, and /home itself (the computer's volume). */
-function assertRemovable(path: string): void {
-  assertWritable(path);
-  if (path === WRITABLE_ROOT)
-    throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
 }
 
 /** Who owns what a write makes: the computer's user, as numbers. */

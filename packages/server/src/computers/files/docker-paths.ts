@@ -3,11 +3,16 @@ import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import type { EngineStat } from './docker-engine.js';
 import { engineStat, typeOfMode } from './docker-engine.js';
-import { FileError, notDirectory, notFound } from './driver.js';
-import { assertWritable, baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import { FileError } from './driver.js';
+import { baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import {
+  assertExists,
+  assertLinkHops,
+  assertParentDirectory,
+  assertParentsMade,
+  assertWriteAncestor,
+} from './preconditions.js';
 
-/** Symlinks followed in one resolution before it fails, as Linux's ELOOP bound. */
-const MAX_SYMLINK_HOPS = 40;
 /** The owner when the container's user is not found (the driver's non-root fallback). */
 const FALLBACK_OWNER = { uid: 65534, gid: 65534 };
 
@@ -64,35 +69,57 @@ export async function resolveInContainer(
   signal: AbortSignal,
   stats?: StatLookup,
 ): Promise<{ path: string; stat: EngineStat }> {
-  if (stats) return resolveWith(container, path, signal, stats, { count: 0 });
+  const walk = { asked: path, hops: 0 };
+  if (stats) return resolveWith(container, path, signal, stats, walk);
   const fresh = statsOf(container, signal);
   fresh.prefetch(path);
-  return resolveWith(container, path, signal, fresh.lookup, { count: 0 });
+  return resolveWith(container, path, signal, fresh.lookup, walk);
 }
 
+/**
+ * The parent directory of `path` resolved as {@link resolveInContainer} does, its failures naming
+ * `path` (a parent missing: `not_found`; not a directory: `not_directory`), as a lookup of `path`
+ * that does not follow its last segment would name them.
+ *
+ * @example
+ * const parent = await resolveParent(container, '/home/svc/link/a.txt', signal);
+ * joinPath(parent.path, 'a.txt'); // where the link leads, then a.txt
+ */
+export async function resolveParent(
+  container: Docker.Container,
+  path: string,
+  signal: AbortSignal,
+): Promise<{ path: string; stat: EngineStat }> {
+  const fresh = statsOf(container, signal);
+  fresh.prefetch(parentOf(path));
+  const parent = await resolveWith(container, parentOf(path), signal, fresh.lookup, { asked: path, hops: 0 });
+  assertParentDirectory(path, typeOfMode(parent.stat.mode));
+  return parent;
+}
+
+/** {@link resolveInContainer} of `path`, on the way to `walk.asked`, which its failures name. */
 async function resolveWith(
   container: Docker.Container,
   path: string,
   signal: AbortSignal,
   stats: StatLookup,
-  hops: { count: number },
+  walk: { asked: string; hops: number },
 ): Promise<{ path: string; stat: EngineStat }> {
   if (path === '/') {
     const stat = await stats('/');
-    if (!stat) throw notFound('/');
+    assertExists(stat, walk.asked);
     return { path: '/', stat };
   }
-  const parent = await resolveWith(container, parentOf(path), signal, stats, hops);
-  if (typeOfMode(parent.stat.mode) !== 'directory') throw notDirectory(parentOf(path));
+  const parent = await resolveWith(container, parentOf(path), signal, stats, walk);
+  assertParentDirectory(walk.asked, typeOfMode(parent.stat.mode));
   const here = joinPath(parent.path, baseName(path));
   const stat = await stats(here);
-  if (!stat) throw notFound(path);
+  assertExists(stat, walk.asked);
   if (typeOfMode(stat.mode) !== 'symlink') return { path: here, stat };
-  if (++hops.count > MAX_SYMLINK_HOPS)
-    throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
+  assertLinkHops(++walk.hops, walk.asked);
   const link = await linkText(container, here, signal);
   const next = normalizeComputerPath(link.startsWith('/') ? link : `${parent.path}/${link}`);
-  return resolveWith(container, next, signal, stats, hops);
+  return resolveWith(container, next, signal, stats, walk);
 }
 
 /**
@@ -129,9 +156,8 @@ export async function writableDirectory(
       missing.unshift(baseName(at));
       continue;
     }
-    if (typeOfMode(found.stat.mode) !== 'directory') throw notDirectory(at);
-    assertWritable(found.path);
-    if (missing.length > 0 && !parents) throw notFound(path);
+    assertWriteAncestor(at, typeOfMode(found.stat.mode), found.path);
+    assertParentsMade(path, missing.length, parents);
     return { canonical: found.path, missing };
   }
 }

@@ -161,6 +161,18 @@ export function notFound(path: string): FileError {
 export function notDirectory(path: string): FileError {
   return new FileError('not_directory', `${path} is not a directory`, { path });
 }
+/** The `not_directory` failure of a path whose parents do not all resolve to directories. */
+export function parentNotDirectory(path: string): FileError {
+  return new FileError('not_directory', `${path}: a parent is not a directory`, { path });
+}
+/** The `not_empty` failure of a directory removed without `recursive`. */
+export function notEmpty(path: string): FileError {
+  return new FileError('not_empty', `${path} is a directory that is not empty`, { path });
+}
+/** The `read_only` failure of a path outside the writable place. */
+export function readOnly(path: string): FileError {
+  return new FileError('read_only', `only ${WRITABLE_ROOT} and below can be written`, { path });
+}
 /** The `is_directory` failure of a path. */
 export function isDirectory(path: string): FileError {
   return new FileError('is_directory', `${path} is a directory`, { path });

@@ -1,4 +1,4 @@
-import { FileError, WRITABLE_ROOT } from './driver.js';
+import { FileError, readOnly, WRITABLE_ROOT } from './driver.js';
 
 /** The longest path accepted, in UTF-8 bytes (Linux's PATH_MAX). */
 export const MAX_PATH_BYTES = 4096;
@@ -58,8 +58,7 @@ export function isWritablePath(path: string): boolean {
 
 /** Throws `read_only` unless a normalized path is in the writable place. */
 export function assertWritable(path: string): void {
-  if (!isWritablePath(path))
-    throw new FileError('read_only', `only ${WRITABLE_ROOT} and below can be written`, { path });
+  if (!isWritablePath(path)) throw readOnly(path);
 }
 
 /** Compares names in byte order (UTF-8), as the listing is sorted. */

@@ -6,15 +6,23 @@ import {
   DEFAULT_MAX_ARCHIVE_ENTRIES,
   DEFAULT_QUOTA_BYTES,
   FileError,
-  isDirectory,
-  notDirectory,
+  notEmpty,
   notFound,
-  quotaExceeded,
-  specialFile,
-  tooLarge,
   WRITABLE_ROOT,
 } from './driver.js';
-import { assertWritable, baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import { baseName, joinPath, normalizeComputerPath, parentOf } from './paths.js';
+import {
+  assertDirectory,
+  assertExists,
+  assertParentsMade,
+  assertRegularFile,
+  assertRemovable,
+  assertReplaceable,
+  assertWithinQuota,
+  assertWriteAncestor,
+  checkWriteRequest,
+  quotaLeft,
+} from './preconditions.js';
 import type { SimDirectory, SimNode } from './simulated-tree.js';
 import { cloneTree, directory, initialTree, resolvePath, statOf, treeBytes } from './simulated-tree.js';
 import { counted, nodeReadable, throwIfAborted, webReadable } from './streams.js';
@@ -88,17 +96,17 @@ export class SimulatedFiles implements ComputerFiles {
   async stat(computer: DriverComputer, path: string, signal: AbortSignal): Promise<FileStat> {
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
-    const found = this.lookup(computer, normalized, false);
-    if (!found.node) throw notFound(normalized);
-    return statOf(found.node, normalized);
+    const { node } = this.lookup(computer, normalized, false);
+    assertExists(node, normalized);
+    return statOf(node, normalized);
   }
 
   async list(computer: DriverComputer, path: string, signal: AbortSignal): Promise<FileStat[]> {
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
     const { node } = this.lookup(computer, normalized, true);
-    if (!node) throw notFound(normalized);
-    if (node.type !== 'directory') throw notDirectory(normalized);
+    assertExists(node, normalized);
+    assertDirectory(normalized, node.type);
     return [...node.children.entries()]
       .sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
       .map(([name, child]) => statOf(child, joinPath(normalized, name)));
@@ -112,9 +120,8 @@ export class SimulatedFiles implements ComputerFiles {
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
     const { node } = this.lookup(computer, normalized, true);
-    if (!node) throw notFound(normalized);
-    if (node.type === 'directory') throw isDirectory(normalized);
-    if (node.type !== 'file') throw specialFile(normalized);
+    assertExists(node, normalized);
+    assertRegularFile(normalized, node.type);
     const data = node.data;
     async function* chunks() {
       for (let at = 0; at < data.length; at += READ_CHUNK) {
@@ -134,22 +141,16 @@ export class SimulatedFiles implements ComputerFiles {
     const { signal } = options;
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
-    assertWritable(normalized);
-    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    checkWriteRequest(normalized, options);
     const parent = this.ensureDirectory(computer, parentOf(normalized), options.parents);
-    const existing = parent.node.children.get(baseName(normalized));
-    if (existing?.type === 'directory') throw isDirectory(normalized);
-    if (existing?.type === 'other') throw specialFile(normalized);
+    assertReplaceable(normalized, parent.node.children.get(baseName(normalized))?.type);
     const used = this.usedBytes(computer);
-    if (options.size !== undefined && used + options.size > this.quotaBytes)
-      throw quotaExceeded(this.quotaBytes);
+    if (options.size !== undefined) assertWithinQuota(used, options.size, this.quotaBytes);
     const chunks: Uint8Array[] = [];
     for await (const chunk of counted(nodeReadable(body), {
       maxBytes: options.maxBytes,
       signal,
-      onBytes: (total) => {
-        if (used + total > this.quotaBytes) throw quotaExceeded(this.quotaBytes);
-      },
+      onBytes: (total) => assertWithinQuota(used, total, this.quotaBytes),
     }))
       chunks.push(chunk);
     const node: SimNode = {
@@ -171,12 +172,10 @@ export class SimulatedFiles implements ComputerFiles {
     const normalized = normalizeComputerPath(path);
     assertRemovable(normalized);
     const found = this.lookup(computer, normalized, false);
-    if (!found.node) throw notFound(normalized);
+    assertExists(found.node, normalized);
     assertRemovable(found.canonical);
     if (found.node.type === 'directory' && found.node.children.size > 0 && !options.recursive)
-      throw new FileError('not_empty', `${normalized} is a directory that is not empty`, {
-        path: normalized,
-      });
+      throw notEmpty(normalized);
     found.parent.children.delete(found.name);
   }
 
@@ -188,8 +187,8 @@ export class SimulatedFiles implements ComputerFiles {
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
     const { node } = this.lookup(computer, normalized, true);
-    if (!node) throw notFound(normalized);
-    if (node.type !== 'directory') throw notDirectory(normalized);
+    assertExists(node, normalized);
+    assertDirectory(normalized, node.type);
     const pack = tar.pack();
     pack.on('error', () => {}); // its reader reports it
     const top = normalized === '/' ? '.' : baseName(normalized);
@@ -232,14 +231,13 @@ export class SimulatedFiles implements ComputerFiles {
     const { signal } = options;
     throwIfAborted(signal);
     const normalized = normalizeComputerPath(path);
-    assertWritable(normalized);
-    if (options.size !== undefined && options.size > options.maxBytes) throw tooLarge(options.maxBytes);
+    checkWriteRequest(normalized, options);
     const target = this.ensureDirectory(computer, normalized, options.parents);
     const used = this.usedBytes(computer);
     const checked = checkArchive(nodeReadable(body), {
       maxEntries: this.maxArchiveEntries,
       maxBytes: options.maxBytes,
-      quota: { left: Math.max(0, this.quotaBytes - used), limit: this.quotaBytes },
+      quota: quotaLeft(used, this.quotaBytes),
       ...SIMULATED_USER,
       signal,
     });
@@ -338,10 +336,9 @@ export class SimulatedFiles implements ComputerFiles {
         if (!(error instanceof FileError && error.reason === 'not_found')) throw error;
       }
       if (found?.node) {
-        if (found.node.type !== 'directory') throw notDirectory(at);
-        assertWritable(found.canonical);
+        assertWriteAncestor(at, found.node.type, found.canonical);
         if (missing.length === 0) return { node: found.node, canonical: found.canonical };
-        if (!parents) throw notFound(path);
+        assertParentsMade(path, missing.length, parents);
         let dir = found.node;
         let canonical = found.canonical;
         for (const name of missing.reverse()) {
@@ -357,13 +354,6 @@ export class SimulatedFiles implements ComputerFiles {
       at = parentOf(at);
     }
   }
-}
-
-/** `remove` refuses what is not under `/home` (and `/home` itself: the computer's volume). */
-function assertRemovable(path: string): void {
-  assertWritable(path);
-  if (path === WRITABLE_ROOT)
-    throw new FileError('read_only', `${WRITABLE_ROOT} itself cannot be removed`, { path });
 }
 
 async function addEntry(pack: tar.Pack, header: tar.Headers, data?: Uint8Array): Promise<void> {

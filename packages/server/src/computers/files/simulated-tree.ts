@@ -1,5 +1,6 @@
-import { FileError, type FileStat, type FileType } from './driver.js';
+import { type FileStat, type FileType, notFound } from './driver.js';
 import { baseName, segmentsOf } from './paths.js';
+import { assertLinkHops, assertParentDirectory } from './preconditions.js';
 
 /** A node of a SIMULATED computer's file tree; hard links share one `file` node. */
 export type SimNode =
@@ -9,9 +10,6 @@ export type SimNode =
   | { type: 'other'; mode: number; mtime: Date };
 
 export type SimDirectory = Extract<SimNode, { type: 'directory' }>;
-
-/** Symlinks followed in one lookup before it fails, as Linux's ELOOP bound. */
-export const MAX_SYMLINK_HOPS = 40;
 
 /** A new directory node. */
 export function directory(mode = 0o755): SimDirectory {
@@ -53,7 +51,7 @@ export interface Resolved {
 
 /**
  * Looks up a normalized path in the tree, resolving symlinks INSIDE it (an absolute target restarts at
- * this tree's root, `..` never climbs above it), at most {@link MAX_SYMLINK_HOPS} of them. The last
+ * this tree's root, `..` never climbs above it), at most `MAX_SYMLINK_HOPS` of them (preconditions.ts). The last
  * segment is followed when `followLast`. A missing intermediate directory is `not_found`, a file in
  * the middle `not_directory`; a missing last segment gives `node: undefined`.
  */
@@ -82,19 +80,17 @@ export function resolvePath(root: SimDirectory, path: string, followLast: boolea
           name: segment,
           canonical: joinCanonical(canonical(), segment),
         };
-      throw new FileError('not_found', `${path} does not exist`, { path });
+      throw notFound(path);
     }
     if (child.type === 'symlink' && (!last || followLast)) {
-      if (++hops > MAX_SYMLINK_HOPS)
-        throw new FileError('not_found', `${path}: too many levels of symbolic links`, { path });
+      assertLinkHops(++hops, path);
       if (child.target.startsWith('/')) stack.length = 0;
       pending.unshift(...child.target.split('/'));
       continue;
     }
     if (last)
       return { node: child, parent: dir, name: segment, canonical: joinCanonical(canonical(), segment) };
-    if (child.type !== 'directory')
-      throw new FileError('not_directory', `${path}: a parent is not a directory`, { path });
+    assertParentDirectory(path, child.type);
     stack.push({ name: segment, node: child });
   }
   // The path ended on `..` or a symlink to a directory: the top of the stack is where it leads.

@@ -18,8 +18,11 @@ import { HashingGate } from './hashing-gate.js';
 import { messagePage, PAGE_HEADERS, signinFormPage } from './page.js';
 import { CLI_CLIENT_ID } from './redirect.js';
 
-/** What {@link createSigninHandler} needs. */
-export interface SigninDeps {
+/**
+ * What {@link createSigninHandler} needs; `Env` is what the server's adapter passes along with each
+ * request (the Node adapter's `{ incoming, outgoing }`), read only by {@link SigninDeps.clientAddress}.
+ */
+export interface SigninDeps<Env = unknown> {
   db: Database;
   /**
    * The public origin of the service (e.g. `new URL(config.baseUrl).origin`): form posts from any
@@ -33,7 +36,7 @@ export interface SigninDeps {
    * The client's address, for rate limiting (e.g. the socket's remote address, from the adapter's
    * `env`). Default: none, so limits are per account.
    */
-  clientAddress?: (request: Request, env: unknown) => string | undefined;
+  clientAddress?: (request: Request, env: Env | undefined) => string | undefined;
   attempts?: SigninAttemptsOptions;
   /** Where the attempt counters live; default {@link counterStore} of `db` (shared on PostgreSQL). */
   counters?: CounterStore;
@@ -67,9 +70,9 @@ const MAX_FORM_BYTES = 16 * 1024;
  * const core = (request: Request) =>
  *   new URL(request.url).pathname.startsWith('/signin') ? signin(request) : api(request);
  */
-export function createSigninHandler(
-  deps: SigninDeps,
-): (request: Request, env?: unknown) => Promise<Response> {
+export function createSigninHandler<Env = unknown>(
+  deps: SigninDeps<Env>,
+): (request: Request, env?: Env) => Promise<Response> {
   const csrf = new Csrf(deps.csrfSecret);
   const attempts = new SigninAttempts(deps.counters ?? counterStore(deps.db), deps.attempts);
   const gate = new HashingGate(deps.hashConcurrency);

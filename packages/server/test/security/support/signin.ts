@@ -1,5 +1,7 @@
 // Drives the browser sign-in form (GET the form, POST it back) as a script would: one CSRF cookie and
 // token, reused for every post, against an in-process app or a real server on 127.0.0.1.
+import type { FetchHandler } from '../../../src/http/context.js';
+import type { NodeEnv } from '../../../src/http/node-env.js';
 import { s256 } from '../../../src/identity/signin/pkce.js';
 
 /** Anything that answers a web-standard request: `app.fetch` bound to a client address, or a socket. */
@@ -56,11 +58,11 @@ export function postSignin(
 }
 
 /** `app.fetch` as the Node adapter calls it, with `address` as the client's socket address. */
-export function fromAddress(
-  fetch: (request: Request, env?: unknown) => Promise<Response>,
-  address: string,
-): Send {
-  return (request) => fetch(request, { incoming: { socket: { remoteAddress: address } } });
+export function fromAddress(fetch: FetchHandler, address: string): Send {
+  // A stand-in for node's request: the server reads only its socket's address (not being a stream, the
+  // body is read from the `Request`), so the rest of node:http's objects is left out.
+  const env = { incoming: { socket: { remoteAddress: address } } } as unknown as NodeEnv;
+  return (request) => fetch(request, env);
 }
 
 /** Counts answers by status, plus `429:<policy>` for rate-limited ones. */
