@@ -122,9 +122,9 @@ describePostgres('computers read cache on two replicas', (engine) => {
       const settled = await call(one, 'GET', `/v1/operations/${box.body.operations[0].id}?wait=10`, token);
       expect(settled.body.operation.state).toBe('succeeded');
     }
-    /** Every page of a listing (2 a page), as `app` answers it. */
+    /** Every page of a listing (2 a page), as `app` answers it, byte for byte. */
     const pages = async (app: App, query: string) => {
-      const all: unknown[] = [];
+      const all: string[] = [];
       let cursor: string | null = null;
       do {
         const res = await call(
@@ -134,14 +134,8 @@ describePostgres('computers read cache on two replicas', (engine) => {
           token,
         );
         expect(res.status).toBe(200);
-        all.push(
-          res.body.computers.map((c: { id: string; name: string; state: string; labels: unknown }) => [
-            c.id,
-            c.name,
-            c.state,
-            c.labels,
-          ]),
-        );
+        // The cached replica answers the bytes it kept for a page; the deaf one renders every time.
+        all.push(res.text);
         cursor = res.body.next_cursor;
       } while (cursor);
       return all;
