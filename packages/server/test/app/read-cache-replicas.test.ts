@@ -157,6 +157,38 @@ describePostgres('computers read cache on two replicas', (engine) => {
     }
   });
 
+  test('reads racing writes never answer older than what was committed before they began', async () => {
+    const list = `${ws}/computers`;
+    const path = `${list}/${computer}`;
+    let committed = 0;
+    let writing = true;
+    const writes = (async () => {
+      for (let n = 1; n <= 100; n++) {
+        await writer.query(`UPDATE computers SET labels = jsonb_build_object('n', $2::text) WHERE id = $1`, [
+          computer,
+          String(n),
+        ]);
+        committed = n;
+      }
+      writing = false;
+    })();
+    /** Reads on the caching replica until the writes end; each answer is at least what was committed before it began. */
+    const reader = async () => {
+      let reads = 0;
+      while (writing) {
+        const floor = committed;
+        const [page, one] = await Promise.all([call(two, 'GET', list, token), call(two, 'GET', path, token)]);
+        const listed = page.body.computers.find((c: { id: string }) => c.id === computer);
+        expect(Number(listed.labels.n ?? 0)).toBeGreaterThanOrEqual(floor);
+        expect(Number(one.body.computer.labels.n ?? 0)).toBeGreaterThanOrEqual(floor);
+        reads++;
+      }
+      return reads;
+    };
+    const reads = await Promise.all([writes, ...Array.from({ length: 8 }, reader)]);
+    expect(reads.slice(1).every((n) => (n ?? 0) > 0)).toBe(true);
+  });
+
   test('a replica that cannot hear notifications reads the database, never its cache', async () => {
     const path = `${ws}/computers/${computer}`;
     for (const value of ['x', 'y']) {
