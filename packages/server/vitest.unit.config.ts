@@ -25,6 +25,7 @@ export const UNIT = [
   'test/operations/docker/agent-lines.test.ts',
   'test/operations/docker/pool-demand.test.ts',
   'test/operations/output-log.test.ts',
+  'test/paging.test.ts',
   'test/ratelimit-lease.test.ts',
   'test/ratelimit.test.ts',
   'test/repositories/read-cache.test.ts',

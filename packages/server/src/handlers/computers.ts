@@ -1,9 +1,11 @@
+import type { operations } from '@svc/contract';
 import { waitForComputerState } from '../computers/computer-waits.js';
 import { createLifetime, lifetimeChange } from '../computers/lifetimes.js';
 import { createComputerRecord, requestComputerAction } from '../computers/records.js';
 import { renderComputer, renderOperation } from '../computers/render.js';
 import { listImageRows } from '../computers/repositories/catalog.js';
 import {
+  type ComputerView,
   computerIn,
   computerNameTaken,
   readComputer,
@@ -16,8 +18,10 @@ import type { OperationRow } from '../computers/repositories/operations.js';
 import { COMPUTER_STATES, type ComputerState } from '../computers/states.js';
 import { setScreenAtCreate } from '../desktops/repositories/screens.js';
 import { placeNewComputer } from '../fleet/place.js';
+import { JsonBytes } from '../http/json-bytes.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
-import { pageRequest, toPage } from '../platform/paging.js';
+import type { Cursors, PageRequest } from '../platform/paging.js';
+import { pageRequest, samePageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
 import { snapshotForCreate } from './snapshots.js';
@@ -58,9 +62,32 @@ export const listComputers: Handler<'listComputers'> = async (ctx) => {
     after: page.after,
     limit: page.limit + 1,
   });
-  const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
-  return { status: 200, body: { computers: items.map(renderComputer), next_cursor, has_more } };
+  return { status: 200, body: pageAnswer(ctx.deps.cursors, page, rows) };
 };
+
+type ComputerPage = operations['listComputers']['responses'][200]['content']['application/json'];
+
+/** Each page read's answer, by the rows the read returned (see {@link pageAnswer}). */
+const pageAnswers = new WeakMap<
+  readonly ComputerView[],
+  { cursors: Cursors; page: PageRequest; body: JsonBytes<ComputerPage> }
+>();
+
+/**
+ * The answer to a page of computers, rendered and serialized once per page read: a hit of the read
+ * cache returns the very rows (the same array) it returned before, until a change drops them, so it
+ * answers the bytes made for them then, with nothing rendered, signed or stringified again. A page
+ * read again from the database is a new array, so a dropped page is never answered. The request is
+ * compared too (the cursor signs its filters), though the cache's key already pins it.
+ */
+function pageAnswer(cursors: Cursors, page: PageRequest, rows: ComputerView[]): JsonBytes<ComputerPage> {
+  const known = pageAnswers.get(rows);
+  if (known && known.cursors === cursors && samePageRequest(known.page, page)) return known.body;
+  const { items, next_cursor, has_more } = toPage(cursors, page, rows);
+  const body = JsonBytes.of<ComputerPage>({ computers: items.map(renderComputer), next_cursor, has_more });
+  pageAnswers.set(rows, { cursors, page, body });
+  return body;
+}
 
 export const getComputer: Handler<'getComputer'> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);

@@ -4,6 +4,7 @@ import type { ComputerDriver } from '../computers/driver.js';
 import type { OperationEvents } from '../computers/events.js';
 import type { ReadCache } from '../computers/repositories/read-cache.js';
 import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
+import type { JsonBytes } from '../http/json-bytes.js';
 import type { NodeEnv } from '../http/node-env.js';
 import type { EventStreamBody } from '../http/sse.js';
 import type { Access } from '../identity/access.js';
@@ -51,7 +52,7 @@ export type BodyOf<K extends OperationId> =
 type Responses<K extends OperationId> = Op<K>['responses'];
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } }
-  ? B
+  ? B | JsonBytes<B>
   : R extends { content: { 'text/event-stream': unknown } }
     ? EventStreamBody
     : R extends {
@@ -65,8 +66,9 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } }
 
 /**
  * What a handler answers: one of the operation's documented success statuses with the body the spec
- * gives it, so a handler that returns another shape does not compile; a `text/event-stream` response's
- * body is the {@link EventStreamBody} that writes it. Errors are thrown (`ApiError`).
+ * gives it, so a handler that returns another shape does not compile (a JSON body may come serialized
+ * already, as {@link JsonBytes} of that shape); a `text/event-stream` response's body is the
+ * {@link EventStreamBody} that writes it. Errors are thrown (`ApiError`).
  */
 export type Reply<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> };

@@ -4,6 +4,7 @@ import { ERROR_STATUS, type ErrorCode } from '../platform/errors.js';
 import type { RateLimitState } from '../platform/ratelimit.js';
 import { newRequestId } from '../platform/request-id.js';
 import type { OutgoingBytes } from './byte-body.js';
+import { JsonBytes } from './json-bytes.js';
 import type { NodeEnv } from './node-env.js';
 import { apiPath, pathOf } from './path.js';
 import { type EventStreamBody, eventStreamResponse } from './sse.js';
@@ -115,10 +116,11 @@ export class RequestContext {
 
   /**
    * A JSON response with {@link cors}, {@link headers}, `headers` and `Request-Id`; `body` undefined
-   * sends none (204).
+   * sends none (204). A {@link JsonBytes} body is sent as its bytes, serialized once beforehand.
    */
   json(status: number, body?: unknown, headers?: Record<string, string>): Response {
-    return new Response(body === undefined ? null : JSON.stringify(body), {
+    const payload = body === undefined ? null : body instanceof JsonBytes ? body.bytes : JSON.stringify(body);
+    return new Response(payload, {
       status,
       headers: {
         ...this.cors,

@@ -109,6 +109,22 @@ export function pageRequest(
 }
 
 /**
+ * Whether two page requests ask for the same page: the same limit, after the same id, for the same
+ * binding (compared key by key, as the cursor's signature covers it).
+ *
+ * @example
+ * samePageRequest(pageRequest(cursors, query, binding), pageRequest(cursors, query, { ...binding })); // true
+ */
+export function samePageRequest(a: PageRequest, b: PageRequest): boolean {
+  if (a.limit !== b.limit || a.after !== b.after) return false;
+  const keys = Object.keys(a.binding);
+  return (
+    keys.length === Object.keys(b.binding).length &&
+    keys.every((key) => Object.hasOwn(b.binding, key) && Object.is(a.binding[key], b.binding[key]))
+  );
+}
+
+/**
  * Cuts the `limit + 1` rows a keyset query fetched into a page: `has_more` when the extra row came
  * back, and then a signed `next_cursor` after the last row shown; `null` exactly when there is no more.
  *

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fetchHandler, RequestContext } from '../../src/http/context.js';
+import { JsonBytes } from '../../src/http/json-bytes.js';
 import type { Principal } from '../../src/identity/auth/authenticate.js';
 
 const ID = /^[0-9a-hjkmnp-tv-z]{27}$/;
@@ -48,6 +49,25 @@ describe('the request context', () => {
     });
     const empty = c.json(204);
     expect([empty.body, empty.headers.get('content-type')]).toEqual([null, null]);
+  });
+
+  it('answers a body serialized beforehand (JsonBytes) with the bytes and headers of the value itself', async () => {
+    const value = { computers: [{ id: 'c-1', name: 'zoë', labels: { é: '✓' } }], next_cursor: null };
+    const answer = async (body: unknown) => {
+      const c = new RequestContext(new Request('http://h/v1/me'));
+      c.cors = { 'access-control-allow-origin': '*' };
+      c.headers.ratelimit = '"principal";r=9;t=60';
+      const response = c.json(200, body, { 'x-extra': '1' });
+      const headers = Object.fromEntries(response.headers);
+      delete headers['request-id'];
+      return { status: response.status, headers, bytes: new Uint8Array(await response.arrayBuffer()) };
+    };
+    const serialized = JsonBytes.of(value);
+    const twice = [await answer(serialized), await answer(serialized)];
+    for (const sent of twice) expect(sent).toEqual(await answer(value));
+    expect(new TextDecoder().decode(twice[0]?.bytes)).toBe(JSON.stringify(value));
+    // Serialized again (an idempotency record), it is the value's JSON, not the object holding the bytes.
+    expect(JSON.stringify({ body: serialized })).toBe(JSON.stringify({ body: value }));
   });
 
   it('is made fresh for each request by fetchHandler', async () => {

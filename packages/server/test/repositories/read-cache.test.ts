@@ -244,6 +244,112 @@ describe('ReadCache', () => {
     expect(loads).toBe(5);
   });
 
+  describe('a hit whose entry changed while its barrier ran', () => {
+    /** A barrier that waits until `pass()`; every read waiting on it passes at once. */
+    function heldBarrier() {
+      let pass: () => void = () => {};
+      let gate = Promise.resolve();
+      return {
+        close: () => {
+          gate = new Promise<void>((resolve) => {
+            pass = resolve;
+          });
+        },
+        pass: () => pass(),
+        barrier: () => gate,
+      };
+    }
+    /** Loads that read `source.value` as they begin and answer it when released, in order. */
+    function slowLoads(source: { value: string }) {
+      const pending: (() => void)[] = [];
+      let n = 0;
+      return {
+        count: () => n,
+        release: () => pending.shift()?.(),
+        releaseAll: () => {
+          for (const resolve of pending.splice(0)) resolve();
+        },
+        load: async () => {
+          n++;
+          const seen = source.value;
+          await new Promise<void>((resolve) => pending.push(resolve));
+          return seen;
+        },
+      };
+    }
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    test('a newer entry stored meanwhile answers it, with no load of its own', async () => {
+      const gate = heldBarrier();
+      const cache = new ReadCache(gate.barrier);
+      const source = { value: 'v1' };
+      const { calls, load } = loader(source);
+      await cache.get(WS, 'k', load);
+      gate.close();
+      const waiting = cache.get(WS, 'k', load);
+      // Dropped by a change, then read again by a reader arriving after it: stored anew.
+      source.value = 'v2';
+      cache.invalidate(WS);
+      expect(await cache.get(WS, 'k', load)).toBe('v2');
+      gate.pass();
+      expect(await waiting).toBe('v2');
+      expect(calls.n).toBe(2);
+    });
+
+    test('dropped meanwhile, the readers that found it share one load begun after they arrived', async () => {
+      const gate = heldBarrier();
+      const cache = new ReadCache(gate.barrier);
+      const source = { value: 'v1' };
+      const loads = slowLoads(source);
+      const first = cache.get(WS, 'k', loads.load);
+      await settle();
+      loads.release();
+      await first;
+      gate.close();
+      const readers = [
+        cache.get(WS, 'k', loads.load),
+        cache.get(WS, 'k', loads.load),
+        cache.get(WS, 'k', loads.load),
+      ];
+      source.value = 'v2';
+      cache.invalidate(WS);
+      gate.pass();
+      await settle();
+      loads.releaseAll();
+      expect(await Promise.all(readers)).toEqual(['v2', 'v2', 'v2']);
+      expect(loads.count()).toBe(2);
+    });
+
+    test('a load under way when it arrived, which a change made stale, is not shared', async () => {
+      const gate = heldBarrier();
+      const cache = new ReadCache(gate.barrier);
+      const source = { value: 'a' };
+      const loads = slowLoads(source);
+      const options = { touches: () => (computerId: string) => computerId === 'mine' };
+      // One load under way; a change of another computer makes it stale but still stored, and a reader
+      // arriving then begins a second load: an entry and a load of the same key, side by side.
+      const storing = cache.get(WS, 'k', loads.load, options);
+      await settle();
+      cache.invalidate(WS, 'other');
+      const loading = cache.get(WS, 'k', loads.load, options);
+      await settle();
+      loads.release();
+      expect(await storing).toBe('a');
+      // A hit now finds the entry, with the second load under way; a change of its computer while
+      // the barrier runs drops the entry and makes that load stale: it must read again.
+      gate.close();
+      const reader = cache.get(WS, 'k', loads.load, options);
+      source.value = 'b';
+      cache.invalidate(WS, 'mine');
+      gate.pass();
+      await settle();
+      loads.releaseAll();
+      expect(await loading).toBe('a');
+      expect(await reader).toBe('b');
+      expect(loads.count()).toBe(3);
+    });
+  });
+
   test('switched off (SVC_READ_CACHE=off), every read loads and nothing is kept', async () => {
     const cache = new ReadCache(async () => {}, { enabled: false });
     const source = { value: 'a' };

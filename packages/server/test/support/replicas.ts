@@ -12,7 +12,7 @@ export const replicaConfig = loadConfig(
 );
 
 /**
- * One request to one replica; the body is parsed JSON (or undefined when empty).
+ * One request to one replica; the body is parsed JSON (or undefined when empty), `text` as it came.
  *
  * @example
  * const me = await callReplica(two, 'GET', '/v1/me', token);
@@ -23,7 +23,7 @@ export async function callReplica(
   path: string,
   token: string,
   body?: unknown,
-): Promise<Pick<Answer, 'status' | 'body'>> {
+): Promise<Pick<Answer, 'status' | 'body'> & { text: string }> {
   const response = await app.fetch(
     new Request(`${ORIGIN}${path}`, {
       method,
@@ -36,5 +36,5 @@ export async function callReplica(
     }),
   );
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, text };
 }

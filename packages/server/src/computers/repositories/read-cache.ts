@@ -57,7 +57,9 @@ export type Barrier = () => Promise<void>;
  *   way are remembered with their epoch and computer); one that raced only other computers' changes is.
  * - Reads of a key that arrive while a load of it is under way share that load, after the barrier,
  *   unless something of the workspace changed since it began (then they load on their own): a page
- *   dropped by a change costs one statement, not one per waiting reader.
+ *   dropped by a change costs one statement, not one per waiting reader. A hit answers what the
+ *   cache holds for its key once the barrier passed (the entry it found, or one stored since); if
+ *   that was dropped meanwhile, it shares a load begun since it arrived, if there is one.
  * - Entries live at most `ttlMs` (default 1 s), which bounds anything time-dependent in a row's
  *   visibility (a deleted computer answers by id for 7 days). The cache holds at most `maxRows` rows
  *   (default 20,000); past that it starts again from empty.
@@ -119,18 +121,29 @@ export class ReadCache {
     if (!this.#enabled) return load();
     const live = this.#entries.get(workspaceId)?.get(key);
     const hit = live && live.until > this.#now() ? live : undefined;
-    const flight = hit ? undefined : this.#flights.get(workspaceId)?.get(key);
+    const arrived = this.#flights.get(workspaceId)?.get(key);
+    const flight = hit ? undefined : arrived;
     if (hit || (flight && !flight.stale)) {
       let heard = true;
       await this.#barrier().catch(() => {
         heard = false;
         this.clear();
       });
-      // Still there after the barrier: nothing committed before this read touched the workspace.
-      if (heard && hit && this.#entries.get(workspaceId)?.get(key) === hit) return hit.value as T;
-      // A load of the same key under way, and nothing of the workspace changed since it began: its
-      // statement sees everything committed before this read, so its answer is this read's too.
-      if (heard && flight && !flight.stale) return flight.promise as Promise<T>;
+      if (heard) {
+        // An entry held after the barrier has heard every change committed before this read began:
+        // one that could touch it dropped it, or kept it from being stored. So it answers, whether it
+        // is the entry this read found or a newer one stored meanwhile (under load, pages are stored
+        // again all the time: taking only the one found sent every reader to the database).
+        const held = this.#entries.get(workspaceId)?.get(key);
+        if (held && held.until > this.#now()) return held.value as T;
+        // A load of the same key under way, and nothing of the workspace changed since it began: its
+        // statement sees everything committed before this read, so its answer is this read's too.
+        if (flight && !flight.stale) return flight.promise as Promise<T>;
+        // A load begun after this read arrived (it was dropped while the barrier ran): its statement
+        // is later than this read's start, whatever changed since. The readers the drop found share it.
+        const later = this.#flights.get(workspaceId)?.get(key);
+        if (later && later !== arrived) return later.promise as Promise<T>;
+      }
     }
     const started = this.#epoch;
     const now = this.#now();
