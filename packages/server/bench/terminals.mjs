@@ -3,7 +3,9 @@
 // socket), in one run:
 //   (a) a keystroke's round trip: one byte written, its echo read back. Through the API: POST …/input,
 //       then the `output` event that carries it on the open stream; on the Engine: a byte on the
-//       hijacked socket, its echo on the same socket. Same program both ways (the image's shell).
+//       hijacked socket, its echo on the same socket. Same program both ways (the image's shell). In
+//       turn with both, a bare node:http POST of one byte: the least any keystroke sent as an HTTP
+//       request adds to the Engine's echo (the floor row).
 //   (b) `cat` of a 10 MiB file in a shell, timed from the typed line to the terminal's end (`; exit`),
 //       through the terminal's output stream vs the Engine's socket; bytes received are counted.
 //   (c) many open terminals on one replica: the server's RSS before and after, per terminal.
@@ -269,7 +271,19 @@ async function main() {
       () => [bare.text(), bare.bytes()],
     );
     await sleep(300); // the shells' first redraws (a resize, a cursor query) are not echoes
-    const keystroke = { api: [], engine: [] };
+    // The floor of any HTTP request: a bare node:http server answering a POST of one byte with 204,
+    // asked the same way (fetch, same headers), in turn with the other two.
+    const bareHttp = http.createServer((req, res) => {
+      req.on('error', () => {});
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise((resolve) => bareHttp.listen(0, '127.0.0.1', resolve));
+    const bareUrl = `http://127.0.0.1:${bareHttp.address().port}/input`;
+    const keystroke = { api: [], engine: [], post: [] };
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       if (i % 40 === 39) {
         // A line of 40 a's is killed (Ctrl-U) so no line wraps; outside the timing.
@@ -291,7 +305,17 @@ async function main() {
       while (bare.bytes() === seen) await new Promise((resolve) => setImmediate(resolve));
       if (i >= WARMUP) keystroke.engine.push(performance.now() - started);
       await sleep(10);
+      started = performance.now();
+      const posted = await fetch(bareUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+        body: 'a',
+      });
+      await posted.arrayBuffer();
+      if (i >= WARMUP) keystroke.post.push(performance.now() - started);
+      await sleep(10);
     }
+    bareHttp.close();
     bare.socket.end('exit\r');
     apiStream.close();
     await api(base, token, 'DELETE', apiTerminal);
@@ -362,6 +386,7 @@ async function main() {
     };
     const ka = stat(keystroke.api);
     const ke = stat(keystroke.engine);
+    const kp = stat(keystroke.post);
     const ca = stat(cat.api).p50;
     const ce = stat(cat.engine).p50;
     const mibps = (bytes, ms) => bytes / 1024 / 1024 / (ms / 1000);
@@ -376,6 +401,9 @@ async function main() {
     out.push('|---|---|---|---|---|---|');
     out.push(
       `| keystroke echo p50 | ${round(ka.p50)} ms | ${round(ke.p50)} ms | ×${(ka.p50 / ke.p50).toFixed(2)} | ≤ 30 ms, ≤ ×1.5 | ${ka.p50 <= 30 && ka.p50 / ke.p50 <= 1.5 ? 'yes' : 'no'} |`,
+    );
+    out.push(
+      `| floor: Engine echo + a bare node:http POST of one byte (${round(kp.p50)} ms), p50 | ${round(ke.p50 + kp.p50)} ms | ${round(ke.p50)} ms | ×${((ke.p50 + kp.p50) / ke.p50).toFixed(2)} | — | — |`,
     );
     out.push(
       `| keystroke echo p99 | ${round(ka.p99)} ms | ${round(ke.p99)} ms | ×${(ka.p99 / ke.p99).toFixed(2)} | — | — |`,
