@@ -18,6 +18,7 @@ import {
   listTerminalRows,
   resizeTerminalRow,
   type TerminalRow,
+  terminalById,
   terminalOf,
   terminalOutputAfter,
   terminalOutputBounds,
@@ -243,7 +244,7 @@ export const getComputerTerminalScreen: Handler<'getComputerTerminalScreen'> = a
 export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput'> = async (ctx) => {
   const { workspace, terminal } = await terminalIn(ctx);
   const cursor = streamCursor(ctx.request, ctx.query.after);
-  const { first } = await terminalOutputBounds(ctx.db, terminal.id);
+  const { first, last } = await terminalOutputBounds(ctx.db, terminal.id);
   // Without a cursor the stream starts at the oldest event kept; a cursor before it missed dropped output.
   const endAtOnce = cursor !== undefined && first > 0 && cursor < first - 1 ? 'cursor_expired' : undefined;
   if (terminal.state === 'open') await touchTerminal(ctx.db, terminal.id);
@@ -253,6 +254,10 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
   // This reader's pace, for the program's back-pressure: registered at its first read, where it is
   // once each event is written, gone when the stream ends.
   let reader: TerminalReader | undefined;
+  // A cursor past the log's last event names events the holder handed its readers from memory before
+  // their append committed: they come (the holder goes on), or, should the holder have ended first,
+  // never do, and the stream ends at once when the terminal is closed.
+  let ahead = cursor !== undefined && cursor > last;
   return followed(ctx, workspace.id, {
     wakeups: ctx.deps.terminals.output,
     key: terminal.id,
@@ -265,7 +270,12 @@ export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput
         ctx.deps.terminals.recentAfter(terminal.id, after, 200) ??
         (await terminalOutputAfter(ctx.db, terminal.id, after, 200));
       const takesOldest = fromOldest;
-      if (records.length > 0) fromOldest = false;
+      if (records.length > 0) {
+        fromOldest = false;
+        ahead = false;
+      } else if (ahead && (await terminalById(ctx.db, terminal.id))?.state !== 'open') {
+        return { events: [], last: after, final: false, more: false, expired: true };
+      }
       // A reader is use: the terminal is not idle while someone reads it.
       if (Date.now() - touched > 10_000) {
         touched = Date.now();

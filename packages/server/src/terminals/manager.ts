@@ -14,10 +14,13 @@ import { Wakeups } from '../streams/wakeups.js';
 import { cutChunks } from './output.js';
 import {
   appendTerminalOutput,
+  beatHolder,
   closeTerminalRow,
+  forgetHolder,
   heldOnStoppedComputers,
   idleTerminals,
   insertTerminalWithin,
+  orphanedTerminals,
   purgeClosedTerminals,
   sendToHolder,
   TERMINAL_COMPUTER_CHANNEL,
@@ -32,6 +35,10 @@ import {
 
 /** How often idle and expired terminals are looked for. */
 const SWEEP_MS = 30_000;
+/** How often a replica holding terminals says it is alive (`terminal_holders`). */
+const BEAT_MS = 10_000;
+/** A holder silent so long is gone: its open terminals are ended by whichever replica sweeps next. */
+const GONE_SECONDS = 45;
 /**
  * A reader whose client has not taken an event for so long holds no program back: it stopped reading,
  * or takes less than an event (at most 64 KiB) a second. A reader slow for the server's own reasons
@@ -161,6 +168,8 @@ export class Terminals {
   readonly #now: () => number;
   #unlisten: (() => Promise<void>)[] = [];
   #sweep: NodeJS.Timeout | undefined;
+  #beat: NodeJS.Timeout | undefined;
+  #beating: Promise<void> | undefined;
   #stopped = false;
 
   constructor(options: {
@@ -208,6 +217,26 @@ export class Terminals {
     this.#sweep.unref();
   }
 
+  /** Says this replica is alive while it holds a terminal (and once more after its last ended). */
+  #beatSoon(): void {
+    if (this.#beat || this.#stopped) return;
+    const beat = () => {
+      // One at a time; a beat that fails (the database away) is tried at the next.
+      this.#beating ??= beatHolder(this.#db, this.holder)
+        .catch(() => {})
+        .finally(() => {
+          this.#beating = undefined;
+        });
+      if (this.#sessions.size === 0) {
+        clearInterval(this.#beat);
+        this.#beat = undefined;
+      }
+    };
+    beat();
+    this.#beat = setInterval(beat, BEAT_MS);
+    this.#beat.unref();
+  }
+
   /**
    * Opens a program on a PTY and records the terminal, held here. The PTY is opened first: a computer
    * that cannot run one leaves no row. The quotas are counted again as the row is written, under the
@@ -225,6 +254,8 @@ export class Terminals {
     pty.onData((bytes) => this.#take(session, bytes));
     pty.onExit((code) => void this.#exited(session, code));
     this.#sessions.set(session.id, session);
+    this.#beatSoon();
+    await this.#beating;
     let row: TerminalRow;
     try {
       const inserted = await insertTerminalWithin(
@@ -438,6 +469,9 @@ export class Terminals {
       session.pty.hangup();
     }
     await this.#endOnStoppedComputers();
+    // Terminals of a replica that ended without closing them (killed): their readers get the end.
+    for (const id of await orphanedTerminals(this.#db, GONE_SECONDS))
+      await closeTerminalRow(this.#db, id, { exitCode: undefined, reason: 'server_stopped' });
     await purgeClosedTerminals(this.#db, new Date(now - this.config.retentionSeconds * 1000));
   }
 
@@ -446,6 +480,8 @@ export class Terminals {
     if (this.#stopped) return;
     this.#stopped = true;
     clearInterval(this.#sweep);
+    clearInterval(this.#beat);
+    this.#beat = undefined;
     const sessions = [...this.#sessions.values()];
     for (const session of sessions) {
       session.ending = 'server_stopped';
@@ -455,6 +491,8 @@ export class Terminals {
     // Rows this replica held without a session (a failed start) end too.
     for (const id of await terminalsHeldBy(this.#db, this.holder).catch(() => [] as string[]))
       await closeTerminalRow(this.#db, id, { exitCode: undefined, reason: 'server_stopped' }).catch(() => {});
+    await this.#beating;
+    await forgetHolder(this.#db, this.holder).catch(() => {});
     for (const unlisten of this.#unlisten) await unlisten().catch(() => {});
     this.#unlisten = [];
   }

@@ -8,7 +8,11 @@ import { Listeners, type Pty } from '../../src/computers/terminals/driver.js';
 import type { Database, Queryable } from '../../src/platform/db/database.js';
 import { newId } from '../../src/platform/ids.js';
 import { Terminals } from '../../src/terminals/manager.js';
-import { terminalOutputAfter } from '../../src/terminals/repositories/terminals.js';
+import {
+  insertTerminal,
+  terminalById,
+  terminalOutputAfter,
+} from '../../src/terminals/repositories/terminals.js';
 import { describeEngines } from '../support/databases.js';
 import { createWorkspace } from '../support/fixtures.js';
 
@@ -170,5 +174,41 @@ describeEngines('the replica holding a terminal', (engine) => {
     expect(events.filter((event) => event.event === 'output').map((event) => Number(event.sequence))).toEqual(
       [1],
     );
+  });
+
+  test("a holder that went silent has its open terminals ended by another replica's sweep; one that never said it was alive is left", async () => {
+    const row = await open();
+    const other = new Terminals({
+      db,
+      config: terminals.config,
+      driver: undefined,
+      audit: () => {},
+    });
+    await other.sweep();
+    expect((await terminalById(db, row.id))?.state).toBe('open');
+    // A replica of an earlier version holds one too, and never writes terminal_holders.
+    const old = await insertTerminal(db, {
+      id: newId(),
+      workspace_id: computer.workspace_id,
+      computer_id: computer.id,
+      cols: 80,
+      rows: 24,
+      command: ['/bin/sh'],
+      cwd: null,
+      holder: 'a-replica-of-an-earlier-version',
+      created_by: 'someone',
+    });
+    // The holder stops saying it is alive (as a killed replica would).
+    await db.query(`UPDATE terminal_holders SET seen_at = now() - interval '1 hour' WHERE holder = $1`, [
+      terminals.holder,
+    ]);
+    await other.sweep();
+    const ended = await terminalById(db, row.id);
+    expect(ended).toMatchObject({ state: 'closed', end_reason: 'server_stopped', exit_code: null });
+    const events = await terminalOutputAfter(db, row.id, 0, 200);
+    expect(events.at(-1)).toMatchObject({ event: 'exit', data: { reason: 'server_stopped' } });
+    expect((await terminalById(db, old.id))?.state).toBe('open');
+    await db.query(`UPDATE terminals SET state = 'closed', closed_at = now() WHERE id = $1`, [old.id]);
+    await other.stop();
   });
 });

@@ -210,6 +210,19 @@ describeEngines('terminals (simulated driver)', (engine) => {
     expect(end.data).toMatchObject({ reason: 'closed', exit_code: 129 });
   });
 
+  test('a cursor past the log of a closed terminal (ids its ended holder never logged) ends at once: cursor_expired', async () => {
+    const { body } = await open();
+    const id = body.terminal.id;
+    const first = await follow(id);
+    await close(id);
+    const end = await first.waitFor((e) => e.event === 'exit');
+    const back = await follow(id, { 'last-event-id': String(Number(end.id) + 3) });
+    const ended = await back.waitFor((e) => e.event === 'stream.ended');
+    expect(ended).toMatchObject({ data: { reason: 'cursor_expired', reconnect: false } });
+    expect(ended.id).toBe(String(Number(end.id) + 3));
+    expect(back.events.filter((e) => e.event === 'output' || e.event === 'exit')).toEqual([]);
+  });
+
   test('bytes that are not UTF-8 are kept exact', async () => {
     const { body } = await open();
     const id = body.terminal.id;

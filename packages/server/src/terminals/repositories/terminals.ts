@@ -308,6 +308,39 @@ export async function takeInbox(db: Queryable, id: string): Promise<InboxRecord[
     });
 }
 
+/** `holder` is alive now (its row in `terminal_holders`, migration 024). */
+export async function beatHolder(db: Queryable, holder: string): Promise<void> {
+  await db.query(
+    `INSERT INTO terminal_holders (holder, seen_at) VALUES ($1, now())
+     ON CONFLICT (holder) DO UPDATE SET seen_at = now()`,
+    [holder],
+  );
+}
+
+/** `holder` stopped, its terminals closed: it is judged no more. */
+export async function forgetHolder(db: Queryable, holder: string): Promise<void> {
+  await db.query('DELETE FROM terminal_holders WHERE holder = $1', [holder]);
+}
+
+/**
+ * Open terminals whose holder has not said it is alive for `seconds` (it ended without closing them);
+ * holders so silent that hold no open terminal any more are forgotten.
+ */
+export async function orphanedTerminals(db: Queryable, seconds: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH gone AS (
+       SELECT holder FROM terminal_holders WHERE seen_at < now() - make_interval(secs => $1)
+     ), forgotten AS (
+       DELETE FROM terminal_holders h USING gone
+        WHERE h.holder = gone.holder
+          AND NOT EXISTS (SELECT 1 FROM terminals t WHERE t.holder = gone.holder AND t.state = 'open')
+     )
+     SELECT t.id FROM terminals t JOIN gone ON gone.holder = t.holder WHERE t.state = 'open'`,
+    [seconds],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** Open terminals held by `holder` (a replica ending its terminals when it stops). */
 export async function terminalsHeldBy(db: Queryable, holder: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
