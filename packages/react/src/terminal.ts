@@ -118,6 +118,14 @@ export function useTerminal(options: UseTerminalOptions): TerminalSession {
       if (listeners.current.size === 0) backlog.current.push(bytes);
       for (const listener of listeners.current) listener(bytes);
     };
+    // Another terminal (or the same again): nothing of the last one's carries over, and nothing is
+    // typed into it meanwhile.
+    ref.current = undefined;
+    backlog.current = [];
+    setTerminal(undefined);
+    setExitCode(undefined);
+    setError(undefined);
+    setSkippedBytes(0);
     (async () => {
       setStatus('opening');
       const opened =

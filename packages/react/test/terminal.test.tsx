@@ -2,7 +2,8 @@
 // useTerminal against the simulated terminal handlers (@svc/react/msw's terminalHandlers, in Node): the
 // output reaches an onData listener (what came before it too), write types in order, resize changes the
 // size, the exit code ends it; React's second run of the effect gets the same terminal back; output
-// lost because the page fell behind what the service keeps is counted (`skippedBytes`).
+// lost because the page fell behind what the service keeps is counted (`skippedBytes`), and forgotten
+// when the hook attaches to another terminal.
 import { createClient } from '@svc/client';
 import { act, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
@@ -78,8 +79,16 @@ describe('useTerminal', () => {
       ),
     );
     try {
-      const { result } = renderHook(() =>
-        useTerminal({ client, workspace: 'dev', computer: 'box', open: { cols: 40, rows: 10 } }),
+      const { result, rerender } = renderHook(
+        ({ attach }: { attach: string | undefined }) =>
+          useTerminal({
+            client,
+            workspace: 'dev',
+            computer: 'box',
+            terminal: attach,
+            open: { cols: 40, rows: 10 },
+          }),
+        { initialProps: { attach: undefined as string | undefined } },
       );
       let seen = '';
       const stop = result.current.onData((bytes) => {
@@ -91,6 +100,11 @@ describe('useTerminal', () => {
       expect(result.current.exitCode).toBe(0);
       expect(connections).toBe(2);
       stop();
+      // Attached to another terminal, nothing of this one's carries over.
+      rerender({ attach: 'another' });
+      await waitFor(() => expect(result.current.status).not.toBe('closed'));
+      expect(result.current.skippedBytes).toBe(0);
+      expect(result.current.exitCode).toBeUndefined();
     } finally {
       server.resetHandlers();
     }
