@@ -14,8 +14,8 @@ import { fieldsOf, renderShape, rfc3339, type WireShape } from './wire-shape.js'
 //
 // A resource the event log records is described once, as a WireShape: the API renders it by walking
 // the description, and the event log's snapshot of it (the SQL of `svc_event_snapshot`, made by
-// snapshot-sql.ts and installed at start-up) keeps exactly the values of the row the description
-// reads. A new field is one line here: no migration, no second list.
+// repositories/event-snapshot.ts and installed at start-up) keeps exactly the values of the row the
+// description reads. A new field is one line here: no migration, no second list.
 
 const time = rfc3339;
 

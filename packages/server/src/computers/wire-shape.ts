@@ -1,7 +1,7 @@
 // A resource's wire shape, written once as data (render.ts holds them): which values of its row each
 // field of the spec's schema reads and how it shows them. The API's renderers walk it, and
-// snapshot-sql.ts makes from it the SQL that keeps those values in the event log, so an event can
-// show a resource exactly as the API does without a second list of its fields.
+// repositories/event-snapshot.ts makes from it the SQL that keeps those values in the event log, so
+// an event can show a resource exactly as the API does without a second list of its fields.
 
 /** How a value of the row is kept in an event's snapshot: as it is, or a time as RFC 3339 text. */
 export type Encoding = 'plain' | 'time';
@@ -18,7 +18,7 @@ export interface Field<Row, Options, Value> {
   readonly render: (row: Row, options: Options) => Value | undefined;
 }
 
-/** Where the event log's snapshot of a resource reads its row (see snapshot-sql.ts). */
+/** Where the event log's snapshot of a resource reads its row (see repositories/event-snapshot.ts). */
 export interface SnapshotSource {
   /** The resource's table: the snapshot function's row parameter `r`. */
   table: string;
