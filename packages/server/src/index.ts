@@ -2,6 +2,11 @@ export type { App, AppOptions, ResponseValidation } from './compose/app.js';
 export { createApp } from './compose/app.js';
 export type { BootstrapOptions, BootstrapResult } from './compose/bootstrap.js';
 export { BootstrapError, bootstrap, bootstrapMessage } from './compose/bootstrap.js';
+// The server's database: its migrations, then the event log's snapshot functions from the wire shapes.
+export {
+  migrateServerDatabase as migrate,
+  openServerDatabase as openDatabase,
+} from './compose/database.js';
 export { housekeeping } from './compose/housekeeping.js';
 export { seedSandbox } from './compose/sandbox.js';
 export type {
@@ -54,7 +59,6 @@ export { createSigninHandler, setLocalAccount } from './identity/signin/index.js
 export type { Config, Quotas } from './platform/config.js';
 export { ConfigError, loadConfig } from './platform/config.js';
 export type { Database, Queryable, QueryResult } from './platform/db/index.js';
-export { migrate, openDatabase } from './platform/db/index.js';
 export type { ErrorCode, ErrorEnvelope, FieldViolation } from './platform/errors.js';
 export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './platform/errors.js';
 export type { IdempotencyScope, IdempotentOutcome, StoredResponse } from './platform/idempotency.js';

@@ -9,7 +9,6 @@ import { compileRouter } from '../http/router.js';
 import { compileValidator } from '../http/validation.js';
 import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
-import { openDatabase } from '../platform/db/open.js';
 import type { Log } from '../platform/observe/log.js';
 import { createLoggerSync, parseLogLevel } from '../platform/observe/logger.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
@@ -17,6 +16,7 @@ import type { postWebhook, Resolve } from '../webhooks/outbound.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import { createApi, type ResponseValidation } from './api.js';
 import { authentication } from './authentication.js';
+import { openServerDatabase } from './database.js';
 import { createDeps } from './deps.js';
 import { dispatcher } from './dispatch.js';
 import { openDockerDriver } from './docker.js';
@@ -95,7 +95,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger: createLoggerSync({ level: parseLogLevel(process.env.LOG_LEVEL) }),
   };
   const log: Log = options.log ?? ((message, fields) => observe.logger.error(fields, message));
-  const opened = options.db ?? (await openDatabase(config));
+  const opened = options.db ?? (await openServerDatabase(config));
   // With tracing on, every query made while serving a request gets a span (src/observe/tracing.ts).
   const db = observe.tracing ? observe.tracing.database(opened) : opened;
   const document = loadDocument();

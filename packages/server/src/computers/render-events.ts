@@ -11,9 +11,10 @@ import {
 import type { OutputEvent } from './repositories/operation-output.js';
 import type { OperationRow } from './repositories/operations.js';
 
-// A workspace's event log (design §14) keeps each resource as its row, in the shape the repositories
-// read it with timestamps already RFC 3339 text (migration 013); these render an event from it with
-// render.ts, so an event shows a resource exactly as the API does.
+// A workspace's event log (design §14) keeps each resource as the values of its row its wire shape
+// reads, timestamps already RFC 3339 text (render.ts, taken by the SQL repositories/event-snapshot.ts
+// makes from it); these render an event from it with render.ts, so an event shows a resource exactly
+// as the API does.
 
 /** The `data` of a workspace event: the envelope and the resource under its noun. */
 export type WorkspaceEventData =

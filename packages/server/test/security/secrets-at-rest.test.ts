@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createApp } from '../../src/compose/app.js';
+import { migrateServerDatabase } from '../../src/compose/database.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { Database } from '../../src/platform/db/database.js';
-import { migrate } from '../../src/platform/db/migrate.js';
 import { openPglite } from '../../src/platform/db/pglite.js';
 import { newId } from '../../src/platform/ids.js';
 import { createClusterDatabase } from '../cluster/processes.js';
@@ -227,7 +227,7 @@ describe('the PGlite files hold no private key', { timeout: 60_000 }, () => {
     try {
       const dataDir = join(home, 'data');
       const db = await openPglite(dataDir);
-      await migrate(db);
+      await migrateServerDatabase(db);
       const app = await createApp({
         config: loadConfig(
           { SVC_BASE_URL: BASE_URL, SVC_RATE_LIMITS: 'off', SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: key },

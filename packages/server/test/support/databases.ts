@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@svc/tools/postgres';
 import { afterAll, describe, inject } from 'vitest';
+import { migrateServerDatabase } from '../../src/compose/database.js';
 import type { Database } from '../../src/platform/db/database.js';
-import { migrate } from '../../src/platform/db/migrate.js';
 import { openPglite } from '../../src/platform/db/pglite.js';
 import { type ConnectionBounds, openPostgres } from '../../src/platform/db/postgres.js';
 
@@ -39,7 +39,7 @@ function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; clean
       if (name === 'pglite') {
         // ~3 s of WASM start-up each (more under load): suites open one and share it between tests.
         const db = track(await openPglite(undefined));
-        if (options.migrate !== false) await migrate(db);
+        if (options.migrate !== false) await migrateServerDatabase(db);
         return db;
       }
       if (!probe.reachable)
@@ -54,7 +54,7 @@ function engine(name: EngineUnderTest['name']): { engine: EngineUnderTest; clean
         }),
       );
       urls.set(db, url);
-      if (options.migrate !== false) await migrate(db);
+      if (options.migrate !== false) await migrateServerDatabase(db);
       return db;
     },
     async replica(of, options = {}) {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { hasPrincipals } from '../../identity/repositories/principals.js';
 import { LocalAccountError, setLocalAccount } from '../../identity/signin/accounts.js';
 import { ConfigError, loadConfig } from '../../platform/config.js';
-import { openDatabase } from '../../platform/db/open.js';
+import { openServerDatabase } from '../database.js';
 
 /** Where `svc-server account` reads and writes; `main.ts` passes the process's, tests their own. */
 export interface AccountCommandIo {
@@ -75,7 +75,7 @@ export async function runAccountCommand(argv: readonly string[], io: AccountComm
 
   const password = (await readAll(io.stdin)).replace(/\r?\n$/, '');
   try {
-    const db = await openDatabase(loadConfig(io.env, { sandbox: false }));
+    const db = await openServerDatabase(loadConfig(io.env, { sandbox: false }));
     try {
       // Bootstrap runs only on a database without principals: an account added first would stop the
       // server from ever creating its owner, workspace and key file.

@@ -14,9 +14,9 @@ import {
 import { serverSecretKey } from '../../identity/auth/secret-key.js';
 import { ConfigError, loadConfig, capacity as parseCapacity } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
-import { openDatabase } from '../../platform/db/open.js';
 import { newId } from '../../platform/ids.js';
 import { HOST_KEYS, SecretBox } from '../../platform/secrets.js';
+import { openServerDatabase } from '../database.js';
 
 /** Where `svc-server hosts` reads and writes; `main.ts` passes the process's, tests their own. */
 export interface HostsCommandIo {
@@ -122,7 +122,7 @@ export async function runHostsCommand(argv: readonly string[], io: HostsCommandI
   }
   try {
     const config = loadConfig(io.env, { sandbox: false });
-    const db = io.db ?? (await openDatabase(config));
+    const db = io.db ?? (await openServerDatabase(config));
     try {
       return await run(parsed, db, config, io);
     } finally {

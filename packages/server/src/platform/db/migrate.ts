@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Database } from './database.js';
+import type { Database, Queryable } from './database.js';
 
 /** One versioned SQL file, `NNN_name.sql`. */
 export interface Migration {
@@ -8,6 +8,16 @@ export interface Migration {
   name: string;
   sql: string;
   checksum: string;
+}
+
+/**
+ * SQL the server makes rather than keeps in a file (the event log's snapshot functions): installed
+ * after the numbered migrations, in their transaction and under their lock, whenever it differs from
+ * what the database last installed under `name`. Its SQL must be re-runnable (`CREATE OR REPLACE`).
+ */
+export interface RepeatableStep {
+  name: string;
+  sql: string;
 }
 
 /** The migrations directory did not hold what it should, or the database disagrees with it. */
@@ -54,12 +64,17 @@ export function loadMigrations(dir: URL = new URL('./migrations/', import.meta.u
  * Brings the schema up to date, in one transaction, under `pg_advisory_xact_lock`: when several
  * replicas start at once, one migrates and the others wait, then find nothing to do. An applied
  * migration whose file changed since is an error (edit by adding a new migration, never in place).
- * Returns the versions it applied.
+ * Then installs each of `repeatable` whose SQL differs from what the database last installed under
+ * its name (see {@link RepeatableStep}). Returns the versions it applied.
  *
  * @example
  * const applied = await migrate(db); // [1] on an empty database, [] afterwards
  */
-export async function migrate(db: Database, migrations: Migration[] = loadMigrations()): Promise<number[]> {
+export async function migrate(
+  db: Database,
+  migrations: Migration[] = loadMigrations(),
+  repeatable: readonly RepeatableStep[] = [],
+): Promise<number[]> {
   return db.transaction(async (tx) => {
     // A migration may rewrite a large table, and a replica starting beside another waits here for
     // the other's migrations: neither is a request, so the connection's bounds are lifted for it.
@@ -102,6 +117,31 @@ export async function migrate(db: Database, migrations: Migration[] = loadMigrat
       ]);
       applied.push(migration.version);
     }
+    await installRepeatable(tx, repeatable);
     return applied;
   });
+}
+
+/** Installs each step whose checksum differs from the one recorded in `schema_repeatables`. */
+async function installRepeatable(tx: Queryable, steps: readonly RepeatableStep[]): Promise<void> {
+  if (steps.length === 0) return;
+  await tx.exec(`CREATE TABLE IF NOT EXISTS schema_repeatables (
+    name text PRIMARY KEY,
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const { rows } = await tx.query<{ name: string; checksum: string }>(
+    'SELECT name, checksum FROM schema_repeatables',
+  );
+  const installed = new Map(rows.map((row) => [row.name, row.checksum]));
+  for (const step of steps) {
+    const checksum = createHash('sha256').update(step.sql).digest('hex');
+    if (installed.get(step.name) === checksum) continue;
+    await tx.exec(step.sql);
+    await tx.query(
+      `INSERT INTO schema_repeatables (name, checksum) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`,
+      [step.name, checksum],
+    );
+  }
 }

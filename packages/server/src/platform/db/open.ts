@@ -1,5 +1,5 @@
 import type { Database } from './database.js';
-import { migrate } from './migrate.js';
+import { migrate, type RepeatableStep } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { type ConnectionBounds, openPostgres } from './postgres.js';
 
@@ -14,6 +14,8 @@ export interface OpenDatabaseOptions {
   dbBounds?: Partial<ConnectionBounds>;
   /** Apply pending migrations (default true). */
   migrate?: boolean;
+  /** What to install after the migrations when it changed (the event log's snapshot functions). */
+  repeatable?: readonly RepeatableStep[];
 }
 
 /**
@@ -32,7 +34,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       })
     : await openPglite(options.dataDir);
   try {
-    if (options.migrate !== false) await migrate(db);
+    if (options.migrate !== false) await migrate(db, undefined, options.repeatable);
   } catch (error) {
     await db.close().catch(() => {});
     throw error;
