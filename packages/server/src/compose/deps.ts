@@ -9,7 +9,6 @@ import type { AppDeps } from '../handlers/types.js';
 import { AccessTokens } from '../identity/auth/access-token.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
 import { ServerKeys } from '../identity/auth/signing-keys.js';
-import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import { Cursors, loadCursorSecret } from '../platform/paging.js';
 import { POLICY_WIRE_NAMES, RateLimiter } from '../platform/ratelimit.js';
@@ -19,6 +18,7 @@ import { Streams } from '../streams/registry.js';
 import { Wakeups } from '../streams/wakeups.js';
 import { Terminals } from '../terminals/manager.js';
 import { type Resolve, systemResolve } from '../webhooks/outbound.js';
+import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 
 /**

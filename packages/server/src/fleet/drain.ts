@@ -5,7 +5,7 @@ import type { DriverComputer } from '../computers/driver.js';
 import { requestComputerAction } from '../computers/records.js';
 import type { ComputerRow } from '../computers/repositories/computers.js';
 import { forgetPoolClaim } from '../computers/repositories/warm-pool.js';
-import type { Config } from '../platform/config.js';
+import type { BaseConfig as Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import type { SecretBox } from '../platform/secrets.js';
 import { engineClient } from './fleet-driver.js';

@@ -19,7 +19,7 @@ import { DriverError } from '../computers/driver.js';
 import type { ComputerFiles } from '../computers/files/driver.js';
 import type { ProcessDriver } from '../computers/processes/driver.js';
 import type { TerminalDriver } from '../computers/terminals/driver.js';
-import type { Config } from '../platform/config.js';
+import type { BaseConfig as Config } from '../platform/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
 import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
 import {

@@ -12,7 +12,7 @@ import type { AccessTokens } from '../identity/auth/access-token.js';
 import type { Principal } from '../identity/auth/authenticate.js';
 import type { WithoutAccessToken } from '../identity/auth/route-security.js';
 import type { ServerKeys } from '../identity/auth/signing-keys.js';
-import type { Config } from '../platform/config.js';
+import type { BaseConfig as Config } from '../platform/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
 import type { Cursors } from '../platform/paging.js';
 import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';

@@ -13,7 +13,6 @@ import { parseLogLevel } from './observe/logger.js';
 import type { RateLimitPolicies } from './ratelimit.js';
 import { parseRateLimits } from './ratelimit.js';
 import { RESOURCES, type Resource, type Resources } from './resources.js';
-import { type TerminalConfig, terminalConfig } from './terminal-limits.js';
 
 /** Resource quotas of design §11; each has its own environment variable. */
 export interface Quotas {
@@ -47,8 +46,8 @@ export interface WebhookConfig {
   leaseMs: number;
 }
 
-/** Everything the server reads from its environment, parsed and checked once at start-up. */
-export interface Config {
+/** What the server reads from its environment, but for the features' sections (compose/config.ts). */
+export interface BaseConfig {
   host: string;
   port: number;
   /** The public base address, ending in `/v1`: `iss`/`aud` of access tokens, `base_url` of key files. */
@@ -136,8 +135,6 @@ export interface Config {
    * operation ended (the operation keeps its `result`).
    */
   outputRetentionHours: number;
-  /** The bounds of terminals (design §17; `SVC_TERMINAL*`, see terminals/config.ts). */
-  terminals: TerminalConfig;
   /** `LOG_LEVEL`: pino's levels or `silent`; default `info`. */
   logLevel: LogLevel;
   /** `SVC_METRICS_PORT` and `SVC_METRICS_HOST` (default 127.0.0.1); `undefined` (no metrics) when the port is unset. */
@@ -257,7 +254,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Env = Record<string, string | undefined>;
+/** The environment a configuration is read from (`process.env`, or a test's). */
+export type Env = Record<string, string | undefined>;
 
 /** The env variable names of the quotas, so docs and errors can list them. */
 const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> = {
@@ -271,14 +269,14 @@ const QUOTA_ENV: Record<keyof Quotas, [name: string, fallback: number]> = {
 };
 
 /**
- * Reads the whole configuration from `env` (default `process.env`). `sandbox` (the `--sandbox` flag)
+ * Reads the configuration but for the features' sections from `env`. `sandbox` (the `--sandbox` flag)
  * keeps data in memory unless `DATABASE_URL` is set.
  *
  * @example
- * const config = loadConfig({ PORT: '0', SVC_RATE_LIMITS: 'off' }, { sandbox: true });
+ * const config = baseConfig({ PORT: '0', SVC_RATE_LIMITS: 'off' }, { sandbox: true });
  * console.log(config.baseUrl); // 'http://127.0.0.1:0/v1'
  */
-export function loadConfig(env: Env = process.env, options: { sandbox?: boolean } = {}): Readonly<Config> {
+export function baseConfig(env: Env, options: { sandbox?: boolean } = {}): BaseConfig {
   const host = env.HOST || '127.0.0.1';
   const port = int(env, 'PORT', 8080, 0, 65535);
   const sandbox = options.sandbox ?? flag(env, 'SVC_SANDBOX');
@@ -316,7 +314,7 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     : undefined;
   const shutdownTimeoutMs = int(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 30_000, 1000, 600_000);
   const bounds = filesBounds();
-  return Object.freeze({
+  return {
     host,
     port,
     baseUrl,
@@ -406,12 +404,11 @@ export function loadConfig(env: Env = process.env, options: { sandbox?: boolean 
     operationConcurrency: int(env, 'SVC_OPERATION_CONCURRENCY', 4, 1, 256),
     eventRetentionHours: int(env, 'SVC_EVENT_RETENTION_HOURS', 7 * 24, 1, 24 * 366),
     outputRetentionHours: int(env, 'SVC_OUTPUT_RETENTION_HOURS', 24, 1, 24 * 366),
-    terminals: terminalConfig((name, fallback, min, max) => int(env, name, fallback, min, max)),
     logLevel,
     metrics: metrics && Object.freeze(metrics),
     shutdownTimeoutMs,
     drainDelayMs: int(env, 'SVC_DRAIN_DELAY_MS', Math.min(5000, shutdownTimeoutMs), 0, shutdownTimeoutMs),
-  });
+  };
 }
 
 /** Standard Webhooks' recommended schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 27.5 h). */
@@ -498,7 +495,14 @@ function parseBaseUrl(value: string): string {
   return text;
 }
 
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+/**
+ * The whole number `name` sets, `fallback` when unset or empty; anything else, or one outside
+ * `min`–`max`, is a {@link ConfigError} naming the variable.
+ *
+ * @example
+ * int({ PORT: '9000' }, 'PORT', 8080, 0, 65535); // 9000
+ */
+export function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
@@ -508,8 +512,13 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return value;
 }
 
-/** The first of `values` is the default. */
-function oneOf<T extends string>(env: Env, name: string, values: readonly [T, ...T[]]): T {
+/**
+ * One of `values`, named by `name`; the first of `values` is the default.
+ *
+ * @example
+ * oneOf({ SVC_READ_CACHE: 'off' }, 'SVC_READ_CACHE', ['on', 'off'] as const); // 'off'
+ */
+export function oneOf<T extends string>(env: Env, name: string, values: readonly [T, ...T[]]): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return values[0];
   if (!(values as readonly string[]).includes(raw))
@@ -605,7 +614,13 @@ function dockerInstance(raw: string | undefined): string {
   return value;
 }
 
-function flag(env: Env, name: string): boolean {
+/**
+ * A switch that is on only when `name` is `1` or `true`.
+ *
+ * @example
+ * flag({ SVC_SANDBOX: '1' }, 'SVC_SANDBOX'); // true
+ */
+export function flag(env: Env, name: string): boolean {
   const raw = env[name];
   return raw === '1' || raw === 'true';
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createApp } from '../../src/compose/app.js';
-import { loadConfig } from '../../src/platform/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { openPglite } from '../../src/platform/db/pglite.js';

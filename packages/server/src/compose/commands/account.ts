@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { hasPrincipals } from '../../identity/repositories/principals.js';
 import { LocalAccountError, setLocalAccount } from '../../identity/signin/accounts.js';
-import { ConfigError, loadConfig } from '../../platform/config.js';
 import { openDatabase } from '../../platform/db/open.js';
+import { ConfigError, loadConfig } from '../config.js';
 
 /** Where `svc-server account` reads and writes; `main.ts` passes the process's, tests their own. */
 export interface AccountCommandIo {

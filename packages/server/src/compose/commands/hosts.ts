@@ -12,11 +12,12 @@ import {
   setCordoned,
 } from '../../fleet/repositories/hosts.js';
 import { serverSecretKey } from '../../identity/auth/secret-key.js';
-import { ConfigError, loadConfig, capacity as parseCapacity } from '../../platform/config.js';
+import { capacity as parseCapacity } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import { openDatabase } from '../../platform/db/open.js';
 import { newId } from '../../platform/ids.js';
 import { HOST_KEYS, SecretBox } from '../../platform/secrets.js';
+import { ConfigError, loadConfig } from '../config.js';
 
 /** Where `svc-server hosts` reads and writes; `main.ts` passes the process's, tests their own. */
 export interface HostsCommandIo {
