@@ -2,7 +2,7 @@ export type { App, AppOptions, ResponseValidation } from './compose/app.js';
 export { createApp } from './compose/app.js';
 export type { BootstrapOptions, BootstrapResult } from './compose/bootstrap.js';
 export { BootstrapError, bootstrap, bootstrapMessage } from './compose/bootstrap.js';
-export type { Config } from './compose/config.js';
+export type { Config, Quotas } from './compose/config.js';
 export { ConfigError, loadConfig } from './compose/config.js';
 export { housekeeping } from './compose/housekeeping.js';
 export { seedSandbox } from './compose/sandbox.js';
@@ -53,7 +53,7 @@ export {
 } from './identity/auth/index.js';
 export type { LocalAccountInput } from './identity/signin/index.js';
 export { createSigninHandler, setLocalAccount } from './identity/signin/index.js';
-export type { Quotas } from './platform/config.js';
+
 export type { Database, Queryable, QueryResult } from './platform/db/index.js';
 export { migrate, openDatabase } from './platform/db/index.js';
 export type { ErrorCode, ErrorEnvelope, FieldViolation } from './platform/errors.js';

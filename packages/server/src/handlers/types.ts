@@ -1,8 +1,12 @@
 import type { OperationId, operations, Permission, PermissionOf } from '@svc/contract';
 import type { ComputerChanges, WaitSlots } from '../computers/computer-waits.js';
+import type { ComputersSection } from '../computers/config.js';
+import type { DockerSection } from '../computers/docker/config.js';
 import type { ComputerDriver } from '../computers/driver.js';
 import type { OperationEvents } from '../computers/events.js';
+import type { FilesSection } from '../computers/files/config.js';
 import type { ReadCache } from '../computers/repositories/read-cache.js';
+import type { FleetSection } from '../fleet/config.js';
 import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
 import type { JsonBytes } from '../http/json-bytes.js';
 import type { NodeEnv } from '../http/node-env.js';
@@ -12,14 +16,16 @@ import type { AccessTokens } from '../identity/auth/access-token.js';
 import type { Principal } from '../identity/auth/authenticate.js';
 import type { WithoutAccessToken } from '../identity/auth/route-security.js';
 import type { ServerKeys } from '../identity/auth/signing-keys.js';
-import type { BaseConfig as Config } from '../platform/config.js';
+import type { IdentitySection } from '../identity/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
 import type { Cursors } from '../platform/paging.js';
 import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
 import type { SecretBox } from '../platform/secrets.js';
+import type { ServerSection } from '../platform/server-config.js';
 import type { Streams } from '../streams/registry.js';
 import type { Wakeups } from '../streams/wakeups.js';
 import type { Terminals } from '../terminals/manager.js';
+import type { WebhooksSection } from '../webhooks/config.js';
 import type { OutboundOptions } from '../webhooks/outbound.js';
 
 type Op<K extends OperationId> = operations[K];
@@ -77,7 +83,16 @@ export type Reply<K extends OperationId> = {
 /** Everything handlers share, built once by `createApp`. */
 export interface AppDeps {
   db: Database;
-  config: Readonly<Config>;
+  /** The sections of the configuration handlers read. */
+  config: Readonly<
+    ServerSection &
+      IdentitySection &
+      ComputersSection &
+      FilesSection &
+      DockerSection &
+      FleetSection &
+      WebhooksSection
+  >;
   tokens: AccessTokens;
   serverKeys: ServerKeys;
   limiter: RateLimiter | undefined;

@@ -1,4 +1,4 @@
-// The operations settings of the configuration (src/platform/config.ts): logging, metrics, shutdown; the span batch's bounds.
+// The operations settings of src/platform/server-config.ts: logging, metrics, shutdown; the span batch's bounds.
 import { describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/compose/config.js';
 import { batchOptions } from '../../src/platform/observe/tracing.js';

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { capacity as parseCapacity } from '../../computers/docker/config.js';
 import { drainHost } from '../../fleet/drain.js';
 import {
   deleteHost,
@@ -12,7 +13,6 @@ import {
   setCordoned,
 } from '../../fleet/repositories/hosts.js';
 import { serverSecretKey } from '../../identity/auth/secret-key.js';
-import { capacity as parseCapacity } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import { openDatabase } from '../../platform/db/open.js';
 import { newId } from '../../platform/ids.js';
