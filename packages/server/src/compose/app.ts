@@ -3,7 +3,7 @@ import type { ComputerDriver } from '../computers/driver.js';
 import { LifetimeCheck } from '../computers/lifetime-check.js';
 import { SimulatedDriver } from '../computers/simulated-driver.js';
 import { OperationWorker } from '../computers/worker.js';
-import type { AppDeps } from '../handlers/types.js';
+import type { AppDeps } from '../handlers/deps.js';
 import { type FetchHandler, fetchHandler } from '../http/context.js';
 import { compileRouter } from '../http/router.js';
 import { compileValidator } from '../http/validation.js';
@@ -176,7 +176,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxByteBodyBytes: config.files.maxBytes,
   });
   const limits = rateLimiting(deps.limiter, deps.tokens);
-  deps.limitRequest = limits.limitRequest;
   const auth = await authentication({ db, tokens: deps.tokens, document, clock, log });
   // Open streams re-check their caller as every request is checked: the same cache, the same refusals.
   deps.streams.bind({ authenticate: auth.authenticateRequest, log });

@@ -5,7 +5,7 @@ import { OperationEvents } from '../computers/events.js';
 import { WORKSPACE_EVENTS_CHANNEL } from '../computers/repositories/events.js';
 import { OPERATION_OUTPUT_CHANNEL } from '../computers/repositories/operation-output.js';
 import { COMPUTERS_CHANNEL, parseComputerChange, ReadCache } from '../computers/repositories/read-cache.js';
-import type { AppDeps } from '../handlers/types.js';
+import type { AppDeps } from '../handlers/deps.js';
 import { AccessTokens } from '../identity/auth/access-token.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
 import { ServerKeys } from '../identity/auth/signing-keys.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OperationId } from '@svc/contract';
-import type { AnyCtx, AppDeps, Ctx } from '../handlers/types.js';
+import type { AppDeps } from '../handlers/deps.js';
+import type { AnyCtx, Ctx } from '../handlers/types.js';
 import { IncomingBytes, isOutgoingBytes } from '../http/byte-body.js';
 import type { HandlerContext } from '../http/context.js';
 import { runIdempotentBytes } from '../http/idempotency-bytes.js';
