@@ -5,6 +5,7 @@ import { OperationEvents } from '../computers/events.js';
 import { WORKSPACE_EVENTS_CHANNEL } from '../computers/repositories/events.js';
 import { OPERATION_OUTPUT_CHANNEL } from '../computers/repositories/operation-output.js';
 import { COMPUTERS_CHANNEL, parseComputerChange, ReadCache } from '../computers/repositories/read-cache.js';
+import { createDesktops } from '../desktops/desktops.js';
 import type { AppDeps } from '../handlers/deps.js';
 import { AccessTokens } from '../identity/auth/access-token.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
@@ -133,6 +134,7 @@ export async function createDeps(options: {
     operationOutput,
     driver: options.driver,
     terminals,
+    desktops: createDesktops(options.driver),
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),
     reads,

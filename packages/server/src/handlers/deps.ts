@@ -9,6 +9,7 @@ import type { ComputerDriver } from '../computers/driver.js';
 import type { OperationEvents } from '../computers/events.js';
 import type { FilesSection } from '../computers/files/config.js';
 import type { ReadCache } from '../computers/repositories/read-cache.js';
+import type { Desktops } from '../desktops/desktops.js';
 import type { FleetSection } from '../fleet/config.js';
 import type { AccessTokens } from '../identity/auth/access-token.js';
 import type { ServerKeys } from '../identity/auth/signing-keys.js';
@@ -147,7 +148,12 @@ export interface WebhookDeps extends Paging {
 }
 
 /** desktops.ts: a screen and its input, and a stream of its frames. */
-export interface DesktopDeps extends FollowDeps, OnComputer {}
+export interface DesktopDeps extends FollowDeps {
+  /** The desktop of the app's driver, and the rates of screens and input per computer. */
+  desktops: Desktops;
+  lifetimeNow: () => number;
+  audit: Audit;
+}
 
 /** terminals.ts */
 export interface TerminalDeps extends FollowDeps, Paging {

@@ -2,14 +2,12 @@ import type { Schema } from '@svc/contract';
 import { DriverError } from '../computers/driver.js';
 import { computerIn } from '../computers/repositories/computers.js';
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
-import { RATES } from '../computers/screen-limits.js';
 import { assertRunning } from '../computers/transitions.js';
 import { checkActions } from '../desktops/actions.js';
-import type { Desktop, DesktopComputer, Screenshot } from '../desktops/desktop.js';
-import { EngineDesktop } from '../desktops/engine.js';
-import { PerSecond } from '../desktops/rate.js';
+import type { DesktopComputer, Screenshot } from '../desktops/desktop.js';
+import type { Desktops } from '../desktops/desktops.js';
+import type { PerSecond } from '../desktops/rate.js';
 import { screenOf } from '../desktops/repositories/screens.js';
-import { SimulatedDesktop } from '../desktops/simulated.js';
 import { outgoingBytes } from '../http/byte-body.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { Wakeups } from '../streams/wakeups.js';
@@ -21,29 +19,6 @@ import type { Ctx, Handler } from './types.js';
 // Screens and input (design §18): `GET …/screen` and `POST …/input` on a running computer whose image
 // has a display. What runs inside the computer is the desktop's (engine.ts, simulated.ts); the rules
 // (who, which computer, which state, the bounds) are here, the same on every driver.
-
-/** What one app's screens share: its desktop and the per-computer rates. */
-interface Desktops {
-  desktop: Desktop;
-  screens: PerSecond;
-  inputs: PerSecond;
-}
-
-const perApp = new WeakMap<DesktopDeps, Desktops>();
-
-/** The desktop of the app's driver: the simulated one's, or commands in the computer for a real one. */
-function desktopsOf(deps: DesktopDeps): Desktops {
-  let desktops = perApp.get(deps);
-  if (!desktops) {
-    desktops = {
-      desktop: deps.driver.name === 'simulated' ? new SimulatedDesktop() : new EngineDesktop(deps.driver),
-      screens: new PerSecond('computer-screen', RATES.screen),
-      inputs: new PerSecond('computer-input', RATES.input),
-    };
-    perApp.set(deps, desktops);
-  }
-  return desktops;
-}
 
 type ScreenOperation = 'downloadComputerScreen' | 'inputComputer' | 'streamComputerScreenFrames';
 
@@ -66,7 +41,7 @@ async function reachScreen<K extends ScreenOperation>(
       { details: { current_state: computer.state, allowed_from: ['running'] } },
     );
   assertRunning(computer, 'exec');
-  const desktops = desktopsOf(ctx.deps);
+  const { desktops } = ctx.deps;
   rate?.(desktops).take(computer.id);
   return { workspace, computer: { ...computer, screen }, desktops };
 }
