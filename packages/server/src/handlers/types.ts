@@ -85,7 +85,7 @@ interface CtxCommon<D> {
  * One validated, authenticated request, as a handler of operation `K` sees it; `D` is what its module
  * may reach of the app's services (e.g. `Ctx<'sendComputerTerminalInput', TerminalDeps>`).
  */
-export interface Ctx<K extends OperationId, D = AppDeps> extends CtxCommon<D> {
+export interface Ctx<K extends OperationId, D> extends CtxCommon<D> {
   operationId: K;
   /**
    * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
@@ -108,7 +108,7 @@ export interface Ctx<K extends OperationId, D = AppDeps> extends CtxCommon<D> {
 /**
  * A handler's context as the dispatcher makes it, before it is tied to its operation: {@link Ctx} with
  * what depends on the operation (its parameters, body, permission and caller) in the types the
- * pipeline read them with; the dispatcher ties it to `Ctx<K>` once it is made.
+ * pipeline read them with; the dispatcher ties it to `Ctx<K, AppDeps>` once it is made.
  */
 export interface AnyCtx extends CtxCommon<AppDeps> {
   operationId: OperationId;
@@ -121,10 +121,11 @@ export interface AnyCtx extends CtxCommon<AppDeps> {
 }
 
 /**
- * The handler of operation `K`, reaching `D` of the app's services: any `D` that `AppDeps` fits, so
- * a handler of narrower deps takes its place in {@link Handlers}.
+ * The handler of operation `K`, reaching `D` of the app's services (named by every handler, so none
+ * reaches more by default): any `D` that `AppDeps` fits, so a handler of narrower deps takes its place
+ * in {@link Handlers}.
  */
-export type Handler<K extends OperationId, D = AppDeps> = (ctx: Ctx<K, D>) => Promise<Reply<K>>;
+export type Handler<K extends OperationId, D> = (ctx: Ctx<K, D>) => Promise<Reply<K>>;
 
 /** One handler per operation of the spec: a spec operation without a handler is a type error. */
-export type Handlers = { [K in OperationId]: Handler<K> };
+export type Handlers = { [K in OperationId]: Handler<K, AppDeps> };
