@@ -2,6 +2,8 @@ export type { App, AppOptions, ResponseValidation } from './compose/app.js';
 export { createApp } from './compose/app.js';
 export type { BootstrapOptions, BootstrapResult } from './compose/bootstrap.js';
 export { BootstrapError, bootstrap, bootstrapMessage } from './compose/bootstrap.js';
+export type { Config, Quotas } from './compose/config.js';
+export { ConfigError, loadConfig } from './compose/config.js';
 // The server's database: its migrations, then the event log's snapshot functions from the wire shapes.
 export {
   migrateServerDatabase as migrate,
@@ -56,8 +58,7 @@ export {
 } from './identity/auth/index.js';
 export type { LocalAccountInput } from './identity/signin/index.js';
 export { createSigninHandler, setLocalAccount } from './identity/signin/index.js';
-export type { Config, Quotas } from './platform/config.js';
-export { ConfigError, loadConfig } from './platform/config.js';
+
 export type { Database, Queryable, QueryResult } from './platform/db/index.js';
 export type { ErrorCode, ErrorEnvelope, FieldViolation } from './platform/errors.js';
 export { ApiError, ERROR_STATUS, errorResponse, invalidArgument, toApiError } from './platform/errors.js';

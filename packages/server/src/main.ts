@@ -8,6 +8,7 @@ import { createApp } from './compose/app.js';
 import { bootstrap, bootstrapMessage } from './compose/bootstrap.js';
 import { ACCOUNT_USAGE, runAccountCommand } from './compose/commands/account.js';
 import { HOSTS_USAGE, runHostsCommand } from './compose/commands/hosts.js';
+import { type Config, ConfigError, loadConfig } from './compose/config.js';
 import { Metrics } from './compose/metrics.js';
 import type { MetricsServer } from './compose/metrics-server.js';
 import { serveMetrics } from './compose/metrics-server.js';
@@ -15,7 +16,6 @@ import { seedSandbox } from './compose/sandbox.js';
 import { tuneHeapForFiles } from './computers/files/heap.js';
 import { listen } from './http/node-adapter.js';
 import { drainAndStop, Lifecycle, notYetServing } from './http/readiness.js';
-import { type Config, ConfigError, loadConfig } from './platform/config.js';
 import { createLogger } from './platform/observe/logger.js';
 import { startTracing } from './platform/observe/tracing.js';
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig } from '../src/platform/config.js';
+import { ConfigError, loadConfig } from '../src/compose/config.js';
 
 describe('loadConfig', () => {
   test('defaults', () => {

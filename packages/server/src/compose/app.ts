@@ -3,19 +3,19 @@ import type { ComputerDriver } from '../computers/driver.js';
 import { LifetimeCheck } from '../computers/lifetime-check.js';
 import { SimulatedDriver } from '../computers/simulated-driver.js';
 import { OperationWorker } from '../computers/worker.js';
-import type { AppDeps } from '../handlers/types.js';
+import type { AppDeps } from '../handlers/deps.js';
 import { type FetchHandler, fetchHandler } from '../http/context.js';
 import { compileRouter } from '../http/router.js';
 import { compileValidator } from '../http/validation.js';
-import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import type { Log } from '../platform/observe/log.js';
 import { createLoggerSync, parseLogLevel } from '../platform/observe/logger.js';
-import { WebhookDispatcher } from '../webhooks/dispatcher.js';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import type { postWebhook, Resolve } from '../webhooks/outbound.js';
-import { WebhookWorker } from '../webhooks/worker.js';
+import type { WebhookWorker } from '../webhooks/worker.js';
 import { createApi, type ResponseValidation } from './api.js';
 import { authentication } from './authentication.js';
+import type { Config } from './config.js';
 import { openServerDatabase } from './database.js';
 import { createDeps } from './deps.js';
 import { dispatcher } from './dispatch.js';
@@ -116,7 +116,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { metrics } = observe;
   // Audit lines (who ran which command) belong to the request log at info, not with the problems.
   const audit: AppDeps['audit'] = options.log ?? ((message, fields) => observe.logger.info(fields, message));
-  const { deps, counters, unlisten } = await createDeps({
+  const { deps, counters, webhooks, unlisten } = await createDeps({
     config,
     db,
     document,
@@ -126,6 +126,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     metrics,
     webhooks: options.webhooks,
+    log,
   });
   const lifetimes = new LifetimeCheck({
     db: db.background(),
@@ -141,33 +142,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     concurrency: config.operationConcurrency,
     now: deps.lifetimeNow,
   });
-  const webhookNow = options.webhooks?.now ?? clock;
-  const webhookWorker = new WebhookWorker({
-    db: db.background(),
-    box: deps.webhooks.box,
-    now: webhookNow,
-    concurrency: config.webhooks.concurrency,
-    retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-    leaseMs: config.webhooks.leaseMs,
-    pollMs: config.webhooks.pollMs,
-    outbound: deps.webhooks.outbound,
-    post: options.webhooks?.post,
-    ...(observe.metrics
-      ? {
-          onAttempt: (outcome: string, seconds: number) =>
-            observe.metrics?.webhookAttempted(outcome, seconds),
-        }
-      : {}),
-    log,
-  });
-  observe.metrics?.watchWebhooks(webhookWorker);
-  deps.webhooks.wake = () => webhookWorker.wake();
-  const webhookDispatcher = new WebhookDispatcher({
-    db: db.background(),
-    now: webhookNow,
-    onQueued: () => webhookWorker.wake(),
-    log,
-  });
   metrics?.watchDatabase(opened);
   metrics?.watchOperations(opened, worker);
   metrics?.watchStreams(deps.streams);
@@ -176,7 +150,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxByteBodyBytes: config.files.maxBytes,
   });
   const limits = rateLimiting(deps.limiter, deps.tokens);
-  deps.limitRequest = limits.limitRequest;
   const auth = await authentication({ db, tokens: deps.tokens, document, clock, log });
   // Open streams re-check their caller as every request is checked: the same cache, the same refusals.
   deps.streams.bind({ authenticate: auth.authenticateRequest, log });
@@ -216,12 +189,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     webhooks: {
       start: async () => {
-        await webhookDispatcher.start();
-        webhookWorker.start();
+        await webhooks.dispatcher.start();
+        webhooks.worker.start();
       },
       stop: async () => {
-        await webhookDispatcher.stop();
-        await webhookWorker.stop();
+        await webhooks.dispatcher.stop();
+        await webhooks.worker.stop();
       },
     },
     beforeClose: async () => {
@@ -237,7 +210,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     deps,
     worker,
     lifetimes,
-    webhooks: { dispatcher: webhookDispatcher, worker: webhookWorker },
+    webhooks: { dispatcher: webhooks.dispatcher, worker: webhooks.worker },
     start,
     endStreams: () => deps.streams.end(),
     close,

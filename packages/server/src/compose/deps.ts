@@ -5,21 +5,23 @@ import { OperationEvents } from '../computers/events.js';
 import { WORKSPACE_EVENTS_CHANNEL } from '../computers/repositories/events.js';
 import { OPERATION_OUTPUT_CHANNEL } from '../computers/repositories/operation-output.js';
 import { COMPUTERS_CHANNEL, parseComputerChange, ReadCache } from '../computers/repositories/read-cache.js';
-import type { AppDeps } from '../handlers/types.js';
+import { createDesktops } from '../desktops/desktops.js';
+import type { AppDeps } from '../handlers/deps.js';
 import { AccessTokens } from '../identity/auth/access-token.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
 import { ServerKeys } from '../identity/auth/signing-keys.js';
-import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
+import type { Log } from '../platform/observe/log.js';
 import { Cursors, loadCursorSecret } from '../platform/paging.js';
 import { POLICY_WIRE_NAMES, RateLimiter } from '../platform/ratelimit.js';
 import { type CounterStore, counterStore } from '../platform/ratelimit-store.js';
-import { SecretBox } from '../platform/secrets.js';
 import { Streams } from '../streams/registry.js';
 import { Wakeups } from '../streams/wakeups.js';
 import { Terminals } from '../terminals/manager.js';
-import { type Resolve, systemResolve } from '../webhooks/outbound.js';
+import type { postWebhook, Resolve } from '../webhooks/outbound.js';
+import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
+import { createWebhooks, type Webhooks } from './webhooks.js';
 
 /**
  * What handlers share (`AppDeps`), and the counters the sign-in throttle shares with the rate limits.
@@ -41,11 +43,19 @@ export async function createDeps(options: {
   driver: ComputerDriver;
   /** Where `exec` writes its audit line. */
   audit: AppDeps['audit'];
-  /** Counts rate-limit refusals when metrics are on. */
+  /** Counts rate-limit refusals and webhook attempts when metrics are on. */
   metrics?: Metrics | undefined;
-  /** The webhooks' clock (default `clock`) and resolver (default the system's; tests inject one). */
-  webhooks?: { now?: (() => number) | undefined; resolve?: Resolve | undefined } | undefined;
-}): Promise<{ deps: AppDeps; counters: CounterStore; unlisten: () => Promise<void> }> {
+  /** The webhooks' clock (default `clock`), resolver (default the system's) and attempts (tests inject them). */
+  webhooks?:
+    | {
+        now?: (() => number) | undefined;
+        resolve?: Resolve | undefined;
+        post?: typeof postWebhook | undefined;
+      }
+    | undefined;
+  /** Where the webhooks' worker and dispatcher report problems. */
+  log: Log;
+}): Promise<{ deps: AppDeps; counters: CounterStore; webhooks: Webhooks; unlisten: () => Promise<void> }> {
   const { config, db } = options;
   // One secret key seals the signing keys and (through derived keys) the webhook endpoints' secrets
   // and the fleet's Engine client keys.
@@ -92,6 +102,16 @@ export async function createDeps(options: {
     now: options.clock,
   });
   await terminals.start();
+  const webhooks = createWebhooks({
+    db,
+    config,
+    secretKey,
+    now: options.webhooks?.now ?? options.clock,
+    resolve: options.webhooks?.resolve,
+    post: options.webhooks?.post,
+    metrics: options.metrics,
+    log: options.log,
+  });
   const deps: AppDeps = {
     db,
     config,
@@ -114,25 +134,17 @@ export async function createDeps(options: {
     operationOutput,
     driver: options.driver,
     terminals,
+    desktops: createDesktops(options.driver),
     audit: options.audit,
     cursors: new Cursors(await loadCursorSecret(db)),
     reads,
     version: options.document.info.version,
     lifetimeNow: options.lifetimeClock ?? options.clock,
-    webhooks: {
-      box: new SecretBox(secretKey),
-      outbound: {
-        resolve: options.webhooks?.resolve ?? systemResolve,
-        allowLoopback: config.webhooks.allowLoopback,
-      },
-      now: options.webhooks?.now ?? options.clock,
-      // Replaced by the app once its worker exists.
-      wake: () => {},
-    },
+    webhooks: webhooks.services,
   };
   const unlistenAll = async () => {
     await terminals.stop();
     await Promise.all([unlisten(), unlistenEvents(), unlistenOutput()]);
   };
-  return { deps, counters, unlisten: unlistenAll };
+  return { deps, counters, webhooks, unlisten: unlistenAll };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OperationId } from '@svc/contract';
-import type { AnyCtx, AppDeps, Ctx } from '../handlers/types.js';
+import type { AppDeps } from '../handlers/deps.js';
+import type { AnyCtx, Ctx } from '../handlers/types.js';
 import { IncomingBytes, isOutgoingBytes } from '../http/byte-body.js';
 import type { HandlerContext } from '../http/context.js';
 import { runIdempotentBytes } from '../http/idempotency-bytes.js';
@@ -186,7 +187,8 @@ export function dispatcher(options: {
 
 /**
  * Runs the handler of `op` with the context made for it. The table is keyed by operation, so
- * `handlers[op]` is `Handler<K>`, which takes the context as `Ctx<K>` ({@link assertContextOf}).
+ * `handlers[op]` is `Handler<K, AppDeps>`, which takes the context as `Ctx<K, AppDeps>`
+ * ({@link assertContextOf}).
  */
 function invoke<K extends OperationId>(op: K, ctx: AnyCtx): Promise<StoredResponse> {
   assertContextOf(op, ctx);
@@ -197,10 +199,10 @@ function invoke<K extends OperationId>(op: K, ctx: AnyCtx): Promise<StoredRespon
  * Ties a context to its operation: the one correlation of the dispatch path the compiler cannot see.
  * The pipeline checked the request against `op` at run time (path, query and body against its
  * schemas; a principal exactly when it takes an access token; the permission read from its `x-svc`),
- * from the same bundle `Ctx<K>` is generated from, so a context made for `op` is `Ctx<op>`; what is
- * left to check here is that it was made for `op`.
+ * from the same bundle `Ctx<K, D>` is generated from, so a context made for `op` is
+ * `Ctx<op, AppDeps>`; what is left to check here is that it was made for `op`.
  */
-function assertContextOf<K extends OperationId>(op: K, ctx: AnyCtx): asserts ctx is AnyCtx & Ctx<K> {
+function assertContextOf<K extends OperationId>(op: K, ctx: AnyCtx): asserts ctx is AnyCtx & Ctx<K, AppDeps> {
   if (ctx.operationId !== op) throw new TypeError(`a context of ${ctx.operationId} sent to ${op}`);
 }
 

@@ -1,12 +1,13 @@
 import { Agent } from 'node:http';
 import Docker from 'dockerode';
 import { type DockerCatalog, databaseCatalog } from '../computers/docker/catalog.js';
+import type { WarmPoolConfig } from '../computers/docker/config.js';
 import { FleetDriver } from '../fleet/fleet-driver.js';
 import { ensureHost } from '../fleet/repositories/hosts.js';
 import { serverSecretKey } from '../identity/auth/secret-key.js';
-import type { Config, WarmPoolConfig } from '../platform/config.js';
 import { ConfigError } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
+import type { Config } from './config.js';
 
 export type { DockerCatalog } from '../computers/docker/catalog.js';
 export { databaseCatalog } from '../computers/docker/catalog.js';

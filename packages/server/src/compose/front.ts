@@ -9,12 +9,12 @@ import type { AccessTokens } from '../identity/auth/access-token.js';
 import { ClientRegistry } from '../identity/oauth/clients.js';
 import { createOAuthRoutes, OAUTH_PATHS } from '../identity/oauth/routes.js';
 import { createSigninHandler } from '../identity/signin/handler.js';
-import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import type { CounterStore } from '../platform/ratelimit-store.js';
 import { serverSecret } from '../platform/repositories/server-secrets.js';
 import { newRequestId } from '../platform/request-id.js';
 import type { Authentication } from './authentication.js';
+import type { Config } from './config.js';
 import { clientAddress } from './rate-limits.js';
 
 /**

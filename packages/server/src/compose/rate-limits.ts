@@ -7,12 +7,6 @@ import { RateLimitError, rateLimitHeaders } from '../platform/ratelimit.js';
 /** The principal rate limit of `/v1`, `/mcp` and the OAuth routes (design §11). */
 export interface RateLimiting {
   /**
-   * The principal policy for one request: counted by the token's subject when it verifies
-   * (signature only; the database check comes later), else by the client's address. Throws
-   * `RateLimitError` (429) when over.
-   */
-  limitRequest(request: Request, env: NodeEnv | undefined): Promise<RateLimitState | undefined>;
-  /**
    * The pipeline's `onRequest`: every request counts, early errors included; the `RateLimit` headers
    * go on whatever the request answers, where the count stands is `c.get('rateLimit')`, and a request
    * over the limit is answered 429 here.
@@ -39,6 +33,8 @@ export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTok
     }
     return `address:${clientAddress(env) ?? 'unknown'}`;
   };
+  // The principal policy for one request: counted by the token's subject when it verifies (signature
+  // only; the database check comes later), else by the client's address. Throws `RateLimitError` (429).
   const limitRequest = async (
     request: Request,
     env: NodeEnv | undefined,
@@ -56,7 +52,7 @@ export function rateLimiting(limiter: RateLimiter | undefined, tokens: AccessTok
       return c.error(error.code, error.message, error.details, error.headers);
     }
   };
-  return { limitRequest, onRequest };
+  return { onRequest };
 }
 
 /** The client's address from the Node adapter's `env`, when there is one. */

@@ -1,13 +1,14 @@
 import { databaseCatalog } from '../computers/docker/catalog.js';
+import type { DockerSection } from '../computers/docker/config.js';
 import { DockerDriver, moveImageId } from '../computers/docker/docker-driver.js';
 import { snapshotReference } from '../computers/docker/snapshots.js';
 import type { DriverComputer } from '../computers/driver.js';
 import { requestComputerAction } from '../computers/records.js';
 import type { ComputerRow } from '../computers/repositories/computers.js';
 import { forgetPoolClaim } from '../computers/repositories/warm-pool.js';
-import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import type { SecretBox } from '../platform/secrets.js';
+import type { FleetSection } from './config.js';
 import { engineClient } from './fleet-driver.js';
 import { placeComputer } from './placement.js';
 import {
@@ -64,7 +65,7 @@ export interface DrainOptions {
 export async function drainHost(
   db: Database,
   host: HostRow,
-  config: Pick<Config, 'docker' | 'fleet'>,
+  config: DockerSection & FleetSection,
   options: DrainOptions = {},
 ): Promise<DrainReport> {
   const say = options.progress ?? (() => {});
@@ -163,7 +164,7 @@ async function moveComputer(
   db: Database,
   computer: ComputerRow,
   from: HostRow,
-  config: Pick<Config, 'docker' | 'fleet'>,
+  config: DockerSection & FleetSection,
   driverOf: (row: HostRow) => DockerDriver,
   say: (line: string) => void,
 ): Promise<{ id: string; name: string }> {

@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import { Agent as TlsAgent } from 'node:https';
 import Docker from 'dockerode';
 import type { DockerCatalog } from '../computers/docker/catalog.js';
+import type { DockerSection } from '../computers/docker/config.js';
 import { DockerDriver } from '../computers/docker/docker-driver.js';
 import { DockerReconciler } from '../computers/docker/reconciler.js';
 import type {
@@ -16,12 +17,13 @@ import type {
   SnapshotTarget,
 } from '../computers/driver.js';
 import { DriverError } from '../computers/driver.js';
+import type { FilesSection } from '../computers/files/config.js';
 import type { ComputerFiles } from '../computers/files/driver.js';
 import type { ProcessDriver } from '../computers/processes/driver.js';
 import type { TerminalDriver } from '../computers/terminals/driver.js';
-import type { Config } from '../platform/config.js';
 import type { Database, Queryable } from '../platform/db/database.js';
 import { HOST_KEYS, SecretBox } from '../platform/secrets.js';
+import type { FleetSection } from './config.js';
 import {
   type HostRow,
   hostStatuses,
@@ -37,7 +39,7 @@ const INFO_TIMEOUT_MS = 3000;
 export interface FleetDriverOptions {
   db: Database;
   catalog: DockerCatalog;
-  config: Pick<Config, 'docker' | 'fleet'> & Partial<Pick<Config, 'files'>>;
+  config: DockerSection & FleetSection & Partial<FilesSection>;
   /** The server's secret key: it opens the client keys of remote Engines (`hosts.tls_key_sealed`). */
   secretKey?: Uint8Array;
   log?: (message: string, fields?: Record<string, unknown>) => void;

@@ -1,6 +1,7 @@
 import { bearerToken } from '../identity/auth/authenticate.js';
 import { exchangeGrant, JWT_BEARER } from '../identity/auth/grants.js';
 import { nestedDatabase } from '../platform/db/nested.js';
+import type { AuthDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Handler } from './types.js';
  * the request's transaction (`ctx.db`); the grants, which open transactions of their own, get a view
  * of it.
  */
-export const exchangeToken: Handler<'exchangeToken'> = async (ctx) => {
+export const exchangeToken: Handler<'exchangeToken', AuthDeps> = async (ctx) => {
   const token = await exchangeGrant(
     ctx.body?.grant_type ?? JWT_BEARER,
     {

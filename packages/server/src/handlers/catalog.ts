@@ -1,6 +1,7 @@
 import type { Schema } from '@svc/contract';
 import { listImageRows, listSizeRows } from '../computers/repositories/catalog.js';
 import { pageRequest, toPage } from '../platform/paging.js';
+import type { CatalogDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 const withTime = <T extends { created_at: Date }>(
@@ -10,7 +11,7 @@ const withTime = <T extends { created_at: Date }>(
   created_at: row.created_at.toISOString(),
 });
 
-export const listSizes: Handler<'listSizes'> = async (ctx) => {
+export const listSizes: Handler<'listSizes', CatalogDeps> = async (ctx) => {
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listSizes' });
   const rows = await listSizeRows(ctx.db, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);
@@ -22,7 +23,7 @@ export const listSizes: Handler<'listSizes'> = async (ctx) => {
  * run is listed as unavailable, not left out (the Docker driver asks the Engine; see
  * `ComputerDriver.imageAvailable`).
  */
-export const listImages: Handler<'listImages'> = async (ctx) => {
+export const listImages: Handler<'listImages', CatalogDeps> = async (ctx) => {
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listImages' });
   const rows = await listImageRows(ctx.db, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor, has_more } = toPage(ctx.deps.cursors, page, rows);

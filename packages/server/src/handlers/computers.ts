@@ -23,11 +23,12 @@ import { ApiError, invalidArgument } from '../platform/errors.js';
 import type { Cursors, PageRequest } from '../platform/paging.js';
 import { pageRequest, samePageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
+import type { ComputerDeps } from './deps.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
 import { snapshotForCreate } from './snapshots.js';
-import type { AppDeps, Ctx, Handler } from './types.js';
+import type { Ctx, Handler } from './types.js';
 
-function checkLabels(deps: AppDeps, labels: Record<string, string> | undefined): void {
+function checkLabels(deps: ComputerDeps, labels: Record<string, string> | undefined): void {
   if (!labels) return;
   const limit = deps.config.quotas.labelsPerComputer;
   const count = Object.keys(labels).length;
@@ -43,7 +44,7 @@ export function accepted(operations: OperationRow[]): { location: string; 'retry
   return { location: `${API_PREFIX}/operations/${operations[0]?.id}`, 'retry-after': '1' };
 }
 
-export const listComputers: Handler<'listComputers'> = async (ctx) => {
+export const listComputers: Handler<'listComputers', ComputerDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const { state, label, include_deleted } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
@@ -89,7 +90,7 @@ function pageAnswer(cursors: Cursors, page: PageRequest, rows: ComputerView[]): 
   return body;
 }
 
-export const getComputer: Handler<'getComputer'> = async (ctx) => {
+export const getComputer: Handler<'getComputer', ComputerDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const read = () => readComputer(ctx.deps.reads, ctx.db, workspace.id, ctx.path.computer);
   const { wait_for, wait } = ctx.query;
@@ -134,7 +135,11 @@ function waitedStates(value: string): ReadonlySet<ComputerState> {
  * what it lacks (`SVC_DOCKER_PULL=missing`) and an image the catalogue does not hold are left to the
  * create itself.
  */
-async function assertImageRuns(deps: AppDeps, db: Ctx<'createComputer'>['db'], image: string): Promise<void> {
+async function assertImageRuns(
+  deps: ComputerDeps,
+  db: Ctx<'createComputer', ComputerDeps>['db'],
+  image: string,
+): Promise<void> {
   const { driver } = deps;
   if (!driver.imageMissing || (deps.config.driver === 'docker' && deps.config.docker.pull === 'missing'))
     return;
@@ -155,7 +160,7 @@ async function assertImageRuns(deps: AppDeps, db: Ctx<'createComputer'>['db'], i
   ]);
 }
 
-export const createComputer: Handler<'createComputer'> = async (ctx) => {
+export const createComputer: Handler<'createComputer', ComputerDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const { name, size, image, snapshot: snapshotRef, labels, lifetime } = ctx.body;
@@ -222,7 +227,7 @@ export const createComputer: Handler<'createComputer'> = async (ctx) => {
  * Renames or re-labels a computer, or changes its lifetime (the fields named; `null` clears one), in
  * any state but `deleted`.
  */
-export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
+export const updateComputer: Handler<'updateComputer', ComputerDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer, { lock: true });
@@ -251,7 +256,10 @@ export const updateComputer: Handler<'updateComputer'> = async (ctx) => {
 type ActionOp = 'startComputer' | 'stopComputer' | 'restartComputer' | 'deleteComputer' | 'recoverComputer';
 
 /** start/stop/restart/delete/recover: one operation, or 409 `invalid_state` / `operation_in_progress`. */
-async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'delete' | 'recover') {
+async function act(
+  ctx: Ctx<ActionOp, ComputerDeps>,
+  name: 'start' | 'stop' | 'restart' | 'delete' | 'recover',
+) {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
@@ -267,12 +275,12 @@ async function act(ctx: Ctx<ActionOp>, name: 'start' | 'stop' | 'restart' | 'del
   };
 }
 
-export const startComputer: Handler<'startComputer'> = (ctx) => act(ctx, 'start');
-export const stopComputer: Handler<'stopComputer'> = (ctx) => act(ctx, 'stop');
-export const restartComputer: Handler<'restartComputer'> = (ctx) => act(ctx, 'restart');
-export const deleteComputer: Handler<'deleteComputer'> = (ctx) => act(ctx, 'delete');
+export const startComputer: Handler<'startComputer', ComputerDeps> = (ctx) => act(ctx, 'start');
+export const stopComputer: Handler<'stopComputer', ComputerDeps> = (ctx) => act(ctx, 'stop');
+export const restartComputer: Handler<'restartComputer', ComputerDeps> = (ctx) => act(ctx, 'restart');
+export const deleteComputer: Handler<'deleteComputer', ComputerDeps> = (ctx) => act(ctx, 'delete');
 /** Brings a failed computer to what its engine has: `running` or `stopped` (design §4.1). */
-export const recoverComputer: Handler<'recoverComputer'> = (ctx) => act(ctx, 'recover');
+export const recoverComputer: Handler<'recoverComputer', ComputerDeps> = (ctx) => act(ctx, 'recover');
 
 export const computerHandlers = {
   listComputers,

@@ -2,47 +2,23 @@ import type { Schema } from '@svc/contract';
 import { DriverError } from '../computers/driver.js';
 import { computerIn } from '../computers/repositories/computers.js';
 import { touchComputerActivity } from '../computers/repositories/lifetimes.js';
-import { RATES } from '../computers/screen-limits.js';
 import { assertRunning } from '../computers/transitions.js';
 import { checkActions } from '../desktops/actions.js';
-import type { Desktop, DesktopComputer, Screenshot } from '../desktops/desktop.js';
-import { EngineDesktop } from '../desktops/engine.js';
-import { PerSecond } from '../desktops/rate.js';
+import type { DesktopComputer, Screenshot } from '../desktops/desktop.js';
+import type { Desktops } from '../desktops/desktops.js';
+import type { PerSecond } from '../desktops/rate.js';
 import { screenOf } from '../desktops/repositories/screens.js';
-import { SimulatedDesktop } from '../desktops/simulated.js';
 import { outgoingBytes } from '../http/byte-body.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { Wakeups } from '../streams/wakeups.js';
 import { permittedWorkspace } from './common.js';
+import type { DesktopDeps } from './deps.js';
 import { followed, streamCursor } from './streams.js';
-import type { AppDeps, Ctx, Handler } from './types.js';
+import type { Ctx, Handler } from './types.js';
 
 // Screens and input (design §18): `GET …/screen` and `POST …/input` on a running computer whose image
 // has a display. What runs inside the computer is the desktop's (engine.ts, simulated.ts); the rules
 // (who, which computer, which state, the bounds) are here, the same on every driver.
-
-/** What one app's screens share: its desktop and the per-computer rates. */
-interface Desktops {
-  desktop: Desktop;
-  screens: PerSecond;
-  inputs: PerSecond;
-}
-
-const perApp = new WeakMap<AppDeps, Desktops>();
-
-/** The desktop of the app's driver: the simulated one's, or commands in the computer for a real one. */
-function desktopsOf(deps: AppDeps): Desktops {
-  let desktops = perApp.get(deps);
-  if (!desktops) {
-    desktops = {
-      desktop: deps.driver.name === 'simulated' ? new SimulatedDesktop() : new EngineDesktop(deps.driver),
-      screens: new PerSecond('computer-screen', RATES.screen),
-      inputs: new PerSecond('computer-input', RATES.input),
-    };
-    perApp.set(deps, desktops);
-  }
-  return desktops;
-}
 
 type ScreenOperation = 'downloadComputerScreen' | 'inputComputer' | 'streamComputerScreenFrames';
 
@@ -52,7 +28,7 @@ type ScreenOperation = 'downloadComputerScreen' | 'inputComputer' | 'streamCompu
  * (409 `operation_in_progress`, 409 `invalid_state` unless running), the rate (429).
  */
 async function reachScreen<K extends ScreenOperation>(
-  ctx: Ctx<K>,
+  ctx: Ctx<K, DesktopDeps>,
   rate?: (d: Desktops) => PerSecond,
 ): Promise<{ workspace: { id: string }; computer: DesktopComputer; desktops: Desktops }> {
   const { workspace } = await permittedWorkspace(ctx as unknown as Parameters<typeof permittedWorkspace>[0]);
@@ -65,7 +41,7 @@ async function reachScreen<K extends ScreenOperation>(
       { details: { current_state: computer.state, allowed_from: ['running'] } },
     );
   assertRunning(computer, 'exec');
-  const desktops = desktopsOf(ctx.deps);
+  const { desktops } = ctx.deps;
   rate?.(desktops).take(computer.id);
   return { workspace, computer: { ...computer, screen }, desktops };
 }
@@ -91,7 +67,7 @@ function scaleOf(query: { max_width?: number; max_height?: number }) {
  * `GET …/screen?max_width=&max_height=`: the screen as a PNG, its size and the pointer in headers.
  * Looking is not activity: a computer watched but not used still reaches its idle timeout.
  */
-export const downloadComputerScreen: Handler<'downloadComputerScreen'> = async (ctx) => {
+export const downloadComputerScreen: Handler<'downloadComputerScreen', DesktopDeps> = async (ctx) => {
   const { computer, desktops } = await reachScreen(ctx, (d) => d.screens);
   const scale = scaleOf(ctx.query);
   const shot = await desktops.desktop.screenshot(computer, scale, ctx.request.signal).catch((thrown) => {
@@ -124,7 +100,7 @@ export const downloadComputerScreen: Handler<'downloadComputerScreen'> = async (
  * `POST …/input`: the actions applied in order, up to the first that fails; answers where the pointer
  * is. One line of the audit log per request: the actions' types and count, never the text typed.
  */
-export const inputComputer: Handler<'inputComputer'> = async (ctx) => {
+export const inputComputer: Handler<'inputComputer', DesktopDeps> = async (ctx) => {
   const { workspace, computer, desktops } = await reachScreen(ctx, (d) => d.inputs);
   const { actions } = ctx.body;
   const violations = checkActions(actions, computer.screen);
@@ -172,7 +148,7 @@ const STATE_CHECK_MS = 2_000;
  * picture or the pointer differ from the last one sent. Frames are not kept: the cursor only numbers
  * them. A screen that cannot be taken for a moment sends nothing; a computer that stopped ends it.
  */
-export const streamComputerScreenFrames: Handler<'streamComputerScreenFrames'> = async (ctx) => {
+export const streamComputerScreenFrames: Handler<'streamComputerScreenFrames', DesktopDeps> = async (ctx) => {
   const { workspace, computer, desktops } = await reachScreen(ctx);
   const after = streamCursor(ctx.request, ctx.query.after) ?? 0;
   const scale = scaleOf(ctx.query);

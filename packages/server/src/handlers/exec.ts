@@ -11,6 +11,7 @@ import { assertRunning } from '../computers/transitions.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { permittedWorkspace } from './common.js';
 import { accepted } from './computers.js';
+import type { ExecDeps } from './deps.js';
 import { MAX_WAIT_SECONDS } from './operations.js';
 import type { Ctx, Handler } from './types.js';
 
@@ -43,7 +44,7 @@ const onTheWay = (computer: Pick<ComputerView, 'state' | 'current_operation_id'>
  * for its statement only; a client that goes away ends the wait. A wait that holds takes a slot of the
  * principal's `computer-waits`, as `GET …/computers/{computer}?wait_for=` does.
  */
-async function computerToRun(ctx: Ctx<'execComputer'>, workspaceId: string): Promise<ComputerView> {
+async function computerToRun(ctx: Ctx<'execComputer', ExecDeps>, workspaceId: string): Promise<ComputerView> {
   const read = () => computerIn(ctx.db, workspaceId, ctx.path.computer);
   const waitMs = Math.min(ctx.query.wait ?? 0, MAX_WAIT_SECONDS) * 1000;
   if (waitMs === 0) return read();
@@ -80,7 +81,7 @@ function decodeStdin(
  * reads but never writes the database, so the app runs it outside a transaction (a command may take
  * 30 s). The request log gets one line naming the program (`argv[0]`), never stdin or output.
  */
-export const execComputer: Handler<'execComputer'> = async (ctx) => {
+export const execComputer: Handler<'execComputer', ExecDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const { argv, stdin, stdin_encoding, timeout_seconds, max_output_bytes } = ctx.body;
@@ -132,7 +133,7 @@ export const execComputer: Handler<'execComputer'> = async (ctx) => {
  * permission, state rules and validation as `execComputer`; the request log names `argv[0]` here, and
  * the worker's audit line names it again when the command has run.
  */
-export const runComputer: Handler<'runComputer'> = async (ctx) => {
+export const runComputer: Handler<'runComputer', ExecDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);

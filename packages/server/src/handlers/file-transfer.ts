@@ -8,6 +8,7 @@ import { assertRunning } from '../computers/transitions.js';
 import type { IncomingBytes } from '../http/byte-body.js';
 import { ApiError } from '../platform/errors.js';
 import { permittedWorkspace } from './common.js';
+import type { FileDeps } from './deps.js';
 import { fileFailure } from './file-errors.js';
 import type { Ctx } from './types.js';
 
@@ -40,7 +41,7 @@ export interface Reached {
  * const { computer, path, files } = await reach(ctx, { write: true });
  */
 export async function reach<K extends FilesOperation>(
-  ctx: Ctx<K>,
+  ctx: Ctx<K, FileDeps>,
   options: { write: boolean },
 ): Promise<Reached> {
   const { workspace } = await permittedWorkspace(ctx as unknown as Parameters<typeof permittedWorkspace>[0]);
@@ -71,7 +72,7 @@ export async function reach<K extends FilesOperation>(
  * const stat = await guarded(ctx, reached, () => files.stat(computer, path, signal));
  */
 export async function guarded<T, K extends FilesOperation>(
-  ctx: Ctx<K>,
+  ctx: Ctx<K, FileDeps>,
   reached: Pick<Reached, 'path'>,
   call: () => Promise<T>,
   body?: IncomingBytes,
@@ -105,7 +106,7 @@ export interface Transfer {
  * auditTransfer(ctx, reached, { direction: 'in', kind: 'file', bytes, durationMs, completed: true });
  */
 export function auditTransfer<K extends OperationId>(
-  ctx: Ctx<K>,
+  ctx: Ctx<K, FileDeps>,
   reached: Pick<Reached, 'workspace' | 'computer' | 'path'>,
   transfer: Transfer,
 ): void {
@@ -177,7 +178,7 @@ export function auditedDownload(
  * const stat = await upload(ctx, reached, 'file', body, () => files.write(computer, path, body.stream, options));
  */
 export async function upload<T, K extends 'uploadComputerFile' | 'uploadComputerArchive'>(
-  ctx: Ctx<K>,
+  ctx: Ctx<K, FileDeps>,
   reached: Reached,
   kind: Transfer['kind'],
   body: IncomingBytes,

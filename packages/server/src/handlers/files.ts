@@ -2,6 +2,7 @@ import { compareNames } from '../computers/files/paths.js';
 import { renderFileInfo } from '../computers/render.js';
 import { outgoingBytes } from '../http/byte-body.js';
 import { pageRequest, toPage } from '../platform/paging.js';
+import type { FileDeps } from './deps.js';
 import { auditedDownload, auditTransfer, guarded, reach, upload } from './file-transfer.js';
 import type { Handler } from './types.js';
 
@@ -21,7 +22,7 @@ const signalOf = (ctx: { request: Request }): AbortSignal => ctx.request.signal;
  * The driver's stream is cancelled when the client goes away; the audit line is written when the
  * transfer ends.
  */
-export const downloadComputerFile: Handler<'downloadComputerFile'> = async (ctx) => {
+export const downloadComputerFile: Handler<'downloadComputerFile', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: false });
   const { computer, path, files } = reached;
   const started = performance.now();
@@ -43,7 +44,7 @@ export const downloadComputerFile: Handler<'downloadComputerFile'> = async (ctx)
 };
 
 /** `PUT …/files?path=&mode=&parents=`: writes the streamed body to a regular file; answers its `FileInfo`. */
-export const uploadComputerFile: Handler<'uploadComputerFile'> = async (ctx) => {
+export const uploadComputerFile: Handler<'uploadComputerFile', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: true });
   const { computer, path, files } = reached;
   const body = ctx.body;
@@ -60,7 +61,7 @@ export const uploadComputerFile: Handler<'uploadComputerFile'> = async (ctx) => 
 };
 
 /** `DELETE …/files?path=&recursive=`: removes a file, a symlink, or a directory (recursively when asked). */
-export const deleteComputerFile: Handler<'deleteComputerFile'> = async (ctx) => {
+export const deleteComputerFile: Handler<'deleteComputerFile', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: true });
   const { computer, path, files } = reached;
   await guarded(ctx, reached, () =>
@@ -79,7 +80,7 @@ export const deleteComputerFile: Handler<'deleteComputerFile'> = async (ctx) => 
 };
 
 /** `GET …/files/stat?path=`: what the path is (a symlink as itself). */
-export const getComputerFile: Handler<'getComputerFile'> = async (ctx) => {
+export const getComputerFile: Handler<'getComputerFile', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: false });
   const { computer, path, files } = reached;
   const stat = await guarded(ctx, reached, () => files.stat(computer, path, signalOf(ctx)));
@@ -93,7 +94,7 @@ const isName = (key: string): boolean => key !== '' && !key.includes('/') && !ke
  * `GET …/files/entries?path=`: a directory's entries by name in byte order, paged with the signed
  * cursors of every list (design §6), here keyed by name and bound to the computer and the path.
  */
-export const listComputerFiles: Handler<'listComputerFiles'> = async (ctx) => {
+export const listComputerFiles: Handler<'listComputerFiles', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: false });
   const { computer, path, files } = reached;
   const page = pageRequest(
@@ -117,7 +118,7 @@ export const listComputerFiles: Handler<'listComputerFiles'> = async (ctx) => {
 };
 
 /** `GET …/files/archive?path=`: a directory as an uncompressed tar stream (no `Content-Length`). */
-export const downloadComputerArchive: Handler<'downloadComputerArchive'> = async (ctx) => {
+export const downloadComputerArchive: Handler<'downloadComputerArchive', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: false });
   const { computer, path, files } = reached;
   const started = performance.now();
@@ -135,7 +136,7 @@ export const downloadComputerArchive: Handler<'downloadComputerArchive'> = async
 };
 
 /** `PUT …/files/archive?path=&parents=`: extracts the streamed tar into a directory, entry by entry. */
-export const uploadComputerArchive: Handler<'uploadComputerArchive'> = async (ctx) => {
+export const uploadComputerArchive: Handler<'uploadComputerArchive', FileDeps> = async (ctx) => {
   const reached = await reach(ctx, { write: true });
   const { computer, path, files } = reached;
   const body = ctx.body;

@@ -1,12 +1,13 @@
 import { ApiError } from '../platform/errors.js';
 import { ping } from '../platform/repositories/health.js';
+import type { HealthDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** How long `GET /health` waits for the database before answering 503. */
 const HEALTH_TIMEOUT_MS = 2000;
 
 /** `GET /health`: 200 when the database answers a ping in time, else 503 `unavailable`. */
-export const getHealth: Handler<'getHealth'> = async (ctx) => {
+export const getHealth: Handler<'getHealth', HealthDeps> = async (ctx) => {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -1,12 +1,13 @@
 import type { Schema } from '@svc/contract';
 import { membershipsOf } from '../identity/repositories/principals.js';
+import type { NoDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /**
  * `GET /me`: the caller and its workspaces with its current role in each. The app authenticates this
  * operation with `{ workspaces: true }`, so both come from ONE query (the hot path of every client).
  */
-export const getMe: Handler<'getMe'> = async (ctx) => {
+export const getMe: Handler<'getMe', NoDeps> = async (ctx) => {
   const { principal } = ctx;
   const rows: Schema<'WorkspaceMembership'>[] =
     principal.workspaces ?? (await membershipsOf(ctx.db, principal.id));

@@ -11,6 +11,7 @@ import { invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
+import type { KeyDeps } from './deps.js';
 import type { Ctx, Handler } from './types.js';
 
 /**
@@ -20,7 +21,7 @@ import type { Ctx, Handler } from './types.js';
  * owner there): see {@link judgeReach}.
  */
 async function manageable(
-  ctx: Ctx<'createKey'> | Ctx<'deleteKey'>,
+  ctx: Ctx<'createKey', KeyDeps> | Ctx<'deleteKey', KeyDeps>,
 ): Promise<{ workspaceId: string; account: ServiceAccountRow }> {
   const { workspace } = await permittedWorkspace(ctx);
   const { account, reach } = await serviceAccountWithReach(
@@ -35,7 +36,7 @@ async function manageable(
   return { workspaceId: workspace.id, account };
 }
 
-export const listKeys: Handler<'listKeys'> = async (ctx) => {
+export const listKeys: Handler<'listKeys', KeyDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   // Its keys (and when they were last used) concern every workspace it acts in.
   const { account, reach } = await serviceAccountWithReach(
@@ -52,7 +53,7 @@ export const listKeys: Handler<'listKeys'> = async (ctx) => {
 };
 
 /** A new key pair; the answer carries the key file with the private key, once (stored only for replay). */
-export const createKey: Handler<'createKey'> = async (ctx) => {
+export const createKey: Handler<'createKey', KeyDeps> = async (ctx) => {
   const { workspaceId, account } = await manageable(ctx);
   const algorithm: KeyAlgorithm = ctx.body?.algorithm ?? 'EdDSA';
   const expiresAt = ctx.body?.expires_at === undefined ? null : new Date(ctx.body.expires_at);
@@ -85,7 +86,7 @@ export const createKey: Handler<'createKey'> = async (ctx) => {
 };
 
 /** Revokes a key (it stays listed); revoking a revoked key succeeds again. */
-export const deleteKey: Handler<'deleteKey'> = async (ctx) => {
+export const deleteKey: Handler<'deleteKey', KeyDeps> = async (ctx) => {
   const { account } = await manageable(ctx);
   const key = await keyOf(ctx.db, account.id, ctx.path.key);
   await revokeKey(ctx.db, key.id);

@@ -15,6 +15,7 @@ import { ApiError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkMemberQuota, lastOwner, permittedWorkspace } from './common.js';
+import type { MemberDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** Granting or revoking `owner` needs `owner` (design §8). */
@@ -23,7 +24,7 @@ function checkOwnerChange(callerRole: Role, from: Role | undefined, to: Role | u
     throw permissionDenied(callerRole, 'owner to grant or revoke owner');
 }
 
-export const listMembers: Handler<'listMembers'> = async (ctx) => {
+export const listMembers: Handler<'listMembers', MemberDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const page = pageRequest(ctx.deps.cursors, ctx.query, { op: 'listMembers', workspace: workspace.id });
   const rows = await listMemberRows(ctx.db, workspace.id, { after: page.after, limit: page.limit + 1 });
@@ -31,7 +32,7 @@ export const listMembers: Handler<'listMembers'> = async (ctx) => {
   return { status: 200, body: { members: items.map(renderMember), next_cursor, has_more } };
 };
 
-export const getMember: Handler<'getMember'> = async (ctx) => {
+export const getMember: Handler<'getMember', MemberDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   return {
     status: 200,
@@ -40,7 +41,7 @@ export const getMember: Handler<'getMember'> = async (ctx) => {
 };
 
 /** Adds a principal (a user, or a service account of any workspace) with a role; admin, owner for owner. */
-export const createMember: Handler<'createMember'> = async (ctx) => {
+export const createMember: Handler<'createMember', MemberDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
@@ -67,7 +68,7 @@ export const createMember: Handler<'createMember'> = async (ctx) => {
 };
 
 /** Changes a role; only owners touch `owner`, and the last owner stays. */
-export const updateMember: Handler<'updateMember'> = async (ctx) => {
+export const updateMember: Handler<'updateMember', MemberDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
@@ -90,7 +91,7 @@ export const updateMember: Handler<'updateMember'> = async (ctx) => {
  * any member (`read`) may remove its own membership, so the workspace is resolved with `read` and the
  * declared permission is checked once the member turns out to be someone else.
  */
-export const deleteMember: Handler<'deleteMember'> = async (ctx) => {
+export const deleteMember: Handler<'deleteMember', MemberDeps> = async (ctx) => {
   const { workspace, role } = await workspaceAccess(ctx.db, ctx.access, ctx.path.workspace, 'read', {
     lock: true,
   });

@@ -6,12 +6,13 @@ import type { Role } from '../identity/roles.js';
 import { ApiError } from '../platform/errors.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { permittedWorkspace } from './common.js';
+import type { OperationDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** The most `?wait=` may hold a request (design §5; the spec caps the parameter at 60). */
 export const MAX_WAIT_SECONDS = 60;
 
-export const listOperations: Handler<'listOperations'> = async (ctx) => {
+export const listOperations: Handler<'listOperations', OperationDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx);
   const { state, target_id } = ctx.query;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
@@ -42,7 +43,7 @@ export const listOperations: Handler<'listOperations'> = async (ctx) => {
  * One operation, readable by members of its workspace (404 for anyone else). `?wait=N` holds until
  * it is final or N seconds pass, then answers as it stands.
  */
-export const getOperation: Handler<'getOperation'> = async (ctx) => {
+export const getOperation: Handler<'getOperation', OperationDeps> = async (ctx) => {
   const id = ctx.path.operation;
   const workspaceId = await operationWorkspace(ctx.db, id);
   const notFound = () => new ApiError('not_found', `operation ${id} not found`);

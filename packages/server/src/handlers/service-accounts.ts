@@ -25,9 +25,10 @@ import { ApiError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkMemberQuota, checkName, lastOwner, permittedWorkspace } from './common.js';
+import type { MemberDeps } from './deps.js';
 import type { Handler } from './types.js';
 
-export const listServiceAccounts: Handler<'listServiceAccounts'> = async (ctx) => {
+export const listServiceAccounts: Handler<'listServiceAccounts', MemberDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listServiceAccounts',
@@ -41,14 +42,14 @@ export const listServiceAccounts: Handler<'listServiceAccounts'> = async (ctx) =
   return { status: 200, body: { service_accounts: items.map(renderServiceAccount), next_cursor, has_more } };
 };
 
-export const getServiceAccount: Handler<'getServiceAccount'> = async (ctx) => {
+export const getServiceAccount: Handler<'getServiceAccount', MemberDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const account = await serviceAccountIn(ctx.db, workspace.id, ctx.path.service_account);
   return { status: 200, body: { service_account: renderServiceAccount(account) } };
 };
 
 /** A service account (a principal of kind `service_account`) with its role in the owning workspace. */
-export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx) => {
+export const createServiceAccount: Handler<'createServiceAccount', MemberDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
@@ -78,7 +79,7 @@ export const createServiceAccount: Handler<'createServiceAccount'> = async (ctx)
   };
 };
 
-export const updateServiceAccount: Handler<'updateServiceAccount'> = async (ctx) => {
+export const updateServiceAccount: Handler<'updateServiceAccount', MemberDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });
@@ -123,7 +124,7 @@ export const updateServiceAccount: Handler<'updateServiceAccount'> = async (ctx)
  * disabled, so its tokens fail on the next request. Its name is freed. Refused (409) when it is the
  * last owner of some workspace.
  */
-export const deleteServiceAccount: Handler<'deleteServiceAccount'> = async (ctx) => {
+export const deleteServiceAccount: Handler<'deleteServiceAccount', MemberDeps> = async (ctx) => {
   const { workspace, role } = await permittedWorkspace(ctx, {
     lock: true,
   });

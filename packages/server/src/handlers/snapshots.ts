@@ -14,10 +14,11 @@ import { ApiError, invalidArgument } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
-import type { AppDeps, Handler } from './types.js';
+import type { SnapshotDeps, SnapshotStoreDeps } from './deps.js';
+import type { Handler } from './types.js';
 
 /** The driver's snapshots, or 503 `unavailable` when this driver keeps none. */
-export function snapshotStore(deps: AppDeps): ComputerSnapshots {
+export function snapshotStore(deps: SnapshotStoreDeps): ComputerSnapshots {
   const store = deps.driver.snapshots;
   if (!store)
     throw new ApiError('unavailable', `the ${deps.driver.name} driver keeps no snapshots`, {
@@ -26,7 +27,7 @@ export function snapshotStore(deps: AppDeps): ComputerSnapshots {
   return store;
 }
 
-export const listSnapshots: Handler<'listSnapshots'> = async (ctx) => {
+export const listSnapshots: Handler<'listSnapshots', SnapshotDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const state = ctx.query.state ?? null;
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
@@ -44,7 +45,7 @@ export const listSnapshots: Handler<'listSnapshots'> = async (ctx) => {
   return { status: 200, body: { snapshots: items.map(renderSnapshot), next_cursor, has_more } };
 };
 
-export const getSnapshot: Handler<'getSnapshot'> = async (ctx) => {
+export const getSnapshot: Handler<'getSnapshot', SnapshotDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const snapshot = await snapshotIn(ctx.db, workspace.id, ctx.path.snapshot);
   return { status: 200, body: { snapshot: renderSnapshot(snapshot) } };
@@ -54,7 +55,7 @@ export const getSnapshot: Handler<'getSnapshot'> = async (ctx) => {
  * Takes a snapshot of a computer: 202 with the snapshot (`creating`) and its `computer.snapshot`
  * operation. The workspace's row lock orders concurrent creates, so the quota's count is exact.
  */
-export const createSnapshot: Handler<'createSnapshot'> = async (ctx) => {
+export const createSnapshot: Handler<'createSnapshot', SnapshotDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx, { lock: true });
   await ctx.countMutation(workspace.id);
   const { name, computer: computerRef, description } = ctx.body;
@@ -90,7 +91,7 @@ export const createSnapshot: Handler<'createSnapshot'> = async (ctx) => {
  * Deletes a snapshot: its image leaves the engine first (a snapshot already gone there is fine), then
  * its row. 409 `invalid_state` while it is `creating`.
  */
-export const deleteSnapshot: Handler<'deleteSnapshot'> = async (ctx) => {
+export const deleteSnapshot: Handler<'deleteSnapshot', SnapshotDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const snapshot = await snapshotIn(ctx.db, workspace.id, ctx.path.snapshot, { lock: true });

@@ -20,7 +20,8 @@ import type { Queryable } from '../platform/db/database.js';
 import { ApiError, invalidArgument } from '../platform/errors.js';
 import { type Batch, type EndReason, type Following, follow } from '../streams/follow.js';
 import { permittedWorkspace } from './common.js';
-import type { AppDeps, Ctx, Handler } from './types.js';
+import type { FollowDeps, StreamDeps } from './deps.js';
+import type { Ctx, Handler } from './types.js';
 
 /** Events read from a log at once; a stream behind by more reads again at once. */
 const BATCH = 200;
@@ -68,7 +69,7 @@ export function streamCursor(request: Request, after: string | undefined): numbe
 }
 
 /** When the request's access token expires, in milliseconds since the epoch. */
-async function tokenExpiry(ctx: { request: Request; deps: AppDeps }): Promise<number> {
+async function tokenExpiry(ctx: { request: Request; deps: FollowDeps }): Promise<number> {
   const claims = await ctx.deps.tokens.verify(bearerToken(ctx.request.headers.get('authorization')));
   return claims.exp * 1000;
 }
@@ -79,7 +80,7 @@ async function tokenExpiry(ctx: { request: Request; deps: AppDeps }): Promise<nu
  * refusal ends the stream (`access_revoked`); the role is what the events are filtered by.
  */
 function accessCheck(
-  ctx: { request: Request; deps: AppDeps; db: Queryable },
+  ctx: { request: Request; deps: FollowDeps; db: Queryable },
   workspaceId: string,
   permission: Permission,
 ): () => Promise<Role | undefined> {
@@ -108,7 +109,7 @@ function accessCheck(
  * `onRole` hears the role each check found (the workspace stream filters events by it).
  */
 export async function followed(
-  ctx: Ctx<StreamOperationId>,
+  ctx: Ctx<StreamOperationId, FollowDeps>,
   workspaceId: string,
   log: Pick<Following, 'wakeups' | 'key' | 'after' | 'endAtOnce' | 'read' | 'sending' | 'sent'> & {
     /** Wake the stream this often (a stream of something no log announces: a screen's frames). */
@@ -152,7 +153,7 @@ export async function followed(
  * member (404 for anyone else). Without a cursor it starts after the last event at open; a cursor
  * older than the log keeps ends the stream at once (`cursor_expired`).
  */
-export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents'> = async (ctx) => {
+export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents', StreamDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const cursor = streamCursor(ctx.request, ctx.query.after);
   const last = await lastWorkspaceEventSequence(ctx.db, workspace.id);
@@ -198,7 +199,7 @@ export const streamWorkspaceEvents: Handler<'streamWorkspaceEvents'> = async (ct
  * the operation's workspace (403 for a viewer); a non-member, an operation that runs no command and
  * one whose output is past retention are 404.
  */
-export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ctx) => {
+export const streamOperationOutput: Handler<'streamOperationOutput', StreamDeps> = async (ctx) => {
   const id = ctx.path.operation;
   const notFound = (why = `operation ${id} not found`) => new ApiError('not_found', why);
   const operation = await operationById(ctx.db, id);
@@ -232,7 +233,11 @@ export const streamOperationOutput: Handler<'streamOperationOutput'> = async (ct
  * operation, right after the log's last event, so its stream does not wait for ever. A cursor at or
  * past the end of an ended stream gets nothing: the stream closes at once (design §13).
  */
-async function readOutput(ctx: Ctx<'streamOperationOutput'>, id: string, after: number): Promise<Batch> {
+async function readOutput(
+  ctx: Ctx<'streamOperationOutput', StreamDeps>,
+  id: string,
+  after: number,
+): Promise<Batch> {
   let records = await operationOutputAfter(ctx.db, id, after, BATCH);
   let ended = false;
   if (records.length === 0) {

@@ -26,6 +26,7 @@ import {
 } from '../terminals/repositories/terminals.js';
 import { renderScreen } from '../terminals/screen.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
+import type { TerminalDeps } from './deps.js';
 import { closesStream, followed, streamCursor } from './streams.js';
 import type { Ctx, Handler } from './types.js';
 
@@ -56,7 +57,8 @@ type InComputer = Ctx<
   | 'deleteComputerTerminal'
   | 'streamComputerTerminalOutput'
   | 'sendComputerTerminalInput'
-  | 'getComputerTerminalScreen'
+  | 'getComputerTerminalScreen',
+  TerminalDeps
 >;
 
 /**
@@ -79,7 +81,7 @@ function assertOpen(terminal: TerminalRow): void {
     });
 }
 
-export const listComputerTerminals: Handler<'listComputerTerminals'> = async (ctx) => {
+export const listComputerTerminals: Handler<'listComputerTerminals', TerminalDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const computer = await computerIn(ctx.db, workspace.id, ctx.path.computer);
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
@@ -96,7 +98,7 @@ export const listComputerTerminals: Handler<'listComputerTerminals'> = async (ct
   return { status: 200, body: { terminals: items.map(renderTerminal), next_cursor, has_more } };
 };
 
-export const createComputerTerminal: Handler<'createComputerTerminal'> = async (ctx) => {
+export const createComputerTerminal: Handler<'createComputerTerminal', TerminalDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   await ctx.countMutation(workspace.id);
   const terminals = ctx.deps.terminals;
@@ -166,12 +168,12 @@ export const createComputerTerminal: Handler<'createComputerTerminal'> = async (
   };
 };
 
-export const getComputerTerminal: Handler<'getComputerTerminal'> = async (ctx) => {
+export const getComputerTerminal: Handler<'getComputerTerminal', TerminalDeps> = async (ctx) => {
   const { terminal } = await terminalIn(ctx);
   return { status: 200, body: { terminal: renderTerminal(terminal) } };
 };
 
-export const updateComputerTerminal: Handler<'updateComputerTerminal'> = async (ctx) => {
+export const updateComputerTerminal: Handler<'updateComputerTerminal', TerminalDeps> = async (ctx) => {
   const { terminal } = await terminalIn(ctx);
   assertOpen(terminal);
   const { cols, rows } = ctx.body;
@@ -181,7 +183,7 @@ export const updateComputerTerminal: Handler<'updateComputerTerminal'> = async (
   return { status: 200, body: { terminal: renderTerminal(updated as TerminalRow) } };
 };
 
-export const deleteComputerTerminal: Handler<'deleteComputerTerminal'> = async (ctx) => {
+export const deleteComputerTerminal: Handler<'deleteComputerTerminal', TerminalDeps> = async (ctx) => {
   const { workspace, computer, terminal } = await terminalIn(ctx);
   if (terminal.state === 'open') {
     await ctx.deps.terminals.close(terminal, 'closed');
@@ -196,7 +198,7 @@ export const deleteComputerTerminal: Handler<'deleteComputerTerminal'> = async (
   return { status: 204, body: undefined };
 };
 
-export const sendComputerTerminalInput: Handler<'sendComputerTerminalInput'> = async (ctx) => {
+export const sendComputerTerminalInput: Handler<'sendComputerTerminalInput', TerminalDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const terminals = ctx.deps.terminals;
   // A terminal this replica holds, named by its computer's id, needs no read of the database: a
@@ -233,7 +235,7 @@ export const sendComputerTerminalInput: Handler<'sendComputerTerminalInput'> = a
   return { status: 204, body: undefined };
 };
 
-export const getComputerTerminalScreen: Handler<'getComputerTerminalScreen'> = async (ctx) => {
+export const getComputerTerminalScreen: Handler<'getComputerTerminalScreen', TerminalDeps> = async (ctx) => {
   const { terminal } = await terminalIn(ctx);
   const output = await keptTerminalOutput(ctx.db, terminal.id);
   const screen = await renderScreen(output.map(chunkBytes), terminal.cols, terminal.rows);
@@ -241,7 +243,9 @@ export const getComputerTerminalScreen: Handler<'getComputerTerminalScreen'> = a
   return { status: 200, body: { screen } };
 };
 
-export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput'> = async (ctx) => {
+export const streamComputerTerminalOutput: Handler<'streamComputerTerminalOutput', TerminalDeps> = async (
+  ctx,
+) => {
   const { workspace, terminal } = await terminalIn(ctx);
   const cursor = streamCursor(ctx.request, ctx.query.after);
   const { first, last } = await terminalOutputBounds(ctx.db, terminal.id);

@@ -1,26 +1,13 @@
 import type { OperationId, operations, Permission, PermissionOf } from '@svc/contract';
-import type { ComputerChanges, WaitSlots } from '../computers/computer-waits.js';
-import type { ComputerDriver } from '../computers/driver.js';
-import type { OperationEvents } from '../computers/events.js';
-import type { ReadCache } from '../computers/repositories/read-cache.js';
 import type { IncomingBytes, OutgoingBytes } from '../http/byte-body.js';
 import type { JsonBytes } from '../http/json-bytes.js';
-import type { NodeEnv } from '../http/node-env.js';
 import type { EventStreamBody } from '../http/sse.js';
 import type { Access } from '../identity/access.js';
-import type { AccessTokens } from '../identity/auth/access-token.js';
 import type { Principal } from '../identity/auth/authenticate.js';
 import type { WithoutAccessToken } from '../identity/auth/route-security.js';
-import type { ServerKeys } from '../identity/auth/signing-keys.js';
-import type { Config } from '../platform/config.js';
-import type { Database, Queryable } from '../platform/db/database.js';
-import type { Cursors } from '../platform/paging.js';
-import type { RateLimiter, RateLimitState } from '../platform/ratelimit.js';
-import type { SecretBox } from '../platform/secrets.js';
-import type { Streams } from '../streams/registry.js';
-import type { Wakeups } from '../streams/wakeups.js';
-import type { Terminals } from '../terminals/manager.js';
-import type { OutboundOptions } from '../webhooks/outbound.js';
+import type { Queryable } from '../platform/db/database.js';
+import type { RateLimitState } from '../platform/ratelimit.js';
+import type { AppDeps } from './deps.js';
 
 type Op<K extends OperationId> = operations[K];
 type Params<K extends OperationId> = Op<K>['parameters'];
@@ -74,56 +61,11 @@ export type Reply<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> };
 }[SuccessStatus<K>];
 
-/** Everything handlers share, built once by `createApp`. */
-export interface AppDeps {
-  db: Database;
-  config: Readonly<Config>;
-  tokens: AccessTokens;
-  serverKeys: ServerKeys;
-  limiter: RateLimiter | undefined;
-  /**
-   * The `/v1` principal rate limit for one request (by verified token subject, else client address);
-   * `/mcp` calls it too so both share one budget. Throws `RateLimitError` when over.
-   */
-  limitRequest?: (request: Request, env: NodeEnv | undefined) => Promise<RateLimitState | undefined>;
-  events: OperationEvents;
-  /** Wake-ups for waits on a computer's state, fed by `NOTIFY svc_computer_changes` (see computer-waits.ts). */
-  computerChanges: ComputerChanges;
-  /** The waits on a computer's state each principal holds here (`SVC_COMPUTER_WAITS_PER_PRINCIPAL`). */
-  computerWaits: WaitSlots;
-  /** The event streams open here: each principal's share, keep-alive, re-authentication, the drain. */
-  streams: Streams;
-  /** Wake-ups of workspace event streams, per workspace id (`NOTIFY` on the events channel). */
-  workspaceEvents: Wakeups;
-  /** Wake-ups of command output streams, per operation id (`NOTIFY` on the output channel). */
-  operationOutput: Wakeups;
-  /** What runs computers: the worker drives its actions, `execComputer` runs commands through it. */
-  driver: ComputerDriver;
-  /** The terminals this replica holds, and the wake-ups of terminal output streams (design §17). */
-  terminals: Terminals;
-  /** Writes one line to the request log (an audited action: who ran what, never secrets or output). */
-  audit(message: string, fields: Record<string, unknown>): void;
-  cursors: Cursors;
-  /** Computers read through this replica's cache (never older than the database; see ReadCache). */
-  reads: ReadCache;
-  /** The version `GET /health` reports: the spec's `info.version`. */
-  version: string;
-  /** Milliseconds since the epoch for computer lifetimes (expiries, activity); tests move it. */
-  lifetimeNow: () => number;
-  /** Webhooks: sealing endpoint secrets, the URL checks, their clock, and waking this replica's worker. */
-  webhooks: {
-    box: SecretBox;
-    outbound: OutboundOptions;
-    now: () => number;
-    wake(): void;
-  };
-}
-
 /** Operations that run without an access token (from the spec's `security`). */
 export type Anonymous = WithoutAccessToken;
 
-/** What a handler's context carries whatever its operation. */
-interface CtxCommon {
+/** What a handler's context carries whatever its operation; `D` the services its module may reach. */
+interface CtxCommon<D> {
   requestId: string;
   request: Request;
   /**
@@ -131,15 +73,19 @@ interface CtxCommon {
    * Idempotency-Key (design §10); otherwise the database. Never use `deps.db` inside a mutation.
    */
   db: Queryable;
-  deps: AppDeps;
+  /** The app's services, as far as the handler's module may reach them (deps.ts). */
+  deps: D;
   /** Counts a mutation against its workspace's rate limit (design §11); throws `RateLimitError`. */
   countMutation(workspaceId: string): Promise<RateLimitState | undefined>;
   /** The client's address when the adapter knows it (rate limits of anonymous calls). */
   clientAddress: string | undefined;
 }
 
-/** One validated, authenticated request, as a handler of operation `K` sees it. */
-export interface Ctx<K extends OperationId> extends CtxCommon {
+/**
+ * One validated, authenticated request, as a handler of operation `K` sees it; `D` is what its module
+ * may reach of the app's services (e.g. `Ctx<'sendComputerTerminalInput', TerminalDeps>`).
+ */
+export interface Ctx<K extends OperationId, D> extends CtxCommon<D> {
   operationId: K;
   /**
    * Who may call the operation, as the spec declares it (`x-svc.permission`): for a role in the
@@ -162,9 +108,9 @@ export interface Ctx<K extends OperationId> extends CtxCommon {
 /**
  * A handler's context as the dispatcher makes it, before it is tied to its operation: {@link Ctx} with
  * what depends on the operation (its parameters, body, permission and caller) in the types the
- * pipeline read them with; the dispatcher ties it to `Ctx<K>` once it is made.
+ * pipeline read them with; the dispatcher ties it to `Ctx<K, AppDeps>` once it is made.
  */
-export interface AnyCtx extends CtxCommon {
+export interface AnyCtx extends CtxCommon<AppDeps> {
   operationId: OperationId;
   permission: Permission;
   path: Record<string, unknown>;
@@ -174,8 +120,12 @@ export interface AnyCtx extends CtxCommon {
   access: Access | undefined;
 }
 
-/** The handler of operation `K`. */
-export type Handler<K extends OperationId> = (ctx: Ctx<K>) => Promise<Reply<K>>;
+/**
+ * The handler of operation `K`, reaching `D` of the app's services (named by every handler, so none
+ * reaches more by default): any `D` that `AppDeps` fits, so a handler of narrower deps takes its place
+ * in {@link Handlers}.
+ */
+export type Handler<K extends OperationId, D> = (ctx: Ctx<K, D>) => Promise<Reply<K>>;
 
 /** One handler per operation of the spec: a spec operation without a handler is a type error. */
-export type Handlers = { [K in OperationId]: Handler<K> };
+export type Handlers = { [K in OperationId]: Handler<K, AppDeps> };

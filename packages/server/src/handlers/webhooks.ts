@@ -24,7 +24,8 @@ import {
 } from '../webhooks/repositories/webhooks.js';
 import { sampleEvent, workspaceEventTypes } from '../webhooks/samples.js';
 import { API_PREFIX, permittedWorkspace, quotaExceeded } from './common.js';
-import type { AppDeps, Ctx, Handler } from './types.js';
+import type { WebhookDeps } from './deps.js';
+import type { Ctx, Handler } from './types.js';
 import { renderWebhookDelivery, renderWebhookEndpoint } from './webhooks-render.js';
 
 // The webhook endpoints of a workspace and their deliveries (design "Webhooks"). Reads need `read`
@@ -32,7 +33,7 @@ import { renderWebhookDelivery, renderWebhookEndpoint } from './webhooks-render.
 // of the workspace and holds a secret, like a key.
 
 /** 400 on `url` when the receiver URL is refused (scheme, credentials, fragment, its addresses). */
-async function checkUrl(deps: AppDeps, url: string | undefined): Promise<void> {
+async function checkUrl(deps: WebhookDeps, url: string | undefined): Promise<void> {
   if (url === undefined) return;
   const problem = await urlProblem(url, deps.webhooks.outbound);
   if (problem) throw invalidArgument([{ field: 'url', description: problem }]);
@@ -53,13 +54,13 @@ function checkEventTypes(types: string[] | undefined): void {
 }
 
 type Managing =
-  | Ctx<'updateWebhookEndpoint'>
-  | Ctx<'deleteWebhookEndpoint'>
-  | Ctx<'disableWebhookEndpoint'>
-  | Ctx<'enableWebhookEndpoint'>
-  | Ctx<'rotateWebhookEndpoint'>
-  | Ctx<'testWebhookEndpoint'>
-  | Ctx<'redeliverWebhookDelivery'>;
+  | Ctx<'updateWebhookEndpoint', WebhookDeps>
+  | Ctx<'deleteWebhookEndpoint', WebhookDeps>
+  | Ctx<'disableWebhookEndpoint', WebhookDeps>
+  | Ctx<'enableWebhookEndpoint', WebhookDeps>
+  | Ctx<'rotateWebhookEndpoint', WebhookDeps>
+  | Ctx<'testWebhookEndpoint', WebhookDeps>
+  | Ctx<'redeliverWebhookDelivery', WebhookDeps>;
 
 /** The workspace and the endpoint of a change, the endpoint's row locked; counts the mutation. */
 async function managed(ctx: Managing) {
@@ -69,9 +70,9 @@ async function managed(ctx: Managing) {
   return { workspace, endpoint };
 }
 
-const now = (ctx: { deps: AppDeps }) => new Date(ctx.deps.webhooks.now());
+const now = (ctx: { deps: WebhookDeps }) => new Date(ctx.deps.webhooks.now());
 
-export const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async (ctx) => {
+export const listWebhookEndpoints: Handler<'listWebhookEndpoints', WebhookDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listWebhookEndpoints',
@@ -89,7 +90,7 @@ export const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async (ctx)
 };
 
 /** A new endpoint with its secret, shown once (the idempotency record keeps the answer for a replay). */
-export const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = async (ctx) => {
+export const createWebhookEndpoint: Handler<'createWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx, { lock: true });
   await ctx.countMutation(workspace.id);
   checkEventTypes(ctx.body.event_types);
@@ -118,13 +119,13 @@ export const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = async (ct
   };
 };
 
-export const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async (ctx) => {
+export const getWebhookEndpoint: Handler<'getWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const row = await webhookEndpointOf(ctx.db, workspace.id, ctx.path.webhook_endpoint);
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint'> = async (ctx) => {
+const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   checkEventTypes(ctx.body.event_types);
   await checkUrl(ctx.deps, ctx.body.url);
@@ -136,26 +137,26 @@ const updateWebhookEndpoint_: Handler<'updateWebhookEndpoint'> = async (ctx) => 
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-const deleteWebhookEndpoint_: Handler<'deleteWebhookEndpoint'> = async (ctx) => {
+const deleteWebhookEndpoint_: Handler<'deleteWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   await deleteWebhookEndpoint(ctx.db, endpoint.id);
   return { status: 204, body: undefined };
 };
 
-const disableWebhookEndpoint_: Handler<'disableWebhookEndpoint'> = async (ctx) => {
+const disableWebhookEndpoint_: Handler<'disableWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const row = await disableWebhookEndpoint(ctx.db, endpoint.id);
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
-const enableWebhookEndpoint_: Handler<'enableWebhookEndpoint'> = async (ctx) => {
+const enableWebhookEndpoint_: Handler<'enableWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const row = await enableWebhookEndpoint(ctx.db, endpoint.id, now(ctx));
   return { status: 200, body: { webhook_endpoint: renderWebhookEndpoint(row) } };
 };
 
 /** A new secret, shown once; the current one signs beside it for `overlap_seconds` (default a day). */
-const rotateWebhookEndpoint_: Handler<'rotateWebhookEndpoint'> = async (ctx) => {
+const rotateWebhookEndpoint_: Handler<'rotateWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const overlap = ctx.body?.overlap_seconds ?? 86_400;
   const { box } = ctx.deps.webhooks;
@@ -170,7 +171,7 @@ const rotateWebhookEndpoint_: Handler<'rotateWebhookEndpoint'> = async (ctx) => 
 };
 
 /** Queues a sample event of the chosen type (`svc-webhook-test: true`), whatever the endpoint's state. */
-export const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async (ctx) => {
+export const testWebhookEndpoint: Handler<'testWebhookEndpoint', WebhookDeps> = async (ctx) => {
   const { workspace, endpoint } = await managed(ctx);
   const type = ctx.body.event_type;
   const eventId = newId();
@@ -198,7 +199,7 @@ export const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async (ctx) =
   return { status: 200, body: { webhook_delivery: renderWebhookDelivery(row, []) } };
 };
 
-export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async (ctx) => {
+export const listWebhookDeliveries: Handler<'listWebhookDeliveries', WebhookDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const endpoint = await webhookEndpointOf(ctx.db, workspace.id, ctx.path.webhook_endpoint);
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
@@ -226,7 +227,7 @@ export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async (ct
   };
 };
 
-export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async (ctx) => {
+export const getWebhookDelivery: Handler<'getWebhookDelivery', WebhookDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   const endpoint = await webhookEndpointOf(ctx.db, workspace.id, ctx.path.webhook_endpoint);
   const row = await webhookDeliveryOf(ctx.db, endpoint.id, ctx.path.delivery);
@@ -235,7 +236,7 @@ export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async (ctx) => 
 };
 
 /** The delivery again, at once, with a fresh round of retries; not while pending or disabled. */
-const redeliverWebhookDelivery_: Handler<'redeliverWebhookDelivery'> = async (ctx) => {
+const redeliverWebhookDelivery_: Handler<'redeliverWebhookDelivery', WebhookDeps> = async (ctx) => {
   const { endpoint } = await managed(ctx);
   const delivery = await webhookDeliveryOf(ctx.db, endpoint.id, ctx.path.delivery, { lock: true });
   if (delivery.status === 'pending')

@@ -15,11 +15,12 @@ import { ApiError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { pageRequest, toPage } from '../platform/paging.js';
 import { API_PREFIX, checkName, permittedWorkspace, quotaExceeded } from './common.js';
+import type { WorkspaceDeps } from './deps.js';
 import { snapshotStore } from './snapshots.js';
 import type { Handler } from './types.js';
 
 /** The caller's workspaces (any role), newest first. */
-export const listWorkspaces: Handler<'listWorkspaces'> = async (ctx) => {
+export const listWorkspaces: Handler<'listWorkspaces', WorkspaceDeps> = async (ctx) => {
   const page = pageRequest(ctx.deps.cursors, ctx.query, {
     op: 'listWorkspaces',
     principal: ctx.principal.id,
@@ -33,7 +34,7 @@ export const listWorkspaces: Handler<'listWorkspaces'> = async (ctx) => {
 };
 
 /** Creates a workspace; the caller becomes its owner (quota: workspaces created per principal). */
-export const createWorkspace: Handler<'createWorkspace'> = async (ctx) => {
+export const createWorkspace: Handler<'createWorkspace', WorkspaceDeps> = async (ctx) => {
   const { name, display_name } = ctx.body;
   checkName(name);
   const limit = ctx.deps.config.quotas.workspacesPerPrincipal;
@@ -58,13 +59,13 @@ export const createWorkspace: Handler<'createWorkspace'> = async (ctx) => {
 };
 
 /** One workspace the caller is a member of. */
-export const getWorkspace: Handler<'getWorkspace'> = async (ctx) => {
+export const getWorkspace: Handler<'getWorkspace', WorkspaceDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx);
   return { status: 200, body: { workspace: renderWorkspace(workspace) } };
 };
 
 /** Renames a workspace or changes its computers' lifetime defaults (owner; `null` clears them). */
-export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
+export const updateWorkspace: Handler<'updateWorkspace', WorkspaceDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx, {
     lock: true,
   });
@@ -81,7 +82,7 @@ export const updateWorkspace: Handler<'updateWorkspace'> = async (ctx) => {
 };
 
 /** Deletes an empty workspace (owner): 409 `invalid_state` while it has live computers. */
-export const deleteWorkspace: Handler<'deleteWorkspace'> = async (ctx) => {
+export const deleteWorkspace: Handler<'deleteWorkspace', WorkspaceDeps> = async (ctx) => {
   const { workspace } = await permittedWorkspace(ctx, {
     lock: true,
   });

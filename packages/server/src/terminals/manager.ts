@@ -9,8 +9,8 @@ import type { DriverComputer } from '../computers/computer.js';
 import { HANGUP_GRACE_MS } from '../computers/terminals/constants.js';
 import type { Pty, PtyRequest, TerminalDriver } from '../computers/terminals/driver.js';
 import type { Database, Queryable } from '../platform/db/database.js';
-import type { TerminalConfig } from '../platform/terminal-limits.js';
 import { Wakeups } from '../streams/wakeups.js';
+import type { TerminalConfig } from './config.js';
 import { cutChunks } from './output.js';
 import {
   appendTerminalOutput,

@@ -21,9 +21,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { App } from '../../src/compose/app.js';
 import { createApp } from '../../src/compose/app.js';
 import { bootstrap } from '../../src/compose/bootstrap.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { listen } from '../../src/http/node-adapter.js';
 import { setLocalAccount } from '../../src/identity/signin/index.js';
-import { loadConfig } from '../../src/platform/config.js';
 
 const EMAIL = 'grace@example.com';
 const PASSWORD = 'a long and correct password';

@@ -1,6 +1,6 @@
-// The operations settings of src/platform/config.ts: logging, metrics, shutdown; the span batch's bounds.
+// The operations settings of src/platform/server-config.ts: logging, metrics, shutdown; the span batch's bounds.
 import { describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/platform/config.js';
+import { ConfigError, loadConfig } from '../../src/compose/config.js';
 import { batchOptions } from '../../src/platform/observe/tracing.js';
 
 test('defaults: info logs, no metrics listener, 30 s shutdown with a 5 s drain delay', () => {

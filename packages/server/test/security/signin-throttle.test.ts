@@ -105,7 +105,7 @@ describeEngines('sign-in throttle is atomic', (engine) => {
 /** A second app on the same PostgreSQL database (no bootstrap: the first replica did it). */
 async function startHarnessReplica(db: Database): Promise<{ app: Harness['app'] }> {
   const { createApp } = await import('../../src/compose/app.js');
-  const { loadConfig } = await import('../../src/platform/config.js');
+  const { loadConfig } = await import('../../src/compose/config.js');
   const config = loadConfig({ SVC_BASE_URL: BASE_URL, SVC_RATE_LIMITS: 'off', ...ENV }, { sandbox: true });
   return { app: await createApp({ config, db, responseValidation: 'off' }) };
 }

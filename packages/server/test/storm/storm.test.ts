@@ -12,7 +12,7 @@
 //   no other, and a request sent twice with one Idempotency-Key had one effect.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type App, createApp } from '../../src/compose/app.js';
-import { loadConfig } from '../../src/platform/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { newId } from '../../src/platform/ids.js';
 import { type Answer, ORIGIN, unique } from '../support/app.js';

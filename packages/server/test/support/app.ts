@@ -1,6 +1,6 @@
 import type { App, AppOptions } from '../../src/compose/app.js';
 import { createApp } from '../../src/compose/app.js';
-import { loadConfig } from '../../src/platform/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { newId } from '../../src/platform/ids.js';
 import type { EngineUnderTest } from './databases.js';

@@ -1,7 +1,7 @@
 // Several server instances on one PostgreSQL database, called as a load balancer would: through each
 // app's fetch, with a bearer token (and a fresh Idempotency-Key for a POST).
 import type { App } from '../../src/compose/app.js';
-import { loadConfig } from '../../src/platform/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { newId } from '../../src/platform/ids.js';
 import { type Answer, ORIGIN } from './app.js';
 

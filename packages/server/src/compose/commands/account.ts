@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { hasPrincipals } from '../../identity/repositories/principals.js';
 import { LocalAccountError, setLocalAccount } from '../../identity/signin/accounts.js';
-import { ConfigError, loadConfig } from '../../platform/config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { openServerDatabase } from '../database.js';
 
 /** Where `svc-server account` reads and writes; `main.ts` passes the process's, tests their own. */

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { capacity as parseCapacity } from '../../computers/docker/config.js';
 import { drainHost } from '../../fleet/drain.js';
 import {
   deleteHost,
@@ -12,10 +13,10 @@ import {
   setCordoned,
 } from '../../fleet/repositories/hosts.js';
 import { serverSecretKey } from '../../identity/auth/secret-key.js';
-import { ConfigError, loadConfig, capacity as parseCapacity } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
 import { HOST_KEYS, SecretBox } from '../../platform/secrets.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { openServerDatabase } from '../database.js';
 
 /** Where `svc-server hosts` reads and writes; `main.ts` passes the process's, tests their own. */

@@ -1,6 +1,5 @@
 import type Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo, HostConfig } from 'dockerode';
-import type { WarmPoolConfig, WarmPoolTarget } from '../../platform/config.js';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import type {
   ComputerDriver,
@@ -20,6 +19,7 @@ import { DEFAULT_SCREEN, screenEnv } from '../screen-limits.js';
 import { DockerTerminals } from '../terminals/docker.js';
 import { AgentUnavailable, ExecAgents } from './agent.js';
 import type { DockerCatalog } from './catalog.js';
+import type { WarmPoolConfig, WarmPoolTarget } from './config.js';
 import { runExec } from './exec.js';
 import { containerLabels, containerName, isOurs } from './labels.js';
 import { DockerSnapshots, snapshotReference } from './snapshots.js';

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import type { WarmPoolTarget } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import type { DriverComputer } from '../driver.js';
 import {
@@ -13,6 +12,7 @@ import {
   reservePoolPlaces,
   unclaimedPoolRows,
 } from '../repositories/warm-pool.js';
+import type { WarmPoolTarget } from './config.js';
 import { containerName, LABEL } from './labels.js';
 import { PoolDemand } from './pool-demand.js';
 

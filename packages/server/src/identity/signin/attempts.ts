@@ -1,8 +1,8 @@
-import { DEFAULT_SIGNIN_LIMITS, type SigninAttemptsOptions } from '../../platform/config.js';
 import type { Counter } from '../../platform/ratelimit-counter.js';
 import type { CounterStore } from '../../platform/ratelimit-store.js';
+import { DEFAULT_SIGNIN_LIMITS, type SigninAttemptsOptions } from '../config.js';
 
-export type { SigninAttemptsOptions } from '../../platform/config.js';
+export type { SigninAttemptsOptions } from '../config.js';
 
 /** Which limit refused an attempt: the policy names of `details.policy` (the spec's `^[a-z][a-z0-9-]*$`). */
 export type SigninPolicy = 'signin-address' | 'signin-account' | 'signin-failures';

@@ -1,8 +1,8 @@
 import Docker from 'dockerode';
 import { expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/compose/config.js';
 import { DockerDriver, openDockerDriver } from '../../../src/compose/docker.js';
 import { DriverError } from '../../../src/computers/driver.js';
-import { ConfigError, loadConfig } from '../../../src/platform/config.js';
 
 // Needs no Engine: the point is what happens without one.
 test('SVC_DRIVER=docker with nothing on the socket stops start-up with a ConfigError naming the socket', async () => {

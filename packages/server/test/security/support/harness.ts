@@ -5,9 +5,9 @@ import { expect } from 'vitest';
 import type { App } from '../../../src/compose/app.js';
 import { createApp } from '../../../src/compose/app.js';
 import { bootstrap } from '../../../src/compose/bootstrap.js';
+import { loadConfig } from '../../../src/compose/config.js';
 import { signAssertion } from '../../../src/identity/auth/assertion.js';
 import type { KeyFile } from '../../../src/identity/auth/keypair.js';
-import { loadConfig } from '../../../src/platform/config.js';
 import type { Database } from '../../../src/platform/db/database.js';
 import { newId } from '../../../src/platform/ids.js';
 

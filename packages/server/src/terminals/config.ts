@@ -1,5 +1,6 @@
 // The bounds of terminals (design §17), each an environment setting with the spec's value as its
-// default. Read by config.ts into `Config.terminals`.
+// default: the terminals' section of the configuration (`Config.terminals`, composed in compose/config.ts).
+import { type Env, int } from '../platform/config.js';
 
 /** The bounds of terminals on this server. */
 export interface TerminalConfig {
@@ -19,23 +20,28 @@ export interface TerminalConfig {
   flushMs: number;
 }
 
-/** How config.ts reads one whole-number setting: name, default, least and most. */
-export type IntSetting = (name: string, fallback: number, min: number, max: number) => number;
+/** The terminals' section of the configuration. */
+export interface TerminalsSection {
+  /** The bounds of terminals (design §17; `SVC_TERMINAL*`). */
+  terminals: TerminalConfig;
+}
 
 /**
  * The terminal bounds from the environment.
  *
  * @example
- * const terminals = terminalConfig((name, fallback) => Number(process.env[name] ?? fallback));
+ * const { terminals } = terminalsSection({ SVC_TERMINALS_PER_COMPUTER: '4' }); // terminals.perComputer: 4
  */
-export function terminalConfig(int: IntSetting): TerminalConfig {
+export function terminalsSection(env: Env): TerminalsSection {
   return {
-    perComputer: int('SVC_TERMINALS_PER_COMPUTER', 8, 0, 10_000),
-    perWorkspace: int('SVC_TERMINALS_PER_WORKSPACE', 32, 0, 100_000),
-    inputBytesPerSecond: int('SVC_TERMINAL_INPUT_BYTES_PER_SECOND', 262_144, 1, 1 << 30),
-    keepBytes: int('SVC_TERMINAL_KEEP_BYTES', 1_048_576, 65_536, 1 << 30),
-    idleSeconds: int('SVC_TERMINAL_IDLE_SECONDS', 900, 1, 7 * 86_400),
-    retentionSeconds: int('SVC_TERMINAL_RETENTION_SECONDS', 3_600, 1, 7 * 86_400),
-    flushMs: int('SVC_TERMINAL_FLUSH_MS', 2, 0, 1_000),
+    terminals: {
+      perComputer: int(env, 'SVC_TERMINALS_PER_COMPUTER', 8, 0, 10_000),
+      perWorkspace: int(env, 'SVC_TERMINALS_PER_WORKSPACE', 32, 0, 100_000),
+      inputBytesPerSecond: int(env, 'SVC_TERMINAL_INPUT_BYTES_PER_SECOND', 262_144, 1, 1 << 30),
+      keepBytes: int(env, 'SVC_TERMINAL_KEEP_BYTES', 1_048_576, 65_536, 1 << 30),
+      idleSeconds: int(env, 'SVC_TERMINAL_IDLE_SECONDS', 900, 1, 7 * 86_400),
+      retentionSeconds: int(env, 'SVC_TERMINAL_RETENTION_SECONDS', 3_600, 1, 7 * 86_400),
+      flushMs: int(env, 'SVC_TERMINAL_FLUSH_MS', 2, 0, 1_000),
+    },
   };
 }
