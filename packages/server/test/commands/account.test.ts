@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { bootstrap } from '../../src/compose/bootstrap.js';
 import { runAccountCommand } from '../../src/compose/commands/account.js';
 import { checkLocalPassword } from '../../src/identity/signin/accounts.js';
-import { openDatabase } from '../../src/platform/db/open.js';
+import { openServerDatabase as openDatabase } from '../../src/compose/database.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const EMAIL = 'Ada@Example.com';
