@@ -6,12 +6,11 @@
 // Server-Sent Events) and `screens` (a computer's screen and its input, which an agent that only runs
 // commands does without: not in the default set).
 import {
-  byteRequestBody,
-  byteResponse,
-  isStreamOperation,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
+  type OperationKind,
+  operationKind,
 } from '@svc/contract';
 
 /**
@@ -57,6 +56,10 @@ export const DEFAULT_TOOLSETS: readonly string[] = [
 export const TOOLSET_KEYWORDS = { all: 'all', default: 'default' } as const;
 
 const FILE_MEDIA_TYPE = 'application/octet-stream';
+
+/** The media type of an operation's bytes, in or out; undefined for the other kinds. */
+const bytesOf = (kind: OperationKind) =>
+  kind.kind === 'bytes-in' || kind.kind === 'bytes-out' ? kind.body.mediaType : undefined;
 const fileRootCache = new WeakMap<OpenApiDocument, readonly string[]>();
 
 /** The paths of the operations that read or write a file's bytes. */
@@ -64,11 +67,7 @@ function fileRoots(document: OpenApiDocument): readonly string[] {
   let roots = fileRootCache.get(document);
   if (!roots) {
     const paths = listOperations(document)
-      .filter(
-        (op) =>
-          byteResponse(document, op)?.mediaType === FILE_MEDIA_TYPE ||
-          byteRequestBody(document, op)?.mediaType === FILE_MEDIA_TYPE,
-      )
+      .filter((op) => bytesOf(operationKind(document, op)) === FILE_MEDIA_TYPE)
       .map((op) => op.path);
     roots = [...new Set(paths)];
     fileRootCache.set(document, roots);
@@ -83,7 +82,10 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
   let paths = screenPathCache.get(document);
   if (!paths) {
     const pictures = listOperations(document)
-      .filter((op) => byteResponse(document, op)?.mediaType === 'image/png')
+      .filter((op) => {
+        const kind = operationKind(document, op);
+        return kind.kind === 'bytes-out' && kind.body.mediaType === 'image/png';
+      })
       .map((op) => op.path);
     paths = [...new Set(pictures.flatMap((p) => [p, `${p.slice(0, p.lastIndexOf('/'))}/input`]))];
     screenPathCache.set(document, paths);
@@ -104,7 +106,7 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
  */
 export function toolsetOf(document: OpenApiDocument, op: OperationInfo): string {
   if (isTerminalPath(op.path)) return TERMINALS_TOOLSET;
-  if (isStreamOperation(document, op)) return STREAMS_TOOLSET;
+  if (operationKind(document, op).kind === 'event-stream') return STREAMS_TOOLSET;
   if (fileRoots(document).some((root) => op.path === root || op.path.startsWith(`${root}/`)))
     return FILES_TOOLSET;
   if (screenPaths(document).includes(op.path)) return SCREENS_TOOLSET;
