@@ -8,9 +8,9 @@ import type {
   Parameter,
 } from '@svc/contract';
 import {
-  byteRequestBody,
   deref,
   listOperations,
+  operationKind,
   operationParameters,
   operationPolicy,
   requestBody,
@@ -194,7 +194,9 @@ export function compileValidator(
   for (const op of listOperations(document)) {
     const parameters = operationParameters(document, op);
     const body = requestBody(document, op);
-    const bytes = byteRequestBody(document, op);
+    // Of the kinds (`operationKind`), only bytes in changes what a request is: a body of bytes, not JSON.
+    const kind = operationKind(document, op);
+    const bytes = kind.kind === 'bytes-in' ? kind.body : undefined;
     const idempotency = parameters.find(
       (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
     );
