@@ -4,6 +4,7 @@ import type {
   OpenApiDocument,
   OperationId,
   OperationInfo,
+  OperationKind,
   OperationPolicy,
   Parameter,
 } from '@svc/contract';
@@ -194,9 +195,7 @@ export function compileValidator(
   for (const op of listOperations(document)) {
     const parameters = operationParameters(document, op);
     const body = requestBody(document, op);
-    // Of the kinds (`operationKind`), only bytes in changes what a request is: a body of bytes, not JSON.
-    const kind = operationKind(document, op);
-    const bytes = kind.kind === 'bytes-in' ? kind.body : undefined;
+    const bytes = byteBodyOf(operationKind(document, op));
     const idempotency = parameters.find(
       (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
     );
@@ -424,6 +423,23 @@ function coerceScalar(value: string, coerce: Coerce): unknown {
       return value === 'true' ? true : value === 'false' ? false : value;
     default:
       return value;
+  }
+}
+
+/**
+ * What an operation's kind (`operationKind`) makes of its request, the one place validation tells the
+ * kinds apart: a body of bytes, checked by its media type and size and handed on unread, for bytes in;
+ * JSON (or nothing) for every other kind.
+ */
+function byteBodyOf(kind: OperationKind): ByteBody | undefined {
+  switch (kind.kind) {
+    case 'bytes-in':
+      return kind.body;
+    case 'json':
+    case 'long-running':
+    case 'event-stream':
+    case 'bytes-out':
+      return undefined;
   }
 }
 
