@@ -82,6 +82,30 @@ export function operationKind(document: OpenApiDocument, op: string | OperationI
   return kind;
 }
 
+/**
+ * The bytes of a kind, in (its request body) or out (its 200's body); undefined for a kind without any.
+ * Code that asks only "does it take or answer bytes?" (a limit, a toolset) asks this, not for the
+ * kinds by name, so that a kind added here is answered here once, not in each such place.
+ *
+ * @example
+ * import { kindBytes, loadDocument, operationKind } from '@svc/contract';
+ * kindBytes(operationKind(loadDocument(), 'downloadComputerScreen')); // { direction: 'out', body: { mediaType: 'image/png', maxBytes: undefined } }
+ */
+export function kindBytes(kind: OperationKind): { direction: 'in' | 'out'; body: ByteBody } | undefined {
+  switch (kind.kind) {
+    case 'bytes-in':
+      return { direction: 'in', body: kind.body };
+    case 'bytes-out':
+      return { direction: 'out', body: kind.body };
+    case 'json':
+    case 'long-running':
+    case 'event-stream':
+      return undefined;
+    default:
+      return kind satisfies never;
+  }
+}
+
 function kindOf(document: OpenApiDocument, op: OperationInfo): OperationKind {
   const accepted = operationResponses(document, op).find((r) => r.status === '202');
   const stream = eventStream(document, op);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BYTE_MEDIA_TYPES,
+  kindBytes,
   listOperations,
   loadDocument,
   OPERATION_KINDS,
@@ -93,6 +94,21 @@ describe('operationKinds', () => {
       kind: 'bytes-out',
       body: { mediaType: 'image/png', maxBytes: undefined },
     });
+  });
+
+  it('gives the bytes of the kinds that move bytes, and of no other', () => {
+    const moved = [...kinds].flatMap(([id, kind]) => {
+      const bytes = kindBytes(kind);
+      return bytes ? [[id, bytes.direction, bytes.body.mediaType]] : [];
+    });
+    expect(moved).toEqual([
+      ['downloadComputerScreen', 'out', 'image/png'],
+      ['downloadComputerFile', 'out', 'application/octet-stream'],
+      ['uploadComputerFile', 'in', 'application/octet-stream'],
+      ['downloadComputerArchive', 'out', 'application/x-tar'],
+      ['uploadComputerArchive', 'in', 'application/x-tar'],
+      ['sendComputerTerminalInput', 'in', 'application/octet-stream'],
+    ]);
   });
 
   it('reads a document once, and takes an operation as listed or by id', () => {
