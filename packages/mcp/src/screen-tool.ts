@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorFromResponse, type SvcClient } from '@svc/client';
 import { screenshot } from '@svc/client/screen';
 import {
+  kindBytes,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
@@ -89,8 +90,8 @@ const DESCRIPTION = [
 function screenOperations(document: OpenApiDocument) {
   const operations = listOperations(document);
   const picture = operations.find((op) => {
-    const kind = operationKind(document, op);
-    return kind.kind === 'bytes-out' && kind.body.mediaType === 'image/png';
+    const bytes = kindBytes(operationKind(document, op));
+    return bytes?.direction === 'out' && bytes.body.mediaType === 'image/png';
   });
   if (!picture) return undefined;
   const inputPath = `${picture.path.slice(0, picture.path.lastIndexOf('/'))}/input`;

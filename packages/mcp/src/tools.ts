@@ -5,6 +5,7 @@ import {
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
+  type OperationKind,
   operationKind,
   operationParameters,
   operationPolicy,
@@ -113,6 +114,24 @@ function responseSchemas(document: OpenApiDocument, op: OperationInfo): JsonSche
   return success;
 }
 
+/**
+ * What the generic tool of an operation takes by its kind, besides the operation's own inputs: `wait`
+ * for a long-running one, a window of events for a stream. Which tool an operation becomes is
+ * {@link toolsOf}'s: the two switches are the MCP server's whole handling of the kinds.
+ */
+function genericOf(kind: OperationKind): { longRunning: boolean; events?: EventStream } {
+  switch (kind.kind) {
+    case 'long-running':
+      return { longRunning: true };
+    case 'event-stream':
+      return { longRunning: false, events: kind.stream };
+    case 'json':
+    case 'bytes-in':
+    case 'bytes-out':
+      return { longRunning: false };
+  }
+}
+
 function describe(op: OperationInfo, longRunning: boolean): string {
   const parts = [op.summary, op.description.trim(), `API: ${op.method.toUpperCase()} ${op.path}`];
   if (longRunning) {
@@ -146,11 +165,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     if (isRequired) required.push(name);
   };
 
-  const kind = operationKind(document, op);
-  // The generic tool's part of the kinds (buildTools' `toolsOf` chooses the tool of each kind): a
-  // long-running one takes `wait`, a stream one reads a window of events.
-  const longRunning = kind.kind === 'long-running';
-  const events = kind.kind === 'event-stream' ? kind.stream : undefined;
+  const { longRunning, events } = genericOf(operationKind(document, op));
   for (const parameter of parametersOf(document, op)) {
     // A stream tool takes its cursor as `after`; Last-Event-ID (the same cursor, as SSE sends it) would repeat it.
     if (events && parameter.in === 'header' && parameter.name.toLowerCase() === 'last-event-id') continue;

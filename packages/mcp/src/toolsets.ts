@@ -6,10 +6,10 @@
 // Server-Sent Events) and `screens` (a computer's screen and its input, which an agent that only runs
 // commands does without: not in the default set).
 import {
+  kindBytes,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
-  type OperationKind,
   operationKind,
 } from '@svc/contract';
 
@@ -56,10 +56,6 @@ export const DEFAULT_TOOLSETS: readonly string[] = [
 export const TOOLSET_KEYWORDS = { all: 'all', default: 'default' } as const;
 
 const FILE_MEDIA_TYPE = 'application/octet-stream';
-
-/** The media type of an operation's bytes, in or out; undefined for the other kinds. */
-const bytesOf = (kind: OperationKind) =>
-  kind.kind === 'bytes-in' || kind.kind === 'bytes-out' ? kind.body.mediaType : undefined;
 const fileRootCache = new WeakMap<OpenApiDocument, readonly string[]>();
 
 /** The paths of the operations that read or write a file's bytes. */
@@ -67,7 +63,7 @@ function fileRoots(document: OpenApiDocument): readonly string[] {
   let roots = fileRootCache.get(document);
   if (!roots) {
     const paths = listOperations(document)
-      .filter((op) => bytesOf(operationKind(document, op)) === FILE_MEDIA_TYPE)
+      .filter((op) => kindBytes(operationKind(document, op))?.body.mediaType === FILE_MEDIA_TYPE)
       .map((op) => op.path);
     roots = [...new Set(paths)];
     fileRootCache.set(document, roots);
@@ -83,8 +79,8 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
   if (!paths) {
     const pictures = listOperations(document)
       .filter((op) => {
-        const kind = operationKind(document, op);
-        return kind.kind === 'bytes-out' && kind.body.mediaType === 'image/png';
+        const bytes = kindBytes(operationKind(document, op));
+        return bytes?.direction === 'out' && bytes.body.mediaType === 'image/png';
       })
       .map((op) => op.path);
     paths = [...new Set(pictures.flatMap((p) => [p, `${p.slice(0, p.lastIndexOf('/'))}/input`]))];
