@@ -53,17 +53,15 @@ describe('operationKinds', () => {
     for (const [id, kind] of kinds) expect([id, [kind.kind]]).toEqual([id, want[id]]);
   });
 
+  // Every operation but these is JSON (54 of 72 today): a plain operation changes no count here, a new
+  // operation of another kind does, on purpose (CONTRIBUTING.md, "Operation kinds").
   it('counts the kinds the spec has', () => {
     const count = Object.fromEntries(OPERATION_KINDS.map((k) => [k, 0])) as Record<OperationKindName, number>;
     for (const { kind } of kinds.values()) count[kind] += 1;
-    expect(count).toEqual({
-      json: 54,
-      'long-running': 8,
-      'event-stream': 4,
-      'bytes-in': 3,
-      'bytes-out': 3,
-    });
-    expect(Object.values(count).reduce((a, b) => a + b)).toBe(listOperations(doc).length);
+    const { json, ...others } = count;
+    expect(others).toEqual({ 'long-running': 8, 'event-stream': 4, 'bytes-in': 3, 'bytes-out': 3 });
+    expect(json).toBe(listOperations(doc).length - 18);
+    expect(json).toBeGreaterThan(0);
   });
 
   it.each([
