@@ -47,7 +47,8 @@ export interface ValidRequest {
   headers: Record<string, string>;
   /**
    * The parsed JSON body, or `undefined` when the operation takes none or an optional one was left out;
-   * for an operation whose body is bytes (`operationKind`: `bytes-in`), the {@link IncomingBytes} still to read.
+   * for an operation whose body is bytes (`operationKind`: `bytes-in`), the {@link IncomingBytes} still
+   * to read.
    */
   body: unknown | IncomingBytes;
 }
