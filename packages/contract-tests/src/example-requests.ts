@@ -2,14 +2,14 @@
 // request body's first example. What a mock (Prism's, the MSW kit's) must then answer with a response
 // that fits the spec (validate.ts).
 import {
-  byteRequestBody,
-  byteResponse,
   requestBody as declaredBody,
   deref,
-  isStreamOperation,
+  EVENT_STREAM,
   listOperations,
   loadDocument,
   type OperationInfo,
+  type OperationKind,
+  operationKind,
   operationParameters,
 } from '@svc/contract';
 
@@ -27,6 +27,26 @@ function exampleOf(node: Node): unknown {
   if (examples && typeof examples === 'object') return resolve(Object.values(examples)[0]).value;
   const schema = node.schema ? resolve(node.schema) : undefined;
   return schema ? exampleOf(schema) : undefined;
+}
+
+/**
+ * What a request of the operation's kind (`operationKind`) asks for and sends: the one place the
+ * examples tell the kinds apart. It accepts what the operation answers: JSON, an event stream (Prism
+ * refuses a stream asked as JSON: 406), a download's media type. A body of bytes is its example as it
+ * is (ASCII text in the spec), not as JSON.
+ */
+function byKind(kind: OperationKind): { accept: string; bytesIn: boolean } {
+  switch (kind.kind) {
+    case 'json':
+    case 'long-running':
+      return { accept: 'application/json', bytesIn: false };
+    case 'event-stream':
+      return { accept: EVENT_STREAM, bytesIn: false };
+    case 'bytes-in':
+      return { accept: 'application/json', bytesIn: true };
+    case 'bytes-out':
+      return { accept: kind.body.mediaType, bytesIn: false };
+  }
 }
 
 /** One request of the spec: method, path with its parameters filled in, headers, body. */
@@ -48,14 +68,8 @@ export function exampleRequest<Op extends OperationInfo>(op: Op): MockRequest<Op
   const params = operationParameters(document, op).filter((p) => p.required === true || p.in === 'path');
   let path = op.path;
   const query = new URLSearchParams();
-  const headers: Record<string, string> = {
-    Authorization: 'Bearer mock-access-token',
-    // What the operation answers: JSON, or an event stream (Prism refuses a stream asked as JSON: 406).
-    // A download asks for its bytes' media type.
-    Accept: isStreamOperation(document, op)
-      ? 'text/event-stream'
-      : (byteResponse(document, op.operationId)?.mediaType ?? 'application/json'),
-  };
+  const { accept, bytesIn } = byKind(operationKind(document, op));
+  const headers: Record<string, string> = { Authorization: 'Bearer mock-access-token', Accept: accept };
   for (const param of params) {
     const value = exampleOf(param);
     if (value === undefined)
@@ -70,12 +84,8 @@ export function exampleRequest<Op extends OperationInfo>(op: Op): MockRequest<Op
   if (requestBody) {
     const [mediaType, media] = Object.entries(requestBody.content)[0] as [string, Node];
     headers['Content-Type'] = mediaType;
-    // A byte body's example is its bytes (ASCII text in the spec), sent as they are, not as JSON.
     const example = exampleOf(media);
-    init.body =
-      byteRequestBody(document, op.operationId) !== undefined && typeof example === 'string'
-        ? example
-        : JSON.stringify(example ?? {});
+    init.body = bytesIn && typeof example === 'string' ? example : JSON.stringify(example ?? {});
   }
   return { op, path: query.size ? `${path}?${query}` : path, init };
 }

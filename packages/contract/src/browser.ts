@@ -24,6 +24,8 @@ export type {
   webhooks,
 } from './generated/schema.js';
 export { streamOperations, webhookEventTypes } from './generated/schema.js';
+export type { OperationKind, OperationKindName } from './kinds.js';
+export { kindBytes, OPERATION_KINDS, operationKind, operationKinds } from './kinds.js';
 export type { HttpMethod, OperationInfo } from './operations.js';
 export { HTTP_METHODS, listOperations } from './operations.js';
 export type {

@@ -5,7 +5,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SvcClient } from '@svc/client';
 import { downloadFile, uploadFile } from '@svc/client/files';
-import { byteRequestBody, byteResponse, type OpenApiDocument, type OperationInfo } from '@svc/contract';
+import { kindBytes, type OpenApiDocument, type OperationInfo, operationKind } from '@svc/contract';
 import { successResult, textError } from './results.js';
 import type { JsonSchema } from './schema.js';
 import { strictSchema } from './strict.js';
@@ -62,8 +62,9 @@ export function fileTool(
   op: OperationInfo,
   base: ToolDefinition,
 ): ToolDefinition | undefined {
-  const request = byteRequestBody(document, op);
-  const response = byteResponse(document, op);
+  const bytes = kindBytes(operationKind(document, op));
+  const request = bytes?.direction === 'in' ? bytes.body : undefined;
+  const response = bytes?.direction === 'out' ? bytes.body : undefined;
   const media = request?.mediaType ?? response?.mediaType;
   const [verb, ...rest] = base.name.split('_');
   const direction = VERBS[verb ?? ''];

@@ -7,10 +7,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorFromResponse, type SvcClient } from '@svc/client';
 import { screenshot } from '@svc/client/screen';
 import {
-  byteResponse,
+  kindBytes,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
+  operationKind,
   requestBody,
 } from '@svc/contract';
 import { inlineRefs, type JsonSchema } from './schema.js';
@@ -88,7 +89,10 @@ const DESCRIPTION = [
 /** The screenshot operation (the one answering `image/png`) and the input operation beside it. */
 function screenOperations(document: OpenApiDocument) {
   const operations = listOperations(document);
-  const picture = operations.find((op) => byteResponse(document, op)?.mediaType === 'image/png');
+  const picture = operations.find((op) => {
+    const bytes = kindBytes(operationKind(document, op));
+    return bytes?.direction === 'out' && bytes.body.mediaType === 'image/png';
+  });
   if (!picture) return undefined;
   const inputPath = `${picture.path.slice(0, picture.path.lastIndexOf('/'))}/input`;
   const input = operations.find((op) => op.path === inputPath && op.method === 'post');

@@ -6,7 +6,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SvcClient } from '@svc/client';
 import { getTerminal, readTerminalScreen, type TerminalScreen, writeTerminal } from '@svc/client/terminals';
-import { byteRequestBody, type OpenApiDocument, type OperationInfo } from '@svc/contract';
+import { kindBytes, type OpenApiDocument, type OperationInfo, operationKind } from '@svc/contract';
 import { successResult, textError } from './results.js';
 import type { JsonSchema } from './schema.js';
 import { strictSchema } from './strict.js';
@@ -149,8 +149,8 @@ export function terminalTool(
     const note = 'This tool answers the screen as text: a line with its size and the cursor, then its rows.';
     return { ...base, description: `${base.description}\n\n${note}`, terminal: { kind: 'screen', note } };
   }
-  const input = byteRequestBody(document, op);
-  if (op.method !== 'post' || input === undefined || !op.operationId.startsWith('send')) return undefined;
+  const bytesIn = kindBytes(operationKind(document, op))?.direction === 'in';
+  if (op.method !== 'post' || !bytesIn || !op.operationId.startsWith('send')) return undefined;
   const { body: _, ...properties } = base.inputSchema.properties as Record<string, JsonSchema>;
   const required = ((base.inputSchema.required as string[] | undefined) ?? []).filter((n) => n !== 'body');
   const { body: __, ...targets } = base.targets;

@@ -1,12 +1,12 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import {
   requestBody as declaredBody,
-  eventStream,
-  isByteOperation,
-  isStreamOperation,
+  type EventStream,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
+  type OperationKind,
+  operationKind,
   operationParameters,
   operationPolicy,
   operationResponses,
@@ -106,13 +106,30 @@ function parametersOf(document: OpenApiDocument, op: OperationInfo): Parameter[]
 }
 
 /** A response's JSON schema for each 2xx status that has one, `$ref`s inlined. */
-function responseSchemas(document: OpenApiDocument, op: OperationInfo) {
-  const responses = operationResponses(document, op);
+function responseSchemas(document: OpenApiDocument, op: OperationInfo): JsonSchema[] {
   const success: JsonSchema[] = [];
-  for (const { status, schema } of responses) {
+  for (const { status, schema } of operationResponses(document, op)) {
     if (/^2/.test(status) && schema) success.push(inlineRefs(document, schema));
   }
-  return { success, longRunning: responses.some(({ status }) => status === '202') };
+  return success;
+}
+
+/**
+ * What the generic tool of an operation takes by its kind, besides the operation's own inputs: `wait`
+ * for a long-running one, a window of events for a stream. Which tool an operation becomes is
+ * {@link toolsOf}'s: the two switches are the MCP server's whole handling of the kinds.
+ */
+function genericOf(kind: OperationKind): { longRunning: boolean; events?: EventStream } {
+  switch (kind.kind) {
+    case 'long-running':
+      return { longRunning: true };
+    case 'event-stream':
+      return { longRunning: false, events: kind.stream };
+    case 'json':
+    case 'bytes-in':
+    case 'bytes-out':
+      return { longRunning: false };
+  }
 }
 
 function describe(op: OperationInfo, longRunning: boolean): string {
@@ -148,7 +165,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
     if (isRequired) required.push(name);
   };
 
-  const events = isStreamOperation(document, op) ? eventStream(document, op) : undefined;
+  const { longRunning, events } = genericOf(operationKind(document, op));
   for (const parameter of parametersOf(document, op)) {
     // A stream tool takes its cursor as `after`; Last-Event-ID (the same cursor, as SSE sends it) would repeat it.
     if (events && parameter.in === 'header' && parameter.name.toLowerCase() === 'last-event-id') continue;
@@ -168,7 +185,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
 
   const requestBody = declaredBody(document, op);
   const body = requestBody?.schema ? inlineRefs(document, requestBody.schema) : undefined;
-  const { success, longRunning } = responseSchemas(document, op);
+  const success = responseSchemas(document, op);
   const reserved = longRunning ? ['wait'] : [];
   if (body) {
     const bodyRequired = requestBody?.required === true;
@@ -220,7 +237,7 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
   }
   const readBack = longRunning ? readBackRoute(document, op) : undefined;
   if (readBack) tool.readBack = readBack;
-  const read = readBack ? responseSchemas(document, readBack.operation).success[0] : undefined;
+  const read = readBack ? responseSchemas(document, readBack.operation)[0] : undefined;
   const bodies = success.map((body) => withReadBack(body, read));
   const [only] = bodies;
   if (only)
@@ -236,13 +253,12 @@ export function toolFromOperation(document: OpenApiDocument, op: OperationInfo):
  * watch; an agent looks when it needs to, with the screen tool, and a stream of base64 pictures would
  * only fill its context. So it is no tool.
  */
-function streamsPictures(document: OpenApiDocument, op: OperationInfo): boolean {
-  if (!isStreamOperation(document, op)) return false;
+function streamsPictures(document: OpenApiDocument, stream: EventStream): boolean {
   const schemas = (document.components?.schemas ?? {}) as Record<
     string,
     { properties?: Record<string, unknown> }
   >;
-  return (eventStream(document, op)?.events ?? []).some((event) =>
+  return stream.events.some((event) =>
     Object.values(schemas[event.dataSchema]?.properties ?? {}).some((property) =>
       String((property as { contentMediaType?: unknown }).contentMediaType ?? '').startsWith('image/'),
     ),
@@ -263,14 +279,8 @@ function streamsPictures(document: OpenApiDocument, op: OperationInfo): boolean 
  */
 export function buildTools(document: OpenApiDocument): ToolDefinition[] {
   const tools = listOperations(document)
-    .filter((op) => usesAccessToken(document, op) && !streamsPictures(document, op))
-    .flatMap((op) => {
-      const tool = toolFromOperation(document, op);
-      const terminal = terminalTool(document, op, tool);
-      if (terminal) return [terminal];
-      if (!isByteOperation(document, op)) return [tool];
-      return fileTool(document, op, tool) ?? screenTool(document, tool) ?? [];
-    });
+    .filter((op) => usesAccessToken(document, op))
+    .flatMap((op) => toolsOf(document, op));
   const output = tools.find((t) => t.stream?.commandOutput && pathParams(t).length === 1);
   for (const tool of tools)
     if (output && tool.longRunning && operationPolicy(document, tool.operation).cli === 'execution')
@@ -281,6 +291,35 @@ export function buildTools(document: OpenApiDocument): ToolDefinition[] {
     names.add(tool.name);
   }
   return tools;
+}
+
+/**
+ * The tools of one operation, by its kind (`operationKind` of @svc/contract): the one place the MCP
+ * server tells the kinds apart. JSON and long-running operations are the generic tool (a long-running
+ * one waits: {@link toolFromOperation}), but a terminal's screen, answered as text; a stream reads a
+ * window of events, but a stream of pictures is none; bytes become a text tool on a file, the screen
+ * tool on a screenshot, the keys tool on a terminal's input, or none (a tar archive).
+ */
+function toolsOf(document: OpenApiDocument, op: OperationInfo): ToolDefinition[] {
+  const kind = operationKind(document, op);
+  switch (kind.kind) {
+    case 'json': {
+      const tool = toolFromOperation(document, op);
+      return [terminalTool(document, op, tool) ?? tool];
+    }
+    case 'long-running':
+      return [toolFromOperation(document, op)];
+    case 'event-stream':
+      return streamsPictures(document, kind.stream) ? [] : [toolFromOperation(document, op)];
+    case 'bytes-in': {
+      const tool = toolFromOperation(document, op);
+      return [terminalTool(document, op, tool) ?? fileTool(document, op, tool) ?? []].flat();
+    }
+    case 'bytes-out': {
+      const tool = toolFromOperation(document, op);
+      return [fileTool(document, op, tool) ?? screenTool(document, tool) ?? []].flat();
+    }
+  }
 }
 
 /** The API names of a tool's path parameters. */

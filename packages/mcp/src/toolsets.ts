@@ -6,12 +6,11 @@
 // Server-Sent Events) and `screens` (a computer's screen and its input, which an agent that only runs
 // commands does without: not in the default set).
 import {
-  byteRequestBody,
-  byteResponse,
-  isStreamOperation,
+  kindBytes,
   listOperations,
   type OpenApiDocument,
   type OperationInfo,
+  operationKind,
 } from '@svc/contract';
 
 /**
@@ -64,11 +63,7 @@ function fileRoots(document: OpenApiDocument): readonly string[] {
   let roots = fileRootCache.get(document);
   if (!roots) {
     const paths = listOperations(document)
-      .filter(
-        (op) =>
-          byteResponse(document, op)?.mediaType === FILE_MEDIA_TYPE ||
-          byteRequestBody(document, op)?.mediaType === FILE_MEDIA_TYPE,
-      )
+      .filter((op) => kindBytes(operationKind(document, op))?.body.mediaType === FILE_MEDIA_TYPE)
       .map((op) => op.path);
     roots = [...new Set(paths)];
     fileRootCache.set(document, roots);
@@ -83,7 +78,10 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
   let paths = screenPathCache.get(document);
   if (!paths) {
     const pictures = listOperations(document)
-      .filter((op) => byteResponse(document, op)?.mediaType === 'image/png')
+      .filter((op) => {
+        const bytes = kindBytes(operationKind(document, op));
+        return bytes?.direction === 'out' && bytes.body.mediaType === 'image/png';
+      })
       .map((op) => op.path);
     paths = [...new Set(pictures.flatMap((p) => [p, `${p.slice(0, p.lastIndexOf('/'))}/input`]))];
     screenPathCache.set(document, paths);
@@ -104,7 +102,7 @@ function screenPaths(document: OpenApiDocument): readonly string[] {
  */
 export function toolsetOf(document: OpenApiDocument, op: OperationInfo): string {
   if (isTerminalPath(op.path)) return TERMINALS_TOOLSET;
-  if (isStreamOperation(document, op)) return STREAMS_TOOLSET;
+  if (operationKind(document, op).kind === 'event-stream') return STREAMS_TOOLSET;
   if (fileRoots(document).some((root) => op.path === root || op.path.startsWith(`${root}/`)))
     return FILES_TOOLSET;
   if (screenPaths(document).includes(op.path)) return SCREENS_TOOLSET;

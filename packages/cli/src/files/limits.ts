@@ -1,4 +1,4 @@
-import { byteRequestBody, listOperations, loadDocument } from '@svc/contract';
+import { kindBytes, loadDocument, operationKinds } from '@svc/contract';
 
 /** The two kinds of bytes the API moves: a file, or a directory as a tar archive. */
 export type ByteKind = 'file' | 'archive';
@@ -17,10 +17,9 @@ const MEDIA_TYPES: Readonly<Record<ByteKind, string>> = {
  * uploadLimit('file'); // 1073741824
  */
 export function uploadLimit(kind: ByteKind): number | undefined {
-  const document = loadDocument();
-  for (const op of listOperations(document)) {
-    const body = byteRequestBody(document, op);
-    if (body?.mediaType === MEDIA_TYPES[kind]) return body.maxBytes;
+  for (const operation of operationKinds(loadDocument()).values()) {
+    const bytes = kindBytes(operation);
+    if (bytes?.direction === 'in' && bytes.body.mediaType === MEDIA_TYPES[kind]) return bytes.body.maxBytes;
   }
   return undefined;
 }

@@ -1,18 +1,16 @@
 import {
-  byteRequestBody,
-  byteResponse,
+  type ByteBody,
   deref,
-  eventStream,
+  type EventStream,
   isAnonymous,
-  isStreamOperation,
   listOperations,
   loadDocument,
   type OpenApiDocument,
   type OperationInfo,
-  type OperationResponse,
+  type OperationKind,
+  operationKind,
   operationParameters,
   operationPolicy,
-  operationResponses,
   operationSecurity,
   requestBody,
 } from '@svc/contract';
@@ -213,8 +211,29 @@ function optionFlag(name: string, where: OptionSpec['in']): string {
   return RESERVED_FLAGS.has(flag) ? `${where}-${flag}` : flag;
 }
 
-function successResponses(document: OpenApiDocument, info: OperationInfo): OperationResponse[] {
-  return operationResponses(document, info).filter(({ status }) => status.startsWith('2'));
+/**
+ * What a command makes of its operation's kind (`operationKind` of @svc/contract): the one place the
+ * CLI tells the kinds apart. A long-running one takes `--wait`, a stream is followed, bytes are svc's
+ * stdin or stdout.
+ */
+function byKind(kind: OperationKind): {
+  longRunning: boolean;
+  events?: EventStream;
+  bytes?: OperationCommand['bytes'];
+} {
+  const bytesKind = (body: ByteBody) => (body.mediaType === 'application/x-tar' ? 'archive' : 'file');
+  switch (kind.kind) {
+    case 'json':
+      return { longRunning: false };
+    case 'long-running':
+      return { longRunning: true };
+    case 'event-stream':
+      return { longRunning: false, events: kind.stream };
+    case 'bytes-in':
+      return { longRunning: false, bytes: { direction: 'upload', kind: bytesKind(kind.body) } };
+    case 'bytes-out':
+      return { longRunning: false, bytes: { direction: 'download', kind: bytesKind(kind.body) } };
+  }
 }
 
 /**
@@ -346,7 +365,7 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
   const declaredBody = requestBody(document, info);
   const body = deref(document, declaredBody?.schema ?? {});
   const requiredFields = new Set((body.required as string[] | undefined) ?? []);
-  const longRunning = successResponses(document, info).some(({ status }) => status === '202');
+  const { longRunning, events, bytes } = byKind(operationKind(document, info));
   const { cli } = operationPolicy(document, info);
   const runsCommand = cli === 'execution';
   let rest: OperationCommand['rest'];
@@ -380,12 +399,6 @@ function describeOperation(document: OpenApiDocument, info: OperationInfo): Oper
     : operationSecurity(document, info).every((s) => Object.keys(s).every((k) => defaults.has(k)))
       ? 'bearer'
       : 'credential';
-  const events = isStreamOperation(document, info) ? eventStream(document, info) : undefined;
-  const byteBody = byteRequestBody(document, info) ?? byteResponse(document, info);
-  const bytes: OperationCommand['bytes'] = byteBody && {
-    direction: byteRequestBody(document, info) ? 'upload' : 'download',
-    kind: byteBody.mediaType === 'application/x-tar' ? 'archive' : 'file',
-  };
   const dataSchemas = new Set(events?.events.map((e) => e.dataSchema));
   return {
     ...(events ? streamPlaceOf(info.operationId, group) : placeOf(info.operationId, group)),

@@ -15,8 +15,8 @@ export interface ByteRefusal {
 }
 
 /**
- * Checks a request whose body the spec declares as bytes (`byteRequestBody`), before reading any of
- * it: `Content-Type` must be the declared media type (else 415 `unsupported_media_type`; an archive
+ * Checks a request whose body the spec declares as bytes (`operationKind`: `bytes-in`), before reading
+ * any of it: `Content-Type` must be the declared media type (else 415 `unsupported_media_type`; an archive
  * must not carry a `Content-Encoding` either: a compressed archive is refused, which also refuses
  * decompression bombs), and a `Content-Length` over the limit is 413 `payload_too_large` with
  * `details.limit_bytes`. The limit is the schema's `x-svc-max-bytes`, or `serverLimit`

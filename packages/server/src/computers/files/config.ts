@@ -1,13 +1,6 @@
 // The files' section of the configuration (design, "Files on computers"): the limits of one transfer
 // and of a computer's files, bounded by what the spec allows.
-import {
-  byteOperationIds,
-  byteRequestBody,
-  deref,
-  listOperations,
-  loadDocument,
-  responseFor,
-} from '@svc/contract';
+import { deref, kindBytes, listOperations, loadDocument, operationKinds, responseFor } from '@svc/contract';
 import { type Env, int, oneOf } from '../../platform/config.js';
 
 /** The limits of files on computers (design, "Files on computers"). */
@@ -56,7 +49,10 @@ export function filesSection(env: Env): FilesSection {
 function filesBounds(): { maxBytes: number; maxEntries: number } {
   const document = loadDocument();
   const maxBytes = Math.max(
-    ...byteOperationIds(document).map((id) => byteRequestBody(document, id)?.maxBytes ?? 0),
+    ...[...operationKinds(document).values()].map((kind) => {
+      const bytes = kindBytes(kind);
+      return bytes?.direction === 'in' ? (bytes.body.maxBytes ?? 0) : 0;
+    }),
   );
   const upload = listOperations(document).find((op) => op.operationId === 'uploadComputerArchive');
   type Props = { properties?: Record<string, object>; maximum?: unknown };
