@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { bootstrap } from '../../src/compose/bootstrap.js';
 import { runAccountCommand } from '../../src/compose/commands/account.js';
-import { checkLocalPassword } from '../../src/identity/signin/accounts.js';
 import { openServerDatabase as openDatabase } from '../../src/compose/database.js';
+import { checkLocalPassword } from '../../src/identity/signin/accounts.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const EMAIL = 'Ada@Example.com';
