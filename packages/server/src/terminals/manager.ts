@@ -472,6 +472,14 @@ export class Terminals {
     // Terminals of a replica that ended without closing them (killed): their readers get the end.
     for (const id of await orphanedTerminals(this.#db, GONE_SECONDS))
       await closeTerminalRow(this.#db, id, { exitCode: undefined, reason: 'server_stopped' });
+    // This replica's own, should another have judged it gone (it could not reach the database for
+    // that long): their programs are hung up, since nobody can read or type to them any more.
+    const open = new Set(await terminalsHeldBy(this.#db, this.holder));
+    for (const session of this.#sessions.values()) {
+      if (!session.active || open.has(session.id)) continue;
+      session.ending ??= 'server_stopped';
+      session.pty.hangup();
+    }
     await purgeClosedTerminals(this.#db, new Date(now - this.config.retentionSeconds * 1000));
   }
 

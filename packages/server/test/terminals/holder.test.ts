@@ -208,6 +208,10 @@ describeEngines('the replica holding a terminal', (engine) => {
     const events = await terminalOutputAfter(db, row.id, 0, 200);
     expect(events.at(-1)).toMatchObject({ event: 'exit', data: { reason: 'server_stopped' } });
     expect((await terminalById(db, old.id))?.state).toBe('open');
+    // The holder was alive after all (cut off from the database): its next sweep hangs the program up.
+    expect(terminals.held(row.id, computer.workspace_id, computer.id)).toBeDefined();
+    await terminals.sweep();
+    await until(() => terminals.held(row.id, computer.workspace_id, computer.id) === undefined);
     await db.query(`UPDATE terminals SET state = 'closed', closed_at = now() WHERE id = $1`, [old.id]);
     await other.stop();
   });
