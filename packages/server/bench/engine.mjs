@@ -92,12 +92,18 @@ export async function createBareContainer(socket, agent, name, instance) {
  * await removeInstance(dockerClient(socket), `bench-exec-${process.pid}`);
  */
 export async function removeInstance(docker, instance) {
-  const left = await docker
-    .listContainers({ all: true, filters: { label: [`svc.instance=${instance}`] } })
-    .catch(() => []);
-  for (const container of left)
-    await docker
-      .getContainer(container.Id)
-      .remove({ force: true, v: true })
-      .catch(() => {});
+  // Listed again after each pass: a removal the Engine refused (one already under way, the stopping
+  // server's) or a container made meanwhile is taken by the next pass; five passes at most.
+  for (let pass = 0; pass < 5; pass++) {
+    const left = await docker
+      .listContainers({ all: true, filters: { label: [`svc.instance=${instance}`] } })
+      .catch(() => []);
+    if (left.length === 0) return;
+    if (pass > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const container of left)
+      await docker
+        .getContainer(container.Id)
+        .remove({ force: true, v: true })
+        .catch(() => {});
+  }
 }
